@@ -1,0 +1,32 @@
+# cronactor — make help lists the targets.
+GO ?= go
+PKGS := ./...
+
+.PHONY: help run test bench fuzz lint tidy build
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/cronactor
+	$(GO) build -o bin/cronactor ./cmd/cronactor
+
+run: ## run the scheduler on the embedded store in ./cronactor-data
+	$(GO) run ./cmd/cronactor serve
+
+test: ## go vet, then every test with the race detector
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+bench: build ## print throughput figures next to their baselines
+	./bin/cronactor bench store --writers 1 --duration 5s
+	./bin/cronactor bench store --writers 64 --duration 5s
+
+fuzz: ## run each fuzz target for FUZZTIME (default 30s)
+	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet $(PKGS)
+
+tidy: ## go mod tidy
+	$(GO) mod tidy

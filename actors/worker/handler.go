@@ -1,0 +1,63 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Run is what a handler gets for one granted run.
+type Run struct {
+	TaskID   uuid.UUID
+	TaskName string
+	Owner    string
+	Kind     string
+	RunID    uuid.UUID
+	// Number counts the task's runs from 1.
+	Number  int
+	Payload json.RawMessage
+	// Checkpoint is what the previous run saved (R5); nil on the first run.
+	Checkpoint json.RawMessage
+	// Deadline is start + timebox; the handler's context ends then (R4).
+	Deadline time.Time
+
+	save func(ctx context.Context, checkpoint json.RawMessage) error
+}
+
+// ErrNoSaver is returned by SaveCheckpoint on a Run built without a saver.
+var ErrNoSaver = errors.New("worker: run has no checkpoint saver")
+
+// NewRun builds a Run whose SaveCheckpoint calls save. The worker uses it;
+// tests of handlers may too.
+func NewRun(r Run, save func(ctx context.Context, checkpoint json.RawMessage) error) *Run {
+	r.save = save
+	return &r
+}
+
+// SaveCheckpoint durably records progress so that, should the run be forced
+// to end, the next run resumes from here (R5). It returns once recorded.
+func (r *Run) SaveCheckpoint(ctx context.Context, checkpoint json.RawMessage) error {
+	if r.save == nil {
+		return ErrNoSaver
+	}
+	return r.save(ctx, checkpoint)
+}
+
+// Handler executes runs of one kind. Handle must return when ctx ends (the
+// run's deadline, or shutdown). The returned checkpoint (may be nil: keep the
+// last saved one) is handed to the next run; a non-nil error records
+// RunFailed. A panic is recorded as RunFailed with the panic message.
+type Handler interface {
+	Handle(ctx context.Context, run *Run) (checkpoint json.RawMessage, err error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, run *Run) (json.RawMessage, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, run *Run) (json.RawMessage, error) {
+	return f(ctx, run)
+}

@@ -1,0 +1,283 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Sentinel errors of the store port. Implementations wrap them with context;
+// callers test with errors.Is.
+var (
+	// ErrVersionConflict: the stream is not at the expected version.
+	ErrVersionConflict = errors.New("events: version conflict")
+	// ErrStreamNotFound: the stream has no events.
+	ErrStreamNotFound = errors.New("events: stream not found")
+	// ErrNoEvents: an append carried no events.
+	ErrNoEvents = errors.New("events: append carries no events")
+	// ErrInvalidStream: a stream name is empty or malformed.
+	ErrInvalidStream = errors.New("events: invalid stream name")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("events: store closed")
+)
+
+// VersionConflictError carries the numbers of a failed expected-version
+// check. It matches ErrVersionConflict with errors.Is.
+type VersionConflictError struct {
+	Stream   string
+	Expected ExpectedVersion
+	// Actual is the stream's current version; ActualExists is false when the
+	// stream has no events.
+	Actual       uint64
+	ActualExists bool
+}
+
+func (e *VersionConflictError) Error() string {
+	actual := "no stream"
+	if e.ActualExists {
+		actual = strconv.FormatUint(e.Actual, 10)
+	}
+	return fmt.Sprintf("events: version conflict on stream %q: expected %s, stream is at %s", e.Stream, e.Expected, actual)
+}
+
+// Is makes errors.Is(err, ErrVersionConflict) true.
+func (e *VersionConflictError) Is(target error) bool { return target == ErrVersionConflict }
+
+// ExpectedVersion is the optimistic-concurrency condition of an append.
+// Stream versions start at 0 for the first event of a stream.
+type ExpectedVersion struct {
+	kind    expectKind
+	version uint64
+}
+
+type expectKind uint8
+
+const (
+	expectAny expectKind = iota
+	expectNoStream
+	expectExact
+)
+
+var (
+	// AnyVersion appends whatever the stream's version is.
+	AnyVersion = ExpectedVersion{kind: expectAny}
+	// NoStream appends only if the stream has no events yet.
+	NoStream = ExpectedVersion{kind: expectNoStream}
+)
+
+// Exactly appends only if the stream's last event has version v.
+func Exactly(v uint64) ExpectedVersion { return ExpectedVersion{kind: expectExact, version: v} }
+
+// IsAny reports whether e is AnyVersion.
+func (e ExpectedVersion) IsAny() bool { return e.kind == expectAny }
+
+// IsNoStream reports whether e is NoStream.
+func (e ExpectedVersion) IsNoStream() bool { return e.kind == expectNoStream }
+
+// Exact returns the version and true when e is Exactly(v).
+func (e ExpectedVersion) Exact() (uint64, bool) { return e.version, e.kind == expectExact }
+
+// Allows reports whether a stream whose current state is (version, exists)
+// satisfies e.
+func (e ExpectedVersion) Allows(version uint64, exists bool) bool {
+	switch e.kind {
+	case expectAny:
+		return true
+	case expectNoStream:
+		return !exists
+	default:
+		return exists && version == e.version
+	}
+}
+
+func (e ExpectedVersion) String() string {
+	switch e.kind {
+	case expectAny:
+		return "any"
+	case expectNoStream:
+		return "no stream"
+	default:
+		return strconv.FormatUint(e.version, 10)
+	}
+}
+
+// Position is a point in the global log. The embedded store numbers events
+// 1, 2, 3… and sets Commit == Prepare; EventStoreDB uses its own commit and
+// prepare positions. The zero Position is before the first event.
+type Position struct {
+	Commit  uint64
+	Prepare uint64
+}
+
+// Start is the position before the first event of the global log.
+var Start = Position{}
+
+// Less reports whether p comes before q in the global log.
+func (p Position) Less(q Position) bool {
+	if p.Commit != q.Commit {
+		return p.Commit < q.Commit
+	}
+	return p.Prepare < q.Prepare
+}
+
+// IsZero reports whether p is Start.
+func (p Position) IsZero() bool { return p == Start }
+
+// String renders p as "N" when both parts are equal, else "C/P".
+func (p Position) String() string {
+	if p.Commit == p.Prepare {
+		return strconv.FormatUint(p.Commit, 10)
+	}
+	return strconv.FormatUint(p.Commit, 10) + "/" + strconv.FormatUint(p.Prepare, 10)
+}
+
+// ParsePosition parses the forms String produces.
+func ParsePosition(s string) (Position, error) {
+	c, p, found := strings.Cut(s, "/")
+	cv, err := strconv.ParseUint(c, 10, 64)
+	if err != nil {
+		return Position{}, fmt.Errorf("events: position %q: %w", s, err)
+	}
+	if !found {
+		return Position{Commit: cv, Prepare: cv}, nil
+	}
+	pv, err := strconv.ParseUint(p, 10, 64)
+	if err != nil {
+		return Position{}, fmt.Errorf("events: position %q: %w", s, err)
+	}
+	return Position{Commit: cv, Prepare: pv}, nil
+}
+
+// Proposed is an event about to be appended: its body is already encoded
+// (see Propose).
+type Proposed struct {
+	// ID identifies the event. A retried append with the same IDs at the same
+	// place of the stream is recognised and not written twice. Derive it with
+	// ContentID, or leave it zero to get a random one.
+	ID     uuid.UUID
+	Type   string
+	Schema int
+	// At is when the event was decided (the scheduler's clock, which may be
+	// virtual), not when it was stored.
+	At            time.Time
+	CausationID   uuid.UUID
+	CorrelationID uuid.UUID
+	Data          []byte
+}
+
+// Metadata describes where and when a stored event sits.
+type Metadata struct {
+	ID            uuid.UUID
+	Stream        string
+	Version       uint64
+	Position      Position
+	At            time.Time
+	CausationID   uuid.UUID
+	CorrelationID uuid.UUID
+}
+
+// Recorded is a stored event: its metadata, type, schema version and body.
+type Recorded struct {
+	Metadata
+	Type   string
+	Schema int
+	Data   []byte
+}
+
+// AppendResult is where an append's last event landed.
+type AppendResult struct {
+	Version  uint64
+	Position Position
+}
+
+// Store is the event log port. Implementations are safe for concurrent use.
+//
+// Streams are append-only sequences of events numbered from 0. The global log
+// holds every event of every stream in append order; within one append the
+// events are contiguous in the global log.
+type Store interface {
+	// Append writes evs to stream atomically if expected holds, and returns
+	// once they are durable. A wrong expected version yields an error
+	// matching ErrVersionConflict (a *VersionConflictError). An append whose
+	// event IDs equal the events already stored right after the expected
+	// version is treated as a retry: it writes nothing and returns the
+	// original result.
+	Append(ctx context.Context, stream string, expected ExpectedVersion, evs ...Proposed) (AppendResult, error)
+
+	// ReadStream returns up to limit events of stream with version >= from,
+	// in order (limit <= 0: all). A stream with no events yields an error
+	// matching ErrStreamNotFound; reading past the end yields no events.
+	ReadStream(ctx context.Context, stream string, from uint64, limit int) ([]Recorded, error)
+
+	// ReadAll returns up to limit events of the global log positioned after
+	// after, in order (limit <= 0: all).
+	ReadAll(ctx context.Context, after Position, limit int) ([]Recorded, error)
+
+	// Subscribe calls handle for every event of the global log positioned
+	// after after, in order: first those already stored, then new ones as they
+	// are appended. It blocks until ctx ends (returning ctx.Err()), handle
+	// returns an error (returned wrapped), or the store is closed (ErrClosed).
+	// handle runs on the subscriber's goroutine, one event at a time.
+	Subscribe(ctx context.Context, after Position, handle func(Recorded) error) error
+
+	// Close releases the store. Calls after Close return ErrClosed.
+	Close() error
+}
+
+// TaskStreamPrefix starts the name of every task stream.
+const TaskStreamPrefix = "task-"
+
+// TaskStream names the stream of the task with the given ID.
+func TaskStream(id uuid.UUID) string { return TaskStreamPrefix + id.String() }
+
+// TaskIDFromStream parses a task stream name back into the task ID.
+func TaskIDFromStream(stream string) (uuid.UUID, error) {
+	rest, ok := strings.CutPrefix(stream, TaskStreamPrefix)
+	if !ok {
+		return uuid.UUID{}, fmt.Errorf("%w: %q is not a task stream", ErrInvalidStream, stream)
+	}
+	id, err := uuid.Parse(rest)
+	if err != nil {
+		return uuid.UUID{}, fmt.Errorf("%w: %q: %v", ErrInvalidStream, stream, err)
+	}
+	return id, nil
+}
+
+// ValidateStream checks a stream name: non-empty, at most 256 bytes, no
+// control characters and no '/'.
+func ValidateStream(stream string) error {
+	if stream == "" || len(stream) > 256 {
+		return fmt.Errorf("%w: length %d", ErrInvalidStream, len(stream))
+	}
+	for _, r := range stream {
+		if r < 0x20 || r == 0x7f || r == '/' {
+			return fmt.Errorf("%w: %q contains %q", ErrInvalidStream, stream, r)
+		}
+	}
+	return nil
+}
+
+// idNamespace scopes the IDs this package derives.
+var idNamespace = uuid.MustParse("6f1c2a52-2f4e-4d57-9a43-7d0f0c6f6e11")
+
+// ContentID derives an event ID from where the event goes and what it says,
+// so that retrying the same append is idempotent while a different event at
+// the same place still conflicts.
+func ContentID(stream string, expected ExpectedVersion, index int, typ string, data []byte) uuid.UUID {
+	var b strings.Builder
+	b.WriteString(stream)
+	b.WriteByte(0)
+	b.WriteString(expected.String())
+	b.WriteByte(0)
+	b.WriteString(strconv.Itoa(index))
+	b.WriteByte(0)
+	b.WriteString(typ)
+	b.WriteByte(0)
+	b.Write(data)
+	return uuid.NewSHA1(idNamespace, []byte(b.String()))
+}
