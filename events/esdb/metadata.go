@@ -44,8 +44,12 @@ func encodeMetadata(p events.Proposed) ([]byte, error) {
 // object, or whose known keys have the wrong types, is an error.
 func decodeMetadata(b []byte) (userMetadata, error) {
 	var m userMetadata
-	if len(bytes.TrimSpace(b)) == 0 {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 {
 		return m, fmt.Errorf("%w: empty", ErrMetadata)
+	}
+	if trimmed[0] != '{' {
+		return m, fmt.Errorf("%w: not a JSON object", ErrMetadata)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return userMetadata{}, fmt.Errorf("%w: %v", ErrMetadata, err)
