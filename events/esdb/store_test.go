@@ -418,7 +418,9 @@ func testSubscribeCatchUpThenLive(t *testing.T, b backend) {
 	checkExactly(t, c2.waitFor(t, ctx, 5), want[1:])
 }
 
-func TestSubscribeHandlerErrorAndClose(t *testing.T) { eachBackend(t, testSubscribeHandlerErrorAndClose) }
+func TestSubscribeHandlerErrorAndClose(t *testing.T) {
+	eachBackend(t, testSubscribeHandlerErrorAndClose)
+}
 
 func testSubscribeHandlerErrorAndClose(t *testing.T, b backend) {
 	s := b.open(t)
