@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -253,14 +254,23 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	} else if expected.IsNoStream() {
 		res.Version = uint64(len(evs)) - 1
 	}
+	lastID := data[len(data)-1].EventID
 	recs, err := s.readStream(ctx, cctx, stream, res.Version, 1)
+	if err == nil && (len(recs) != 1 || recs[0].ID != lastID) {
+		// A retry with AnyVersion: the server's answer may name the
+		// stream's current version; find the event itself.
+		recs, err = s.readStream(ctx, cctx, stream, 0, 0)
+		if err == nil {
+			recs = slices.DeleteFunc(recs, func(r events.Recorded) bool { return r.ID != lastID })
+		}
+	}
 	if err != nil {
 		return events.AppendResult{}, fmt.Errorf("esdb: append to %q: written, but reading it back failed: %w", stream, err)
 	}
-	if len(recs) != 1 || recs[0].ID != data[len(data)-1].EventID {
-		return events.AppendResult{}, fmt.Errorf("esdb: append to %q: written, but version %d does not hold its last event", stream, res.Version)
+	if len(recs) != 1 {
+		return events.AppendResult{}, fmt.Errorf("esdb: append to %q: written, but its last event %s is not in the stream", stream, lastID)
 	}
-	res.Position = recs[0].Position
+	res.Version, res.Position = recs[0].Version, recs[0].Position
 	return res, nil
 }
 

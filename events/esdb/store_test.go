@@ -253,8 +253,20 @@ func testRetriedAppendIsRecognised(t *testing.T, b backend) {
 	if err != nil || again2 != r2 {
 		t.Fatalf("retry of the second append = %+v, %v; want %+v", again2, err, r2)
 	}
-	if got, err := s.ReadStream(ctx, stream, 0, 0); err != nil || len(got) != 3 {
-		t.Fatalf("stream holds %d events (%v), want 3", len(got), err)
+	anyOne := []events.Proposed{proposal(t, "D", 3)}
+	r3, err := s.Append(ctx, stream, events.AnyVersion, anyOne...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, stream, events.AnyVersion, proposal(t, "E", 4)); err != nil {
+		t.Fatal(err)
+	}
+	again3, err := s.Append(ctx, stream, events.AnyVersion, anyOne...)
+	if err != nil || again3 != r3 {
+		t.Fatalf("retry of an AnyVersion append = %+v, %v; want %+v", again3, err, r3)
+	}
+	if got, err := s.ReadStream(ctx, stream, 0, 0); err != nil || len(got) != 5 {
+		t.Fatalf("stream holds %d events (%v), want 5", len(got), err)
 	}
 	// Same place, different event: a conflict, not a retry.
 	if _, err := s.Append(ctx, stream, events.Exactly(1), proposal(t, "C", 2)); !errors.Is(err, events.ErrVersionConflict) {
