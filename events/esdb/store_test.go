@@ -645,3 +645,26 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("bad URL: %v", err)
 	}
 }
+
+// BenchmarkAppend measures appends of one event through the adapter and the
+// client to the in-process test server (so: the adapter's and the client's
+// overhead plus loopback gRPC, not EventStoreDB's speed).
+func BenchmarkAppend(b *testing.B) {
+	srv := esdbtestserver.Run(b)
+	opts := fastOptions(b)
+	opts.Logger = nil
+	s := openStore(b, srv.URL(), opts)
+	ctx := context.Background()
+	if _, err := s.Append(ctx, "task-warmup", events.AnyVersion, proposal(b, "A", 0)); err != nil {
+		b.Fatal(err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		stream := events.TaskStream(uuid.New())
+		for i := 0; pb.Next(); i++ {
+			if _, err := s.Append(ctx, stream, events.AnyVersion, proposal(b, "A", i)); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
