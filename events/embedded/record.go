@@ -1,0 +1,162 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// Key layout (one Pebble keyspace):
+//
+//	g<position:8 BE>                 → record (the global log, in append order)
+//	s<stream>\x00<version:8 BE>      → position:8 BE (a stream's index into the log)
+//
+// Both are written in one batch, so a stream entry never points at a
+// missing record.
+const (
+	prefixGlobal = 'g'
+	prefixStream = 's'
+)
+
+func globalKey(pos uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = prefixGlobal
+	binary.BigEndian.PutUint64(k[1:], pos)
+	return k
+}
+
+func streamPrefix(stream string) []byte {
+	k := make([]byte, 0, len(stream)+2)
+	k = append(k, prefixStream)
+	k = append(k, stream...)
+	return append(k, 0)
+}
+
+func streamKey(stream string, version uint64) []byte {
+	k := streamPrefix(stream)
+	return binary.BigEndian.AppendUint64(k, version)
+}
+
+// recordFormat is the first byte of every record value.
+const recordFormat = 1
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// encodeRecord lays a record out as:
+// format:1 | crc32c of the rest:4 | version uvarint | stream | id:16 | type |
+// schema uvarint | at unix nanos varint | causation:16 | correlation:16 | data
+// where strings and data are uvarint-length-prefixed.
+func encodeRecord(r *events.Recorded) []byte {
+	b := make([]byte, 5, 5+64+len(r.Stream)+len(r.Type)+len(r.Data))
+	b[0] = recordFormat
+	b = binary.AppendUvarint(b, r.Version)
+	b = appendBytes(b, []byte(r.Stream))
+	b = append(b, r.ID[:]...)
+	b = appendBytes(b, []byte(r.Type))
+	b = binary.AppendUvarint(b, uint64(r.Schema))
+	b = binary.AppendVarint(b, r.At.UnixNano())
+	b = append(b, r.CausationID[:]...)
+	b = append(b, r.CorrelationID[:]...)
+	b = appendBytes(b, r.Data)
+	binary.BigEndian.PutUint32(b[1:5], crc32.Checksum(b[5:], crcTable))
+	return b
+}
+
+func appendBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+// errBadRecord is wrapped into ErrCorrupt by callers that know the position.
+var errBadRecord = errors.New("bad record")
+
+func decodeRecord(pos uint64, v []byte) (events.Recorded, error) {
+	var r events.Recorded
+	if len(v) < 5 || v[0] != recordFormat {
+		return r, fmt.Errorf("%w: unknown record format", errBadRecord)
+	}
+	if crc32.Checksum(v[5:], crcTable) != binary.BigEndian.Uint32(v[1:5]) {
+		return r, fmt.Errorf("%w: checksum mismatch", errBadRecord)
+	}
+	d := decoder{b: v[5:]}
+	r.Version = d.uvarint()
+	r.Stream = string(d.bytes())
+	r.ID = d.uuid()
+	r.Type = string(d.bytes())
+	r.Schema = int(d.uvarint())
+	at := d.varint()
+	r.CausationID = d.uuid()
+	r.CorrelationID = d.uuid()
+	data := d.bytes()
+	if d.err != nil {
+		return events.Recorded{}, d.err
+	}
+	if len(d.b) != 0 {
+		return events.Recorded{}, fmt.Errorf("%w: %d trailing bytes", errBadRecord, len(d.b))
+	}
+	if len(data) > 0 {
+		r.Data = append([]byte(nil), data...)
+	}
+	r.At = time.Unix(0, at).UTC()
+	r.Position = events.Position{Commit: pos, Prepare: pos}
+	return r, nil
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: truncated", errBadRecord)
+	}
+	d.b = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || uint64(len(d.b)) < n {
+		d.fail()
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uuid() uuid.UUID {
+	var id uuid.UUID
+	if len(d.b) < 16 {
+		d.fail()
+		return id
+	}
+	copy(id[:], d.b[:16])
+	d.b = d.b[16:]
+	return id
+}

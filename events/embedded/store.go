@@ -1,0 +1,738 @@
+package embedded
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// Errors of the embedded store, matched with errors.Is.
+var (
+	// ErrLocked: another process (or another Store in this one) holds the
+	// data directory.
+	ErrLocked = errors.New("embedded: data directory is in use")
+	// ErrForeignDir: the directory holds files this store did not write.
+	ErrForeignDir = errors.New("embedded: directory was not written by cronactor")
+	// ErrNewerFormat: the directory was written by a newer format version.
+	ErrNewerFormat = errors.New("embedded: data directory format is newer than this build")
+	// ErrCorrupt: stored data failed its checks.
+	ErrCorrupt = errors.New("embedded: data corrupt")
+)
+
+const (
+	formatFile    = "CRONACTOR_FORMAT"
+	formatName    = "cronactor-embedded-event-store"
+	formatVersion = 1
+	lockFile      = "LOCK"
+	cleanFile     = "CLEAN_SHUTDOWN"
+	eventsDir     = "events"
+)
+
+type formatMarker struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+}
+
+// Options tune the embedded store. The zero value is the default.
+type Options struct {
+	// MemTableSize is Pebble's memtable size in bytes. Default 64 MiB; a
+	// larger memtable measured about 15% more append throughput than
+	// Pebble's 4 MiB default. Minimum 1 MiB.
+	MemTableSize uint64
+	// MaxBatchEvents caps the events one group commit writes. Default 8192.
+	MaxBatchEvents int
+}
+
+// Validate reports a field out of its limits.
+func (o Options) Validate() error {
+	if o.MemTableSize != 0 && o.MemTableSize < 1<<20 {
+		return fmt.Errorf("embedded: Options.MemTableSize %d below 1 MiB", o.MemTableSize)
+	}
+	if o.MaxBatchEvents < 0 {
+		return fmt.Errorf("embedded: Options.MaxBatchEvents %d is negative", o.MaxBatchEvents)
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 64 << 20
+	}
+	if o.MaxBatchEvents == 0 {
+		o.MaxBatchEvents = 8192
+	}
+	return o
+}
+
+// Store is the embedded, durable events.Store. See the package doc.
+type Store struct {
+	db      *pebble.DB
+	fs      vfs.FS
+	dir     string
+	opts    Options
+	lock    *os.File
+	appends chan *appendReq
+	done    chan struct{} // closed by Close
+	stopped chan struct{} // closed when the committer has exited
+
+	closeOnce sync.Once
+
+	// mu guards head and notify, and the stream-version cache.
+	mu      sync.RWMutex
+	head    uint64                   // last durable global position
+	notify  chan struct{}            // closed and replaced after each commit
+	streams map[string]streamVersion // cache of stream heads, filled lazily
+}
+
+type streamVersion struct {
+	version uint64
+	exists  bool
+}
+
+var _ events.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the store in dir. It fails with ErrLocked
+// if the directory is held, ErrForeignDir if it holds something else, and
+// ErrNewerFormat if a newer build wrote it.
+func Open(dir string, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("embedded: create data directory: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(vfs.Default, dir, opts)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// OpenMemory opens a store that lives in memory only: the same code as Open
+// on Pebble's in-memory file system. It is for simulation and tests.
+func OpenMemory() (*Store, error) {
+	return open(vfs.NewMem(), "/mem", Options{MemTableSize: 4 << 20})
+}
+
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s is held by another process (lock file %s)", ErrLocked, dir, path)
+		}
+		return nil, fmt.Errorf("embedded: lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("embedded: create data directory: %w", err)
+	}
+	if err := checkFormat(fs, dir); err != nil {
+		return nil, err
+	}
+	db, err := pebble.Open(fs.PathJoin(dir, eventsDir), &pebble.Options{
+		FS:           fs,
+		MemTableSize: opts.MemTableSize,
+		Logger:       quietLogger{},
+	})
+	if err != nil {
+		if errors.Is(err, pebble.ErrCorruption) {
+			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, err)
+		}
+		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
+	}
+	s := &Store{
+		db:      db,
+		dir:     dir,
+		opts:    opts,
+		appends: make(chan *appendReq, 1024),
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		notify:  make(chan struct{}),
+		streams: map[string]streamVersion{},
+	}
+	if s.head, err = s.lastPosition(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.checkCleanShutdown(fs); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.fs = fs
+	go s.commitLoop()
+	return s, nil
+}
+
+// checkFormat writes the format marker into a new directory, and refuses a
+// directory holding anything else.
+func checkFormat(fs vfs.FS, dir string) error {
+	path := fs.PathJoin(dir, formatFile)
+	f, err := fs.Open(path)
+	if err == nil {
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, 4096))
+		if err != nil {
+			return fmt.Errorf("embedded: read %s: %w", path, err)
+		}
+		var m formatMarker
+		if err := json.Unmarshal(b, &m); err != nil || m.Format != formatName {
+			return fmt.Errorf("%w: %s is not a cronactor format marker", ErrForeignDir, path)
+		}
+		if m.Version > formatVersion {
+			return fmt.Errorf("%w: %s says version %d, this build reads up to %d", ErrNewerFormat, path, m.Version, formatVersion)
+		}
+		if m.Version < 1 {
+			return fmt.Errorf("%w: %s says version %d", ErrCorrupt, path, m.Version)
+		}
+		return nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	names, err := fs.List(dir)
+	if err != nil {
+		return fmt.Errorf("embedded: list %s: %w", dir, err)
+	}
+	for _, n := range names {
+		if n != lockFile && n != cleanFile {
+			return fmt.Errorf("%w: %s holds %q but no %s", ErrForeignDir, dir, n, formatFile)
+		}
+	}
+	b, _ := json.Marshal(formatMarker{Format: formatName, Version: formatVersion})
+	tmp := path + ".tmp"
+	w, err := fs.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("embedded: create %s: %w", tmp, err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		w.Close()
+		return fmt.Errorf("embedded: write %s: %w", tmp, err)
+	}
+	if err := w.Sync(); err != nil {
+		w.Close()
+		return fmt.Errorf("embedded: sync %s: %w", tmp, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("embedded: close %s: %w", tmp, err)
+	}
+	if err := fs.Rename(tmp, path); err != nil {
+		return fmt.Errorf("embedded: rename %s: %w", tmp, err)
+	}
+	return nil
+}
+
+func (s *Store) lastPosition() (uint64, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixGlobal}, UpperBound: []byte{prefixGlobal + 1}})
+	if err != nil {
+		return 0, fmt.Errorf("embedded: %w", err)
+	}
+	defer it.Close()
+	if !it.Last() {
+		return 0, it.Error()
+	}
+	k := it.Key()
+	if len(k) != 9 {
+		return 0, fmt.Errorf("%w: malformed global key %x in %s", ErrCorrupt, k, s.dir)
+	}
+	return binary.BigEndian.Uint64(k[1:]), nil
+}
+
+func (s *Store) isClosed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close stops accepting appends, waits for the ones under way, and closes the
+// database and the directory lock.
+func (s *Store) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.done)
+		<-s.stopped
+		err = s.db.Close()
+		if err == nil {
+			err = s.writeCleanShutdown()
+		}
+		if s.lock != nil {
+			if cerr := s.lock.Close(); err == nil {
+				err = cerr
+			}
+		}
+	})
+	return err
+}
+
+// Dir is the data directory ("/mem" for an in-memory store).
+func (s *Store) Dir() string { return s.dir }
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{})  {}
+func (quietLogger) Errorf(string, ...interface{}) {}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	panic(fmt.Sprintf("embedded: pebble fatal: "+format, args...))
+}
+
+// appendReq is one Append waiting for the committer.
+type appendReq struct {
+	stream   string
+	expected events.ExpectedVersion
+	evs      []events.Proposed
+	result   events.AppendResult
+	err      error
+	done     chan struct{}
+}
+
+// Append implements events.Store. Appends from many goroutines are
+// group-committed: one synced Pebble batch carries every append waiting at
+// that moment.
+func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
+	if err := events.ValidateStream(stream); err != nil {
+		return events.AppendResult{}, err
+	}
+	if len(evs) == 0 {
+		return events.AppendResult{}, events.ErrNoEvents
+	}
+	if err := ctx.Err(); err != nil {
+		return events.AppendResult{}, err
+	}
+	req := &appendReq{stream: stream, expected: expected, evs: evs, done: make(chan struct{})}
+	select {
+	case s.appends <- req:
+	case <-s.done:
+		return events.AppendResult{}, events.ErrClosed
+	case <-ctx.Done():
+		return events.AppendResult{}, ctx.Err()
+	}
+	// Once queued, the append is decided by the committer; wait for the
+	// outcome even if ctx ends, so the caller never mistakes a durable append
+	// for a failed one.
+	<-req.done
+	return req.result, req.err
+}
+
+func (s *Store) commitLoop() {
+	defer close(s.stopped)
+	var pending []*appendReq
+	for {
+		pending = pending[:0]
+		select {
+		case r := <-s.appends:
+			pending = append(pending, r)
+		case <-s.done:
+			s.drainClosed()
+			return
+		}
+		n := len(pending[0].evs)
+	drain:
+		for n < s.opts.MaxBatchEvents {
+			select {
+			case r := <-s.appends:
+				pending = append(pending, r)
+				n += len(r.evs)
+			default:
+				break drain
+			}
+		}
+		s.commit(pending)
+	}
+}
+
+// drainClosed fails appends that were queued when the store closed.
+func (s *Store) drainClosed() {
+	for {
+		select {
+		case r := <-s.appends:
+			r.err = events.ErrClosed
+			close(r.done)
+		default:
+			return
+		}
+	}
+}
+
+// commit writes every acceptable append of pending in one synced batch.
+func (s *Store) commit(pending []*appendReq) {
+	b := s.db.NewBatch()
+	defer b.Close()
+	pos := s.head
+	// Stream heads as this batch leaves them, for appends to one stream
+	// within a batch.
+	touched := map[string]streamVersion{}
+	var accepted []*appendReq
+	for _, r := range pending {
+		cur, ok := touched[r.stream]
+		if !ok {
+			var err error
+			cur, err = s.streamHead(r.stream)
+			if err != nil {
+				r.err = err
+				close(r.done)
+				continue
+			}
+		}
+		if r.expected.IsAny() {
+			if res, ok := s.retried(r, cur); ok {
+				r.result = res
+				close(r.done)
+				continue
+			}
+		} else if !r.expected.Allows(cur.version, cur.exists) {
+			if res, ok := s.retried(r, cur); ok {
+				r.result = res
+			} else {
+				r.err = &events.VersionConflictError{Stream: r.stream, Expected: r.expected, Actual: cur.version, ActualExists: cur.exists}
+			}
+			close(r.done)
+			continue
+		}
+		v := cur.version
+		if cur.exists {
+			v++
+		}
+		for i := range r.evs {
+			e := &r.evs[i]
+			id := e.ID
+			if id == uuid.Nil {
+				id = uuid.New()
+			}
+			pos++
+			rec := events.Recorded{
+				Metadata: events.Metadata{ID: id, Stream: r.stream, Version: v, At: e.At,
+					CausationID: e.CausationID, CorrelationID: e.CorrelationID},
+				Type: e.Type, Schema: e.Schema, Data: e.Data,
+			}
+			_ = b.Set(globalKey(pos), encodeRecord(&rec), nil)
+			_ = b.Set(streamKey(r.stream, v), binary.BigEndian.AppendUint64(nil, pos), nil)
+			v++
+		}
+		last := v - 1
+		touched[r.stream] = streamVersion{version: last, exists: true}
+		r.result = events.AppendResult{Version: last, Position: events.Position{Commit: pos, Prepare: pos}}
+		accepted = append(accepted, r)
+	}
+	if len(accepted) == 0 {
+		return
+	}
+	err := b.Commit(pebble.Sync)
+	if err != nil {
+		err = fmt.Errorf("embedded: commit: %w", err)
+	}
+	s.mu.Lock()
+	if err == nil {
+		s.head = pos
+		for st, h := range touched {
+			s.streams[st] = h
+		}
+		close(s.notify)
+		s.notify = make(chan struct{})
+	}
+	s.mu.Unlock()
+	for _, r := range accepted {
+		if err != nil {
+			r.result, r.err = events.AppendResult{}, err
+		}
+		close(r.done)
+	}
+}
+
+// streamHead returns a stream's last version, from the cache or the index.
+// Only the committer writes the cache, so a miss here is not racy.
+func (s *Store) streamHead(stream string) (streamVersion, error) {
+	s.mu.RLock()
+	h, ok := s.streams[stream]
+	s.mu.RUnlock()
+	if ok {
+		return h, nil
+	}
+	prefix := streamPrefix(stream)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return h, fmt.Errorf("embedded: %w", err)
+	}
+	defer it.Close()
+	if it.Last() {
+		k := it.Key()
+		h = streamVersion{version: binary.BigEndian.Uint64(k[len(k)-8:]), exists: true}
+	} else if err := it.Error(); err != nil {
+		return h, fmt.Errorf("embedded: read stream head %q: %w", stream, err)
+	}
+	return h, nil
+}
+
+// retried recognises a repeated append: the events stored right after the
+// expected version carry the same IDs.
+func (s *Store) retried(r *appendReq, cur streamVersion) (events.AppendResult, bool) {
+	if !cur.exists {
+		return events.AppendResult{}, false
+	}
+	var from uint64
+	n := uint64(len(r.evs))
+	if v, ok := r.expected.Exact(); ok {
+		from = v + 1
+	} else if r.expected.IsAny() {
+		// Any: a retry is recognised when the stream ends with these events.
+		if cur.version+1 < n {
+			return events.AppendResult{}, false
+		}
+		from = cur.version + 1 - n
+	}
+	for _, e := range r.evs {
+		if e.ID == uuid.Nil {
+			return events.AppendResult{}, false
+		}
+	}
+	if from+n-1 > cur.version {
+		return events.AppendResult{}, false
+	}
+	stored, err := s.readStream(r.stream, from, len(r.evs))
+	if err != nil || len(stored) != len(r.evs) {
+		return events.AppendResult{}, false
+	}
+	for i, e := range r.evs {
+		if stored[i].ID != e.ID {
+			return events.AppendResult{}, false
+		}
+	}
+	last := stored[len(stored)-1]
+	return events.AppendResult{Version: last.Version, Position: last.Position}, true
+}
+
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// ReadStream implements events.Store.
+func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error) {
+	if err := events.ValidateStream(stream); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.isClosed() {
+		return nil, events.ErrClosed
+	}
+	h, err := s.streamHead(stream)
+	if err != nil {
+		return nil, err
+	}
+	if !h.exists {
+		return nil, fmt.Errorf("%w: %q", events.ErrStreamNotFound, stream)
+	}
+	return s.readStream(stream, from, limit)
+}
+
+func (s *Store) readStream(stream string, from uint64, limit int) ([]events.Recorded, error) {
+	prefix := streamPrefix(stream)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: streamKey(stream, from), UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, fmt.Errorf("embedded: %w", err)
+	}
+	defer it.Close()
+	var out []events.Recorded
+	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
+		v := it.Value()
+		if len(v) != 8 {
+			return out, fmt.Errorf("%w: stream index entry of %q in %s", ErrCorrupt, stream, s.dir)
+		}
+		rec, err := s.get(binary.BigEndian.Uint64(v))
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+	if err := it.Error(); err != nil {
+		return out, fmt.Errorf("embedded: read stream %q: %w", stream, err)
+	}
+	return out, nil
+}
+
+func (s *Store) get(pos uint64) (events.Recorded, error) {
+	v, closer, err := s.db.Get(globalKey(pos))
+	if err != nil {
+		return events.Recorded{}, fmt.Errorf("%w: global position %d missing in %s: %v", ErrCorrupt, pos, s.dir, err)
+	}
+	defer closer.Close()
+	rec, err := decodeRecord(pos, v)
+	if err != nil {
+		return rec, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dir, err)
+	}
+	return rec, nil
+}
+
+// ReadAll implements events.Store.
+func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) ([]events.Recorded, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.isClosed() {
+		return nil, events.ErrClosed
+	}
+	s.mu.RLock()
+	head := s.head
+	s.mu.RUnlock()
+	return s.readAll(after.Commit, head, limit)
+}
+
+func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error) {
+	if after >= head {
+		return nil, nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: globalKey(after + 1), UpperBound: globalKey(head + 1)})
+	if err != nil {
+		return nil, fmt.Errorf("embedded: %w", err)
+	}
+	defer it.Close()
+	var out []events.Recorded
+	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
+		pos := binary.BigEndian.Uint64(it.Key()[1:])
+		rec, err := decodeRecord(pos, it.Value())
+		if err != nil {
+			return out, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dir, err)
+		}
+		out = append(out, rec)
+	}
+	if err := it.Error(); err != nil {
+		return out, fmt.Errorf("embedded: read global log: %w", err)
+	}
+	return out, nil
+}
+
+// subscribePage bounds how many events a subscriber holds in memory at once.
+const subscribePage = 512
+
+// Subscribe implements events.Store.
+func (s *Store) Subscribe(ctx context.Context, after events.Position, handle func(events.Recorded) error) error {
+	pos := after.Commit
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.isClosed() {
+			return events.ErrClosed
+		}
+		s.mu.RLock()
+		head, wake := s.head, s.notify
+		s.mu.RUnlock()
+		if pos >= head {
+			select {
+			case <-wake:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-s.done:
+				return events.ErrClosed
+			}
+		}
+		page, err := s.readAll(pos, head, subscribePage)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			if err := handle(r); err != nil {
+				return fmt.Errorf("embedded: subscriber: %w", err)
+			}
+			pos = r.Position.Commit
+		}
+	}
+}
+
+// Head returns the position of the last durable event.
+func (s *Store) Head() events.Position {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return events.Position{Commit: s.head, Prepare: s.head}
+}
+
+// cleanShutdown is written by Close. A store reopened after a clean close
+// must reach at least that head; if it does not, files were damaged or lost
+// while it was closed, and opening fails instead of silently serving less.
+type cleanShutdown struct {
+	Head uint64 `json:"head"`
+}
+
+func (s *Store) writeCleanShutdown() error {
+	b, _ := json.Marshal(cleanShutdown{Head: s.head})
+	path := s.fs.PathJoin(s.dir, cleanFile)
+	f, err := s.fs.Create(path)
+	if err != nil {
+		return fmt.Errorf("embedded: create %s: %w", path, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("embedded: write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("embedded: sync %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func (s *Store) checkCleanShutdown(fs vfs.FS) error {
+	path := fs.PathJoin(s.dir, cleanFile)
+	f, err := fs.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("embedded: read %s: %w", path, err)
+	}
+	var c cleanShutdown
+	if err := json.Unmarshal(b, &c); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	if s.head < c.Head {
+		return fmt.Errorf("%w: %s: the log ends at position %d but was closed cleanly at %d; files under %s are damaged or missing",
+			ErrCorrupt, s.dir, s.head, c.Head, fs.PathJoin(s.dir, eventsDir))
+	}
+	// From here on a crash is not a clean shutdown.
+	if err := fs.Remove(path); err != nil {
+		return fmt.Errorf("embedded: remove %s: %w", path, err)
+	}
+	return nil
+}
