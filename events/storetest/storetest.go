@@ -61,7 +61,6 @@ func Run(t *testing.T, newStore NewStore) {
 	}
 }
 
-
 // stream returns a fresh stream name unique within the process.
 func stream() string {
 	return events.TaskStreamPrefix + uuid.New().String()
