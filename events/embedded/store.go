@@ -88,6 +88,11 @@ type Store struct {
 	stopped chan struct{} // closed when the committer has exited
 
 	closeOnce sync.Once
+	// closeMu is held for reading by every Append hand-off and every read of
+	// db, and for writing by Close while it marks the store closed, so no
+	// append is queued after the committer left and no read races db.Close.
+	closeMu sync.RWMutex
+	closed  bool
 
 	// mu guards head and notify, and the stream-version cache.
 	mu      sync.RWMutex
@@ -264,13 +269,14 @@ func (s *Store) lastPosition() (uint64, error) {
 	return binary.BigEndian.Uint64(k[1:]), nil
 }
 
-func (s *Store) isClosed() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
+// use holds the store open for a read; release with the returned func.
+func (s *Store) use() (release func(), err error) {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return nil, events.ErrClosed
 	}
+	return s.closeMu.RUnlock, nil
 }
 
 // Close stops accepting appends, waits for the ones under way, and closes the
@@ -278,7 +284,10 @@ func (s *Store) isClosed() bool {
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.closeMu.Lock()
+		s.closed = true
 		close(s.done)
+		s.closeMu.Unlock()
 		<-s.stopped
 		err = s.db.Close()
 		if err == nil {
@@ -328,11 +337,15 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		return events.AppendResult{}, err
 	}
 	req := &appendReq{stream: stream, expected: expected, evs: evs, done: make(chan struct{})}
+	release, err := s.use()
+	if err != nil {
+		return events.AppendResult{}, err
+	}
 	select {
 	case s.appends <- req:
-	case <-s.done:
-		return events.AppendResult{}, events.ErrClosed
+		release()
 	case <-ctx.Done():
+		release()
 		return events.AppendResult{}, ctx.Err()
 	}
 	// Once queued, the append is decided by the committer; wait for the
@@ -369,14 +382,24 @@ func (s *Store) commitLoop() {
 	}
 }
 
-// drainClosed fails appends that were queued when the store closed.
+// drainClosed commits the appends that were queued before the store
+// closed: Close marks the store closed under closeMu, so none arrive later.
 func (s *Store) drainClosed() {
+	var pending []*appendReq
+	n := 0
 	for {
 		select {
 		case r := <-s.appends:
-			r.err = events.ErrClosed
-			close(r.done)
+			pending = append(pending, r)
+			n += len(r.evs)
+			if n >= s.opts.MaxBatchEvents {
+				s.commit(pending)
+				pending, n = nil, 0
+			}
 		default:
+			if len(pending) > 0 {
+				s.commit(pending)
+			}
 			return
 		}
 	}
@@ -548,9 +571,11 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, limi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
-		return nil, events.ErrClosed
+	release, err := s.use()
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	h, err := s.streamHead(stream)
 	if err != nil {
 		return nil, err
@@ -604,9 +629,11 @@ func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) (
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
-		return nil, events.ErrClosed
+	release, err := s.use()
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	s.mu.RLock()
 	head := s.head
 	s.mu.RUnlock()
@@ -647,9 +674,6 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if s.isClosed() {
-			return events.ErrClosed
-		}
 		s.mu.RLock()
 		head, wake := s.head, s.notify
 		s.mu.RUnlock()
@@ -663,7 +687,12 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 				return events.ErrClosed
 			}
 		}
+		release, err := s.use()
+		if err != nil {
+			return err
+		}
 		page, err := s.readAll(pos, head, subscribePage)
+		release()
 		if err != nil {
 			return err
 		}
