@@ -701,3 +701,19 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	})
 }
+
+// TestGossipSeeds: a cluster connection string makes the client ask the
+// gossip service for the leader first; the test server names itself.
+func TestGossipSeeds(t *testing.T) {
+	srv := esdbtestserver.Run(t)
+	url := "esdb://" + srv.Addr() + "," + srv.Addr() + "?tls=false&maxDiscoverAttempts=2&discoveryInterval=10"
+	s := openStore(t, url, fastOptions(t))
+	ctx := ctxFor(t)
+	stream := events.TaskStream(uuid.New())
+	if _, err := s.Append(ctx, stream, events.NoStream, proposal(t, "A", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadStream(ctx, stream, 0, 0); err != nil || len(got) != 1 {
+		t.Fatalf("read through a gossip-discovered leader: %v, %v", got, err)
+	}
+}
