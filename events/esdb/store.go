@@ -361,6 +361,10 @@ func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) (
 	var out []events.Recorded
 	cursor := after
 	page := uint64(s.opts.PageSize)
+	if limit > 0 && limit+1 < s.opts.PageSize {
+		// +1: a read from a position starts with the event at it.
+		page = uint64(max(limit+1, 2))
+	}
 	for {
 		opts := esdb.ReadAllOptions{Direction: esdb.Forwards, From: esdb.Start{}}
 		if !cursor.IsZero() {
