@@ -361,9 +361,11 @@ func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) (
 	var out []events.Recorded
 	cursor := after
 	page := uint64(s.opts.PageSize)
-	if limit > 0 && limit+1 < s.opts.PageSize {
-		// +1: a read from a position starts with the event at it.
-		page = uint64(max(limit+1, 2))
+	if limit > 0 {
+		// Not much more than asked for (+1: a read from a position starts
+		// with the event at it), nor so little that events of other
+		// streams cost a round trip each.
+		page = uint64(min(s.opts.PageSize, max(limit+1, 64)))
 	}
 	for {
 		opts := esdb.ReadAllOptions{Direction: esdb.Forwards, From: esdb.Start{}}
