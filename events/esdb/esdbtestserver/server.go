@@ -55,8 +55,8 @@ func New() (*Server, error) {
 // append (its MaxAppendSize setting): 1 MiB.
 const DefaultMaxAppendSize = 1 << 20
 
-// SetMaxAppendSize changes the limit on the bytes (data and metadata) of
-// one append, as EventStoreDB's --max-append-size does. It applies from the
+// SetMaxAppendSize changes the limit on the bytes (event bodies) of one
+// append, as EventStoreDB's --max-append-size does. It applies from the
 // next Start.
 func (s *Server) SetMaxAppendSize(n int) {
 	s.mu.Lock()

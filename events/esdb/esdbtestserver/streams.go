@@ -70,7 +70,7 @@ func (s *streamsService) Append(srv api.Streams_AppendServer) error {
 		if err != nil {
 			return err
 		}
-		size += len(p.data) + len(p.meta)
+		size += len(p.data) // the server counts event bodies only
 		if size > s.maxSize {
 			// As EventStoreDB: the whole append is refused.
 			srv.SetTrailer(metadata.Pairs("exception", "maximum-append-size-exceeded", "maximum-append-size", strconv.Itoa(s.maxSize)))
