@@ -175,6 +175,9 @@ func TestCorruptionIsReported(t *testing.T) {
 	if !errors.Is(err, embedded.ErrCorrupt) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("corruption error does not say where: %v", err)
 	}
+	if testing.Verbose() {
+		t.Logf("reported: %v", err)
+	}
 }
 
 // TestCloseDuringAppends: appends racing Close either land durably or fail
