@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cronactor/cronactor/events"
@@ -137,3 +138,9 @@ func AsOf(ctx context.Context, cfg Config, p Point) (*View, error) {
 	}
 	return v, nil
 }
+
+// DirName is the view's directory inside the daemon's data directory.
+const DirName = "view"
+
+// DirIn returns the view's directory inside the data directory dataDir.
+func DirIn(dataDir string) string { return filepath.Join(dataDir, DirName) }
