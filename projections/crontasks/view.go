@@ -164,7 +164,13 @@ func (v *View) checkFormat() error {
 		if nonEmpty {
 			return fmt.Errorf("%w: %s has keys but no format marker", ErrForeignDB, v.cfg.Dir)
 		}
-		return v.db.Set(keyFormat, []byte(formatValue), pebble.Sync)
+		if err := v.db.Set(keyFormat, []byte(formatValue), pebble.NoSync); err != nil {
+			return fmt.Errorf("crontasks: write format marker: %w", err)
+		}
+		if err := v.db.Flush(); err != nil {
+			return fmt.Errorf("crontasks: write format marker: %w", err)
+		}
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("crontasks: read format marker: %w", err)
