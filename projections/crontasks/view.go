@@ -1,6 +1,7 @@
 package crontasks
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -351,11 +352,6 @@ func (v *View) apply(recs []events.Recorded) error {
 		if c.task == nil {
 			continue
 		}
-		for _, k := range c.oldKeys {
-			if err := b.Delete(k, nil); err != nil {
-				return fmt.Errorf("crontasks: batch: %w", err)
-			}
-		}
 		val, err := json.Marshal(c.task)
 		if err != nil {
 			return fmt.Errorf("crontasks: encode task %s: %w", id, err)
@@ -363,9 +359,20 @@ func (v *View) apply(recs []events.Recorded) error {
 		if err := b.Set(taskKey(id), val, nil); err != nil {
 			return fmt.Errorf("crontasks: batch: %w", err)
 		}
-		for _, k := range indexKeys(c.task) {
-			if err := b.Set(k, nil, nil); err != nil {
-				return fmt.Errorf("crontasks: batch: %w", err)
+		// Most events (starts, outcomes) leave the index keys as they were.
+		newKeys := indexKeys(c.task)
+		for _, k := range c.oldKeys {
+			if !containsKey(newKeys, k) {
+				if err := b.Delete(k, nil); err != nil {
+					return fmt.Errorf("crontasks: batch: %w", err)
+				}
+			}
+		}
+		for _, k := range newKeys {
+			if !containsKey(c.oldKeys, k) {
+				if err := b.Set(k, nil, nil); err != nil {
+					return fmt.Errorf("crontasks: batch: %w", err)
+				}
 			}
 		}
 	}
@@ -396,6 +403,15 @@ func (v *View) commit(b *pebble.Batch, wo *pebble.WriteOptions) error {
 		return commitHook(b, wo)
 	}
 	return b.Commit(wo)
+}
+
+func containsKey(keys [][]byte, k []byte) bool {
+	for _, x := range keys {
+		if bytes.Equal(x, k) {
+			return true
+		}
+	}
+	return false
 }
 
 type reader interface {
