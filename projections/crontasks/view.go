@@ -45,6 +45,14 @@ type Config struct {
 	// BatchSize caps the events applied in one atomic batch. Default 1024;
 	// 1 to 65536.
 	BatchSize int
+	// Coalesce is how long the live applier waits, after events arrive,
+	// for more to fold in the same batch: the rows of tasks with several
+	// events then get written once. It adds at most this much lag. Default
+	// 5ms; negative: apply at once; at most 1s.
+	Coalesce time.Duration
+	// CacheRows is how many recently folded rows the applier keeps decoded
+	// in memory (about 1 KiB each). Default 16384; 0 to 1<<22; -1 disables.
+	CacheRows int
 	// Sync makes every applied batch durable before it is acknowledged.
 	// Default false: the view is rebuilt from the log's checkpoint after a
 	// crash anyway, and a batch is always all-or-nothing.
@@ -61,6 +69,12 @@ func (c Config) Validate() error {
 	if c.Store == nil {
 		return errors.New("crontasks: Config.Store is required")
 	}
+	if c.Coalesce > time.Second {
+		return fmt.Errorf("crontasks: Config.Coalesce %s above 1s", c.Coalesce)
+	}
+	if c.CacheRows < -1 || c.CacheRows > 1<<22 {
+		return fmt.Errorf("crontasks: Config.CacheRows %d out of -1..%d", c.CacheRows, 1<<22)
+	}
 	if c.BatchSize < 0 || c.BatchSize > 65536 {
 		return fmt.Errorf("crontasks: Config.BatchSize %d out of 1..65536", c.BatchSize)
 	}
@@ -70,6 +84,12 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.BatchSize == 0 {
 		c.BatchSize = 1024
+	}
+	if c.Coalesce == 0 {
+		c.Coalesce = 5 * time.Millisecond
+	}
+	if c.CacheRows == 0 {
+		c.CacheRows = 16384
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -87,6 +107,10 @@ type View struct {
 
 	// applyMu serialises appliers (Run, Apply, CatchUp).
 	applyMu sync.Mutex
+	// rows caches recently folded rows for the applier (under applyMu), so
+	// that the events of one run (enqueued, started, ended) do not each
+	// read and decode the row again.
+	rows *rowCache
 	// readers counts queries in progress; Close waits for them.
 	readers sync.WaitGroup
 
@@ -123,7 +147,7 @@ func Open(cfg Config) (*View, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crontasks: open %s: %w", dir, err)
 	}
-	v := &View{cfg: cfg, db: db, notify: make(chan struct{}), done: make(chan struct{}),
+	v := &View{cfg: cfg, db: db, rows: newRowCache(cfg.CacheRows), notify: make(chan struct{}), done: make(chan struct{}),
 		queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1)}
 	if err := v.checkFormat(); err != nil {
 		db.Close()
@@ -327,9 +351,13 @@ func (v *View) apply(recs []events.Recorded) error {
 		}
 		c := rows[id]
 		if c == nil {
-			cur, err := v.get(v.db, id)
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return err
+			cur, ok := v.rows.get(id)
+			if !ok {
+				var err error
+				cur, err = v.get(v.db, id)
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					return err
+				}
 			}
 			c = &cached{}
 			if cur != nil {
@@ -385,7 +413,13 @@ func (v *View) apply(recs []events.Recorded) error {
 		wo = pebble.Sync
 	}
 	if err := v.commit(b, wo); err != nil {
+		v.rows.clear() // it may hold rows of the batch that was not written
 		return fmt.Errorf("crontasks: apply batch up to position %s: %w", newCP, err)
+	}
+	for id, c := range rows {
+		if c.task != nil {
+			v.rows.put(id, c.task)
+		}
 	}
 	v.mu.Lock()
 	v.checkpoint = newCP
@@ -578,16 +612,30 @@ func (v *View) enqueue(ctx context.Context, r events.Recorded) error {
 // take waits for queued events and returns up to BatchSize of them,
 // leaving them queued (so Lag sees them) until applied.
 func (v *View) take(ctx context.Context, subErr <-chan error) ([]events.Recorded, error) {
+	var deadline <-chan time.Time
 	for {
 		v.mu.Lock()
 		n := min(len(v.queue), v.cfg.BatchSize)
 		batch := v.queue[:n:n]
 		v.mu.Unlock()
-		if n > 0 {
+		if n == v.cfg.BatchSize || (n > 0 && v.cfg.Coalesce <= 0) {
 			return batch, nil
+		}
+		if n > 0 && deadline == nil {
+			// Wait a little for more: under load the events of one task
+			// come close together, and one batch then writes its row once.
+			t := time.NewTimer(v.cfg.Coalesce)
+			defer t.Stop()
+			deadline = t.C
 		}
 		select {
 		case <-v.queueWake:
+		case <-deadline:
+			v.mu.Lock()
+			n := min(len(v.queue), v.cfg.BatchSize)
+			batch := v.queue[:n:n]
+			v.mu.Unlock()
+			return batch, nil
 		case err := <-subErr:
 			if err == nil {
 				err = errors.New("crontasks: subscription ended")
