@@ -413,7 +413,6 @@ func (v *View) apply(recs []events.Recorded) error {
 		wo = pebble.Sync
 	}
 	if err := v.commit(b, wo); err != nil {
-		v.rows.clear() // it may hold rows of the batch that was not written
 		return fmt.Errorf("crontasks: apply batch up to position %s: %w", newCP, err)
 	}
 	for id, c := range rows {

@@ -420,3 +420,26 @@ func TestOpenRefuses(t *testing.T) {
 		t.Error("negative batch size accepted")
 	}
 }
+
+// TestFailedCommitRetried: after a batch failed to be written, the same
+// view folds it again from the durable rows, not from what it had folded
+// in memory.
+func TestFailedCommitRetried(t *testing.T) {
+	store := memStore(t)
+	h := newHistory(t, store, 12, 10)
+	h.run(600)
+	recs := readAll(t, store)
+	v := openView(t, crontasks.Config{Store: store})
+	half := len(recs) / 2
+	if err := v.Apply(recs[:half]); err != nil {
+		t.Fatal(err)
+	}
+	crontasks.CrashNextCommit()
+	if err := v.Apply(recs[half:]); !errors.Is(err, crontasks.ErrSimulatedCrash) {
+		t.Fatalf("crashing apply: %v", err)
+	}
+	if err := v.Apply(recs[half:]); err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "after a retried batch", dump(t, v), replay(t, recs))
+}
