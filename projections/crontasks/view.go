@@ -415,6 +415,8 @@ func (v *View) apply(recs []events.Recorded) error {
 	if err := v.commit(b, wo); err != nil {
 		return fmt.Errorf("crontasks: apply batch up to position %s: %w", newCP, err)
 	}
+	// Rows enter the cache only once written, so a batch that failed is
+	// folded again from the rows on disk.
 	for id, c := range rows {
 		if c.task != nil {
 			v.rows.put(id, c.task)
