@@ -533,10 +533,14 @@ func (v *View) maxQueue() int { return 4 * v.cfg.BatchSize }
 // Run catches up from the checkpoint, then follows the log live, applying
 // what arrives in batches of up to BatchSize. It returns when ctx ends
 // (ctx.Err()), the view is closed (ErrClosed), or folding fails (that error,
-// which WaitFor then returns too).
+// which WaitFor then returns too). Run one Run at a time; it may be run
+// again after it returned.
 func (v *View) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	v.mu.Lock()
+	v.queue = nil // left over from an earlier Run; the log delivers them again
+	v.mu.Unlock()
 	if err := v.CatchUp(ctx, nil); err != nil {
 		return v.stop(err)
 	}
