@@ -540,6 +540,7 @@ func (v *View) Run(ctx context.Context) error {
 	defer cancel()
 	v.mu.Lock()
 	v.queue = nil // left over from an earlier Run; the log delivers them again
+	v.failed = nil
 	v.mu.Unlock()
 	if err := v.CatchUp(ctx, nil); err != nil {
 		return v.stop(err)
