@@ -1,6 +1,7 @@
 package simulation
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/events"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -15,10 +18,10 @@ import (
 // unknown field, a bad value. The message names the line and field.
 var ErrScenario = errors.New("simulation: invalid scenario")
 
-// Defaults of a scenario's optional fields.
+// Owner and Kind are the owner and handler kind of every simulated task.
 const (
-	// DefaultTolerance is a task's tolerance when the scenario gives none.
-	DefaultTolerance = 5 * time.Second
+	Owner = "simulation"
+	Kind  = "script"
 )
 
 // Scenario is a parsed scenario: what the scheduler is given and how the
@@ -42,12 +45,15 @@ type Downtime struct {
 
 // TaskScript is one task of a scenario.
 type TaskScript struct {
-	Name      string
-	Interval  time.Duration
+	Name     string
+	Interval time.Duration
+	// Tolerance and Timebox hold the scheduler's defaults when the scenario
+	// gives none: tolerance 5 s or a tenth of the interval when that is
+	// smaller, timebox half the interval.
 	Tolerance time.Duration
-	// Timebox defaults to Interval/2.
-	Timebox time.Duration
-	// FirstRun is the task's initial nextRun; it defaults to the start.
+	Timebox   time.Duration
+	// FirstRun is the task's initial nextRun; it defaults to CreateAt +
+	// Interval, as for a task created without one.
 	FirstRun time.Duration
 	// CreateAt is when the task is created; it defaults to the start.
 	CreateAt time.Duration
@@ -138,6 +144,9 @@ func Parse(text []byte) (*Scenario, error) {
 			return nil, p.errf(n, fmt.Sprintf("tasks[%d].name", i), "duplicate task name %q (first on line %d)", t.Name, line)
 		}
 		names[t.Name] = t.Line
+		if err := p.actionsUp(n, fmt.Sprintf("tasks[%d]", i), t, sc.Downtimes); err != nil {
+			return nil, err
+		}
 		sc.Tasks = append(sc.Tasks, t)
 	}
 	return sc, nil
@@ -313,30 +322,44 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	if t.Interval <= 0 {
 		return t, p.errf(f["interval"], field+".interval", "must be positive")
 	}
-	t.Tolerance = DefaultTolerance
 	if v := f["tolerance"]; v != nil {
 		if t.Tolerance, err = p.duration(v, field+".tolerance"); err != nil {
 			return t, err
 		}
+		if t.Tolerance == 0 {
+			return t, p.errf(v, field+".tolerance", "must be positive (leave it out for the default)")
+		}
 	}
-	if t.Tolerance > t.Interval {
-		return t, p.errf(f["tolerance"], field+".tolerance", "larger than the interval %s", t.Interval)
-	}
-	t.Timebox = t.Interval / 2
 	if v := f["timebox"]; v != nil {
 		if t.Timebox, err = p.duration(v, field+".timebox"); err != nil {
 			return t, err
 		}
+		if t.Timebox == 0 {
+			return t, p.errf(v, field+".timebox", "must be positive (leave it out for the default)")
+		}
 	}
-	if t.Timebox <= 0 {
-		return t, p.errf(f["timebox"], field+".timebox", "must be positive")
+	// The scheduler's own defaults and limits, so that a scenario it would
+	// refuse is refused here with a line.
+	spec := rules.Defaults(rules.Spec{Name: t.Name, Owner: Owner, Kind: Kind,
+		Schedule: events.Schedule{Interval: events.Duration(t.Interval)}, Tolerance: t.Tolerance, Timebox: t.Timebox})
+	if err := rules.Validate(spec); err != nil {
+		var fe *rules.FieldError
+		node := n
+		if errors.As(err, &fe) && f[fe.Field] != nil {
+			node = f[fe.Field]
+		}
+		if fe != nil {
+			return t, p.errf(node, field+"."+fe.Field, "%s", fe.Message)
+		}
+		return t, p.errf(node, field, "%v", err)
 	}
+	t.Tolerance, t.Timebox = spec.Tolerance, spec.Timebox
 	if v := f["create_at"]; v != nil {
 		if t.CreateAt, err = p.clock(v, field+".create_at"); err != nil {
 			return t, err
 		}
 	}
-	t.FirstRun = t.CreateAt
+	t.FirstRun = t.CreateAt + t.Interval
 	if v := f["first_run"]; v != nil {
 		if t.FirstRun, err = p.clock(v, field+".first_run"); err != nil {
 			return t, err
@@ -456,6 +479,9 @@ func (p *parser) run(n *yaml.Node, field string) (RunScript, error) {
 			if *k.dst == "" {
 				return r, p.errf(v, field+"."+k.name, "empty")
 			}
+			if k.name == "checkpoint" && !json.Valid([]byte(*k.dst)) {
+				return r, p.errf(v, field+".checkpoint", "must be JSON, like '{\"page\":3}'")
+			}
 		}
 	}
 	return r, nil
@@ -495,4 +521,34 @@ func FormatTime(d time.Duration) string {
 		return fmt.Sprintf("%s%02d:%02d:%02d", sign, s/3600, s/60%60, s%60)
 	}
 	return fmt.Sprintf("%s%02d:%02d", sign, s/60, s%60)
+}
+
+// actionsUp refuses a scripted action while the scheduler is down: there is
+// no process to take it.
+func (p *parser) actionsUp(n *yaml.Node, field string, t TaskScript, downs []Downtime) error {
+	check := func(name string, at time.Duration) error {
+		for _, d := range downs {
+			if at > d.From && at < d.To {
+				return p.errf(n, field+"."+name, "%s falls while the scheduler is down (%s to %s)", FormatTime(at), FormatTime(d.From), FormatTime(d.To))
+			}
+		}
+		return nil
+	}
+	if err := check("create_at", t.CreateAt); err != nil {
+		return err
+	}
+	for _, at := range t.PauseAt {
+		if err := check("pause_at", at); err != nil {
+			return err
+		}
+	}
+	for _, at := range t.ResumeAt {
+		if err := check("resume_at", at); err != nil {
+			return err
+		}
+	}
+	if t.HasDelete {
+		return check("delete_at", t.DeleteAt)
+	}
+	return nil
 }

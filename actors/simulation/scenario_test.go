@@ -55,7 +55,9 @@ func TestParseDefaultsAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := sc.Tasks[0]
-	if sc.Until != time.Hour || b.Tolerance != DefaultTolerance || b.Timebox != 5*time.Second || b.FirstRun != 0 || len(b.Runs) != 0 {
+	// The scheduler's defaults: tolerance min(5s, interval/10), timebox
+	// interval/2, first run one interval after creation.
+	if sc.Until != time.Hour || b.Tolerance != time.Second || b.Timebox != 5*time.Second || b.FirstRun != 10*time.Second || len(b.Runs) != 0 {
 		t.Fatalf("scenario %+v task %+v", sc, b)
 	}
 }
@@ -65,7 +67,7 @@ func TestParseExtensions(t *testing.T) {
 tick: 10s
 until: "05:00"
 downtime:
-  - {from: "01:00", to: "02:30"}
+  - {from: "04:10", to: "04:40"}
 tasks:
   - name: A
     interval: 1m
@@ -81,10 +83,10 @@ tasks:
 		t.Fatal(err)
 	}
 	a := sc.Tasks[0]
-	if len(sc.Downtimes) != 1 || sc.Downtimes[0].From != time.Minute || sc.Downtimes[0].To != 150*time.Second {
+	if len(sc.Downtimes) != 1 || sc.Downtimes[0].From != 250*time.Second || sc.Downtimes[0].To != 280*time.Second {
 		t.Errorf("downtimes = %+v", sc.Downtimes)
 	}
-	if a.CreateAt != 20*time.Second || a.FirstRun != 20*time.Second || len(a.PauseAt) != 2 || len(a.ResumeAt) != 1 || !a.HasDelete || a.DeleteAt != 4*time.Minute {
+	if a.CreateAt != 20*time.Second || a.FirstRun != 80*time.Second || a.Tolerance != 5*time.Second || a.Timebox != 30*time.Second || len(a.PauseAt) != 2 || len(a.ResumeAt) != 1 || !a.HasDelete || a.DeleteAt != 4*time.Minute {
 		t.Errorf("task = %+v", a)
 	}
 	if a.Runs[0].Fail != "disk full" || a.Runs[0].Checkpoint != `{"page":3}` || a.Runs[1].Panic != "boom" {
@@ -107,7 +109,12 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration", base + "  - name: A\n    interval: 1x\n", []string{"line 5", "tasks[0].interval", "bad duration"}},
 		{"negative duration", base + "  - name: A\n    interval: 1m\n    timebox: -1s\n", []string{"line 6", "tasks[0].timebox", "negative"}},
 		{"zero interval", base + "  - name: A\n    interval: 0s\n", []string{"tasks[0].interval", "positive"}},
-		{"tolerance above interval", base + "  - name: A\n    interval: 1m\n    tolerance: 2m\n", []string{"tasks[0].tolerance"}},
+		{"tolerance above interval", base + "  - name: A\n    interval: 1m\n    tolerance: 2m\n", []string{"line 6", "tasks[0].tolerance", "less than half the interval"}},
+		{"tolerance half the interval", base + "  - name: A\n    interval: 1m\n    tolerance: 30s\n", []string{"line 6", "tasks[0].tolerance"}},
+		{"timebox above interval", base + "  - name: A\n    interval: 1m\n    timebox: 2m\n", []string{"line 6", "tasks[0].timebox", "exceed"}},
+		{"interval below the minimum", base + "  - name: A\n    interval: 100ms\n", []string{"line 5", "tasks[0].interval"}},
+		{"checkpoint not JSON", base + "  - name: A\n    interval: 1m\n    runs:\n      - {checkpoint: 'page 3'}\n", []string{"line 7", "tasks[0].runs[0].checkpoint", "JSON"}},
+		{"pause while down", "tick: 30s\nuntil: \"09:00\"\ndowntime: [{from: \"01:00\", to: \"05:00\"}]\ntasks:\n  - {name: A, interval: 1m, pause_at: \"02:00\"}\n", []string{"line 5", "tasks[0].pause_at", "down"}},
 		{"bad time", base + "  - name: A\n    interval: 1m\n    first_run: \"1:2:3:4\"\n", []string{"line 6", "tasks[0].first_run", "bad time"}},
 		{"bad seconds", "tick: 30s\nuntil: \"03:60\"\ntasks: []\n", []string{"line 2", "until", "00..59"}},
 		{"no tasks", "tick: 30s\nuntil: \"03:00\"\ntasks: []\n", []string{"line 3", "tasks", "no tasks"}},
@@ -188,7 +195,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %+v", sc)
 		}
 		for _, task := range sc.Tasks {
-			if task.Interval <= 0 || task.Tolerance > task.Interval || task.Timebox <= 0 || task.Name == "" {
+			if task.Interval < time.Second || task.Tolerance <= 0 || 2*task.Tolerance >= task.Interval || task.Timebox <= 0 || task.Timebox > task.Interval || task.Name == "" {
 				t.Fatalf("accepted task %+v", task)
 			}
 			enq := earliestEnqueues(sc.Tick, len(sc.Downtimes) > 0, task, len(task.Runs))
