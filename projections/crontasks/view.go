@@ -336,18 +336,20 @@ func (v *View) apply(recs []events.Recorded) error {
 	}
 	rows := map[uuid.UUID]*cached{}
 	newCP := cp
+	var foldErr error
 	for _, r := range recs {
 		if !newCP.Less(r.Position) {
 			continue
 		}
-		newCP = r.Position
 		id, err := events.TaskIDFromStream(r.Stream)
 		if err != nil {
+			newCP = r.Position
 			continue // not a task stream: not this view's business
 		}
 		ev, err := events.Decode(r)
 		if err != nil {
-			return fmt.Errorf("crontasks: fold %s@%d (position %s): %w", r.Stream, r.Version, r.Position, err)
+			foldErr = fmt.Errorf("crontasks: fold %s@%d (position %s): %w", r.Stream, r.Version, r.Position, err)
+			break
 		}
 		c := rows[id]
 		if c == nil {
@@ -367,12 +369,16 @@ func (v *View) apply(recs []events.Recorded) error {
 		}
 		next, err := Evolve(c.task, r.Metadata, ev)
 		if err != nil {
-			return err
+			foldErr = fmt.Errorf("crontasks: fold position %s: %w", r.Position, err)
+			break
 		}
 		c.task = next
+		newCP = r.Position
 	}
+	// What folded before an event that cannot be folded is still written,
+	// so the view stops right before it.
 	if newCP == cp {
-		return nil
+		return foldErr
 	}
 	b := v.db.NewBatch()
 	defer b.Close()
@@ -427,7 +433,7 @@ func (v *View) apply(recs []events.Recorded) error {
 	close(v.notify)
 	v.notify = make(chan struct{})
 	v.mu.Unlock()
-	return nil
+	return foldErr
 }
 
 // commit writes the batch; a test hook replaces it to simulate a crash.

@@ -443,3 +443,33 @@ func TestFailedCommitRetried(t *testing.T) {
 	}
 	sameRows(t, "after a retried batch", dump(t, v), replay(t, recs))
 }
+
+// TestRunStopsOnUnreadableEvent: an event this build cannot decode stops
+// the view with that error, and WaitFor reports it instead of waiting.
+func TestRunStopsOnUnreadableEvent(t *testing.T) {
+	store := memStore(t)
+	h := newHistory(t, store, 13, 2)
+	h.run(20)
+	id := h.tasks[0].id
+	res, err := store.Append(context.Background(), events.TaskStream(id), events.AnyVersion,
+		events.Proposed{Type: "TaskRenamed", Schema: 1, At: h.now, Data: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := openView(t, crontasks.Config{Store: store})
+	done := make(chan error, 1)
+	go func() { done <- v.Run(context.Background()) }()
+	if err := v.WaitFor(context.Background(), res.Position); !errors.Is(err, events.ErrUnknownType) {
+		t.Errorf("WaitFor: %v", err)
+	}
+	if err := <-done; !errors.Is(err, events.ErrUnknownType) {
+		t.Errorf("Run: %v", err)
+	}
+	// The events before the unreadable one are folded.
+	before := readAll(t, store)
+	before = before[:len(before)-1]
+	if v.Checkpoint() != before[len(before)-1].Position {
+		t.Errorf("checkpoint %s, want %s", v.Checkpoint(), before[len(before)-1].Position)
+	}
+	sameRows(t, "up to the unreadable event", dump(t, v), replay(t, before))
+}
