@@ -1,0 +1,162 @@
+package clock
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// Virtual is a clock that moves only when told to, and only when nothing is
+// in flight. See the package doc.
+type Virtual struct {
+	mu     sync.Mutex
+	idle   *sync.Cond
+	now    time.Time
+	busy   int
+	seq    uint64
+	timers timerHeap
+}
+
+// NewVirtual returns a virtual clock reading start.
+func NewVirtual(start time.Time) *Virtual {
+	v := &Virtual{now: start.UTC()}
+	v.idle = sync.NewCond(&v.mu)
+	return v
+}
+
+// Now implements Clock.
+func (v *Virtual) Now() time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.now
+}
+
+// Begin implements Clock.
+func (v *Virtual) Begin() {
+	v.mu.Lock()
+	v.busy++
+	v.mu.Unlock()
+}
+
+// End implements Clock.
+func (v *Virtual) End() {
+	v.mu.Lock()
+	v.busy--
+	if v.busy < 0 {
+		v.mu.Unlock()
+		panic("clock: Virtual.End without Begin")
+	}
+	if v.busy == 0 {
+		v.idle.Broadcast()
+	}
+	v.mu.Unlock()
+}
+
+type vtimer struct {
+	v     *Virtual
+	at    time.Time
+	seq   uint64
+	f     func()
+	index int // in the heap; -1 once fired or stopped
+}
+
+// Stop implements Timer.
+func (t *vtimer) Stop() bool {
+	t.v.mu.Lock()
+	defer t.v.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&t.v.timers, t.index)
+	t.index = -1
+	return true
+}
+
+// AfterFunc implements Clock. Timers fire in due-time order, ties in the
+// order they were set.
+func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if d < 0 {
+		d = 0
+	}
+	v.seq++
+	t := &vtimer{v: v, at: v.now.Add(d), seq: v.seq, f: f}
+	heap.Push(&v.timers, t)
+	return t
+}
+
+// Quiesce waits until nothing is in flight.
+func (v *Virtual) Quiesce() {
+	v.mu.Lock()
+	for v.busy > 0 {
+		v.idle.Wait()
+	}
+	v.mu.Unlock()
+}
+
+// RunUntil fires, one at a time and each after the system is quiescent,
+// every timer due at or before t, then sets the clock to t.
+func (v *Virtual) RunUntil(t time.Time) {
+	for v.Step(t) {
+	}
+}
+
+// Step waits for quiescence and fires the earliest timer due at or before
+// limit, moving the clock to its time. It reports whether it fired one; if
+// not, the clock is set to limit (if that is later).
+func (v *Virtual) Step(limit time.Time) bool {
+	v.mu.Lock()
+	for v.busy > 0 {
+		v.idle.Wait()
+	}
+	if len(v.timers) == 0 || v.timers[0].at.After(limit) {
+		if limit.After(v.now) {
+			v.now = limit
+		}
+		v.mu.Unlock()
+		return false
+	}
+	t := heap.Pop(&v.timers).(*vtimer)
+	t.index = -1
+	if t.at.After(v.now) {
+		v.now = t.at
+	}
+	v.busy++ // the timer's function is in flight
+	v.mu.Unlock()
+	t.f()
+	v.End()
+	return true
+}
+
+// Pending reports the number of timers set and not fired.
+func (v *Virtual) Pending() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.timers)
+}
+
+type timerHeap []*vtimer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*vtimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}

@@ -1,0 +1,583 @@
+// Package scheduler is the embedding API of cronactor: configure it with an
+// events.Store, register handlers by kind, create tasks, Start, and Stop.
+//
+// Inside, every task is an actor (package task) whose state is rebuilt from
+// its own stream; a ticker actor and shard actors (package clock) pass ticks
+// to the tasks that are due; a queue and a pool of workers (package worker)
+// ask the task actor for permission before running a handler. See
+// docs/architecture.md.
+//
+// Concurrency: a Scheduler is safe for concurrent use once Start returned.
+// Register handlers before Start.
+package scheduler
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/actors/task"
+	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/worker"
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// Errors of the scheduler; test with errors.Is.
+var (
+	ErrTaskNotFound = errors.New("scheduler: task not found")
+	ErrNotStarted   = errors.New("scheduler: not started")
+	ErrStarted      = errors.New("scheduler: already started")
+	ErrUnknownKind  = errors.New("scheduler: no handler registered for kind")
+	ErrTaskDeleted  = rules.ErrTaskDeleted
+	// ErrInvalidSpec matches every *FieldError.
+	ErrInvalidSpec = rules.ErrInvalidSpec
+)
+
+// FieldError names the field of a spec that is wrong.
+type FieldError = rules.FieldError
+
+// Config configures a Scheduler. Only Store is required.
+type Config struct {
+	// Store holds the event log. Required.
+	Store events.Store
+	// Clock is the source of time; nil means the wall clock. Simulation and
+	// tests pass a *clock.Virtual.
+	Clock clock.Clock
+	// Tick is the clock's tick interval. Default 1s; at least 1ms.
+	Tick time.Duration
+	// Workers is how many runs execute at once. Default 8; at most 100,000.
+	Workers int
+	// Shards is how many actors keep the due-time index. Default 4; 1–1024.
+	Shards int
+	// Logger receives operational logs. Default: discard.
+	Logger *slog.Logger
+	// PickupDelay, if set, delays when a queued run may be taken by a worker
+	// (simulation uses it to script queue delays). Nil: at once.
+	PickupDelay func(worker.QueuedRun) time.Duration
+	// RequestTimeout bounds each call into a task actor. Default 30s.
+	RequestTimeout time.Duration
+}
+
+// Validate reports the first field out of its limits.
+func (c Config) Validate() error {
+	switch {
+	case c.Store == nil:
+		return &FieldError{Field: "Store", Message: "is required"}
+	case c.Tick != 0 && c.Tick < time.Millisecond:
+		return &FieldError{Field: "Tick", Message: fmt.Sprintf("must be at least 1ms, got %s", c.Tick)}
+	case c.Workers < 0 || c.Workers > 100000:
+		return &FieldError{Field: "Workers", Message: fmt.Sprintf("must be between 1 and 100000, got %d", c.Workers)}
+	case c.Shards < 0 || c.Shards > 1024:
+		return &FieldError{Field: "Shards", Message: fmt.Sprintf("must be between 1 and 1024, got %d", c.Shards)}
+	case c.RequestTimeout < 0:
+		return &FieldError{Field: "RequestTimeout", Message: "must not be negative"}
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Tick == 0 {
+		c.Tick = time.Second
+	}
+	if c.Workers == 0 {
+		c.Workers = 8
+	}
+	if c.Shards == 0 {
+		c.Shards = 4
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// TaskSpec is what CreateTask takes.
+type TaskSpec struct {
+	Name  string
+	Owner string
+	Kind  string
+	// Payload is JSON handed to every run (≤ 64 KiB).
+	Payload  json.RawMessage
+	Interval time.Duration
+	// Tolerance defaults to 5s (or interval/10 when smaller); it must stay
+	// below half the interval.
+	Tolerance time.Duration
+	// Timebox defaults to interval/2 and may not exceed the interval.
+	Timebox  time.Duration
+	Priority int
+	// FirstRun is the first due time; zero means now + interval.
+	FirstRun time.Time
+}
+
+// TaskUpdate replaces a task's spec. Zero Interval keeps the current one;
+// zero Tolerance and Timebox take their defaults for the interval; nil
+// Payload keeps the current payload; zero NextRun keeps nextRun.
+type TaskUpdate struct {
+	Payload   json.RawMessage
+	Interval  time.Duration
+	Tolerance time.Duration
+	Timebox   time.Duration
+	Priority  *int
+	NextRun   time.Time
+}
+
+// Task is a task as its actor holds it.
+type Task struct {
+	ID         uuid.UUID
+	Name       string
+	Owner      string
+	Kind       string
+	Payload    json.RawMessage
+	Interval   time.Duration
+	Tolerance  time.Duration
+	Timebox    time.Duration
+	Priority   int
+	Status     string // active, paused, deleted
+	NextRun    time.Time
+	LastRun    time.Time // zero when no run started yet
+	Runs       int       // runs enqueued so far
+	Waiting    int       // runs waiting in the queue
+	Running    int       // runs executing
+	Checkpoint json.RawMessage
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	// Version is the task stream's version after the task's last event.
+	Version uint64
+}
+
+func taskFrom(s rules.State) Task {
+	return Task{ID: s.ID, Name: s.Spec.Name, Owner: s.Spec.Owner, Kind: s.Spec.Kind, Payload: s.Spec.Payload,
+		Interval: s.Interval(), Tolerance: s.Spec.Tolerance, Timebox: s.Spec.Timebox, Priority: s.Spec.Priority,
+		Status: s.Status.String(), NextRun: s.NextRun, LastRun: s.LastRun, Runs: s.Runs,
+		Waiting: len(s.Waiting()), Running: len(s.Running()), Checkpoint: s.Checkpoint,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version}
+}
+
+// Stats are live figures of a running scheduler.
+type Stats struct {
+	Tasks   int
+	Queued  int64
+	Busy    int64
+	Workers int
+}
+
+// Scheduler runs tasks. Build it with New.
+type Scheduler struct {
+	cfg      Config
+	handlers map[string]worker.Handler
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	sys     *actor.ActorSystem
+	ticker  *actor.PID
+	queue   *actor.PID
+	shards  []*actor.PID
+	tasks   map[uuid.UUID]*actor.PID
+	owners  map[string]map[uuid.UUID]struct{}
+	stats   *worker.Stats
+	base    context.Context
+	abandon context.CancelFunc
+	spawned []*actor.PID
+}
+
+// New checks cfg and returns a Scheduler; nothing runs before Start.
+func New(cfg Config) (*Scheduler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Scheduler{cfg: cfg.withDefaults(), handlers: map[string]worker.Handler{}}, nil
+}
+
+// Register sets the handler for a kind of task. Call it before Start.
+func (s *Scheduler) Register(kind string, h worker.Handler) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("%w: register %q before Start", ErrStarted, kind)
+	}
+	if kind == "" || h == nil {
+		return &FieldError{Field: "kind", Message: "kind and handler are required"}
+	}
+	s.handlers[kind] = h
+	return nil
+}
+
+// Kinds lists the registered kinds.
+func (s *Scheduler) Kinds() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.handlers))
+	for k := range s.handlers {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Start rebuilds every task from the store (R9: waiting runs go back on the
+// queue, runs that were running are forced to end once their deadline has
+// passed), then starts ticking.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return ErrStarted
+	}
+	states, err := s.recoverStates(ctx)
+	if err != nil {
+		return err
+	}
+	c := s.cfg.Clock
+	logger := s.cfg.Logger
+	s.sys = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	root := s.sys.Root
+	s.base, s.abandon = context.WithCancel(context.Background())
+	s.stats = &worker.Stats{}
+	s.tasks, s.owners = map[uuid.UUID]*actor.PID{}, map[string]map[uuid.UUID]struct{}{}
+	for i := 0; i < s.cfg.Shards; i++ {
+		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor { return &clock.Shard{Clock: c} })))
+	}
+	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
+		Clock: c, Workers: s.cfg.Workers, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
+		RequestTimeout: s.cfg.RequestTimeout, Logger: logger, Base: s.base, Stats: s.stats,
+	})))
+	ids := make([]uuid.UUID, 0, len(states))
+	for id := range states {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() }) // deterministic order
+	for _, id := range ids {
+		st := states[id]
+		s.spawnTask(id, &st)
+	}
+	s.ticker = s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
+		return &clock.Ticker{Clock: c, Interval: s.cfg.Tick, Shards: s.shards}
+	}))
+	s.started = true
+	logger.Info("scheduler started", "tasks", len(states), "tick", s.cfg.Tick, "workers", s.cfg.Workers)
+	return nil
+}
+
+func (s *Scheduler) spawn(root *actor.RootContext, props *actor.Props) *actor.PID {
+	pid := clock.Spawn(s.cfg.Clock, root, props)
+	s.spawned = append(s.spawned, pid)
+	return pid
+}
+
+// recoverStates folds the global log into the state of every task.
+func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]rules.State, error) {
+	states := map[uuid.UUID]rules.State{}
+	after := events.Start
+	for {
+		page, err := s.cfg.Store.ReadAll(ctx, after, 4096)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler: recover: %w", err)
+		}
+		for _, r := range page {
+			after = r.Position
+			id, err := events.TaskIDFromStream(r.Stream)
+			if err != nil {
+				continue // not a task stream
+			}
+			e, err := events.Decode(r)
+			if err != nil {
+				return nil, fmt.Errorf("scheduler: recover %s version %d: %w", r.Stream, r.Version, err)
+			}
+			states[id] = rules.Evolve(states[id], r.Metadata, e)
+		}
+		if len(page) < 4096 {
+			return states, nil
+		}
+	}
+}
+
+// spawnTask starts the actor of a task; s.mu must be held.
+func (s *Scheduler) spawnTask(id uuid.UUID, st *rules.State) *actor.PID {
+	cfg := task.Config{Store: s.cfg.Store, Clock: s.cfg.Clock, Queue: s.queue, Shard: s.shardOf(id), Logger: s.cfg.Logger}
+	pid := s.spawn(s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)))
+	s.tasks[id] = pid
+	if st != nil && st.Exists() && st.Status != rules.StatusDeleted {
+		s.indexOwner(st.Spec.Owner, id)
+	}
+	return pid
+}
+
+func (s *Scheduler) indexOwner(owner string, id uuid.UUID) {
+	m := s.owners[owner]
+	if m == nil {
+		m = map[uuid.UUID]struct{}{}
+		s.owners[owner] = m
+	}
+	m[id] = struct{}{}
+}
+
+func (s *Scheduler) shardOf(id uuid.UUID) *actor.PID {
+	return s.shards[binary.BigEndian.Uint32(id[:4])%uint32(len(s.shards))]
+}
+
+// Stop shuts the scheduler down gracefully: ticking stops, then running
+// runs may finish or reach their deadline until ctx ends; runs still going
+// then are abandoned (their outcome is left for the next start to record as
+// a forced end). A stopped Scheduler cannot start again; build a new one on
+// the same store.
+func (s *Scheduler) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.started || s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	s.mu.Unlock()
+	_, _ = clock.Request(s.cfg.Clock, s.sys.Root, s.ticker, clock.StopTicking{}, s.cfg.RequestTimeout)
+	drained := make(chan struct{})
+	go func() { s.stats.Running.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		s.abandon()
+		<-drained
+	}
+	s.abandon()
+	for _, pid := range s.spawned {
+		s.sys.Root.Stop(pid)
+	}
+	s.sys.Shutdown()
+	s.cfg.Logger.Info("scheduler stopped")
+	return nil
+}
+
+// Stats returns live figures.
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Tasks: len(s.tasks), Workers: s.cfg.Workers}
+	if s.stats != nil {
+		st.Queued, st.Busy = s.stats.Queued.Load(), s.stats.Busy.Load()
+	}
+	return st
+}
+
+var taskNamespace = uuid.MustParse("5d0c7f1e-3b8a-4e62-9f0d-2a7c4b9e1d33")
+
+// TaskID is the ID a task of that owner and name has: IDs derive from
+// owner and name so that creating the same task twice, concurrently or
+// after a crash, lands on the same stream (R6).
+func TaskID(owner, name string) uuid.UUID {
+	h := sha1.New()
+	h.Write([]byte(owner))
+	h.Write([]byte{0})
+	h.Write([]byte(name))
+	return uuid.NewSHA1(taskNamespace, h.Sum(nil))
+}
+
+// CreateTask creates a task, or returns the existing one with that owner and
+// name (created false) — whatever its spec (R6). Creating a task that was
+// deleted creates it again on the same stream; run numbers go on.
+func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, error) {
+	if _, ok := s.handlers[spec.Kind]; !ok && spec.Kind != "" {
+		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q", spec.Kind)}
+	}
+	first := spec.FirstRun
+	if first.IsZero() {
+		first = s.cfg.Clock.Now().Add(spec.Interval)
+	}
+	id := TaskID(spec.Owner, spec.Name)
+	cmd := rules.Create{TaskID: id, FirstRun: first, Spec: rules.Spec{Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
+		Payload: spec.Payload, Schedule: events.Schedule{Interval: events.Duration(spec.Interval)},
+		Tolerance: spec.Tolerance, Timebox: spec.Timebox, Priority: spec.Priority}}
+	// Validate before spawning anything for a bad spec.
+	if err := rules.Validate(rules.Defaults(cmd.Spec)); err != nil {
+		return Task{}, false, err
+	}
+	pid, err := s.pid(id, true)
+	if err != nil {
+		return Task{}, false, err
+	}
+	reply, err := s.ask(pid, cmd)
+	if errors.Is(err, rules.ErrAlreadyExists) {
+		return taskFrom(reply.State), false, nil
+	}
+	if err != nil {
+		return Task{}, false, err
+	}
+	s.mu.Lock()
+	s.indexOwner(spec.Owner, id)
+	s.mu.Unlock()
+	return taskFrom(reply.State), true, nil
+}
+
+// pid finds the actor of a task, starting it when create is set.
+func (s *Scheduler) pid(id uuid.UUID, create bool) (*actor.PID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started || s.stopped {
+		return nil, ErrNotStarted
+	}
+	if pid, ok := s.tasks[id]; ok {
+		return pid, nil
+	}
+	if !create {
+		return nil, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
+	}
+	return s.spawnTask(id, nil), nil
+}
+
+func (s *Scheduler) ask(pid *actor.PID, cmd rules.Command) (task.Reply, error) {
+	res, err := clock.Request(s.cfg.Clock, s.sys.Root, pid, task.Command{Cmd: cmd}, s.cfg.RequestTimeout)
+	if err != nil {
+		return task.Reply{}, fmt.Errorf("scheduler: ask task: %w", err)
+	}
+	reply := res.(task.Reply)
+	if errors.Is(reply.Err, rules.ErrNotCreated) {
+		return reply, fmt.Errorf("%w: %s", ErrTaskNotFound, reply.State.ID)
+	}
+	return reply, reply.Err
+}
+
+func (s *Scheduler) command(id uuid.UUID, cmd rules.Command) (Task, error) {
+	pid, err := s.pid(id, false)
+	if err != nil {
+		return Task{}, err
+	}
+	reply, err := s.ask(pid, cmd)
+	if err != nil {
+		return taskFrom(reply.State), err
+	}
+	return taskFrom(reply.State), nil
+}
+
+// Task returns a task's current state.
+func (s *Scheduler) Task(ctx context.Context, id uuid.UUID) (Task, error) {
+	return s.get(id)
+}
+
+// get asks the actor for its state without changing it.
+func (s *Scheduler) get(id uuid.UUID) (Task, error) {
+	pid, err := s.pid(id, false)
+	if err != nil {
+		return Task{}, err
+	}
+	res, err := clock.Request(s.cfg.Clock, s.sys.Root, pid, task.Get{}, s.cfg.RequestTimeout)
+	if err != nil {
+		return Task{}, fmt.Errorf("scheduler: ask task: %w", err)
+	}
+	st := res.(task.Reply).State
+	if !st.Exists() {
+		return Task{}, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
+	}
+	return taskFrom(st), nil
+}
+
+// Tasks returns every task the scheduler knows, deleted ones included,
+// ordered by owner then name.
+func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
+	s.mu.Lock()
+	ids := make([]uuid.UUID, 0, len(s.tasks))
+	for id := range s.tasks {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	out := make([]Task, 0, len(ids))
+	for _, id := range ids {
+		t, err := s.get(id)
+		if errors.Is(err, ErrTaskNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Owner != out[j].Owner {
+			return out[i].Owner < out[j].Owner
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// UpdateTask replaces a task's spec.
+func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate) (Task, error) {
+	cur, err := s.get(id)
+	if err != nil {
+		return Task{}, err
+	}
+	spec := rules.Spec{Payload: cur.Payload, Schedule: events.Schedule{Interval: events.Duration(cur.Interval)},
+		Tolerance: u.Tolerance, Timebox: u.Timebox, Priority: cur.Priority}
+	if u.Interval != 0 {
+		spec.Schedule.Interval = events.Duration(u.Interval)
+	}
+	if u.Payload != nil {
+		spec.Payload = u.Payload
+	}
+	if u.Priority != nil {
+		spec.Priority = *u.Priority
+	}
+	return s.command(id, rules.Update{Spec: spec, NextRun: u.NextRun})
+}
+
+// PauseTask stops a task from enqueueing runs; its waiting runs are dropped
+// when a worker asks for them (R7).
+func (s *Scheduler) PauseTask(ctx context.Context, id uuid.UUID) (Task, error) {
+	return s.command(id, rules.Pause{})
+}
+
+// ResumeTask lets a paused task run again.
+func (s *Scheduler) ResumeTask(ctx context.Context, id uuid.UUID) (Task, error) {
+	return s.command(id, rules.Resume{})
+}
+
+// DeleteTask deletes a task (R7).
+func (s *Scheduler) DeleteTask(ctx context.Context, id uuid.UUID) (Task, error) {
+	t, err := s.command(id, rules.Delete{Reason: "deleted"})
+	if err == nil {
+		s.mu.Lock()
+		delete(s.owners[t.Owner], id)
+		s.mu.Unlock()
+	}
+	return t, err
+}
+
+// DeleteOwner deletes every task of an owner (R6) and returns how many were
+// deleted.
+func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (int, error) {
+	s.mu.Lock()
+	var ids []uuid.UUID
+	for id := range s.owners[owner] {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	n := 0
+	for _, id := range ids {
+		if _, err := s.command(id, rules.Delete{Reason: "owner " + owner + " deleted"}); err != nil {
+			return n, err
+		}
+		s.mu.Lock()
+		delete(s.owners[owner], id)
+		s.mu.Unlock()
+		n++
+	}
+	return n, nil
+}

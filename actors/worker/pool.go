@@ -1,0 +1,260 @@
+package worker
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/actors/task"
+	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/events"
+)
+
+// ErrNoHandler: a run's kind has no registered handler.
+var ErrNoHandler = errors.New("worker: no handler registered for kind")
+
+// QueuedRun is a run waiting in the queue.
+type QueuedRun = task.Enqueued
+
+// PoolConfig configures the queue and its workers.
+type PoolConfig struct {
+	Clock clock.Clock
+	// Workers is the number of worker actors (runs executing at once).
+	Workers int
+	// Handlers maps a task kind to its handler; read-only once started.
+	Handlers map[string]Handler
+	// PickupDelay, if set, says how long a queued run waits before a worker
+	// may take it (simulation scripts pick-up times with it).
+	PickupDelay func(QueuedRun) time.Duration
+	// RequestTimeout bounds each ask to a task actor. Default 30s.
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
+	// Base is the parent of every handler's context; cancelling it abandons
+	// running handlers (their outcomes are then not recorded).
+	Base context.Context
+	// Stats is updated as runs are queued and executed.
+	Stats *Stats
+}
+
+// Stats are live counters of the pool.
+type Stats struct {
+	Queued  atomic.Int64 // runs waiting for a worker
+	Busy    atomic.Int64 // workers executing a run
+	Running sync.WaitGroup
+}
+
+type queued struct {
+	run QueuedRun
+	seq uint64
+}
+
+// ready is a delayed run whose pick-up time came.
+type ready struct{ q queued }
+
+// idle is a worker telling the queue it is free.
+type idle struct{ pid *actor.PID }
+
+// work hands a run to a worker.
+type work struct{ run QueuedRun }
+
+// Queue is the run queue: priority order, then enqueue order; it hands runs
+// to idle workers. Several runs of one task may wait at once (R2).
+type Queue struct {
+	cfg     PoolConfig
+	seq     uint64
+	waiting runHeap
+	idle    []*actor.PID
+	sys     *actor.ActorSystem
+	self    *actor.PID
+}
+
+// NewQueue returns the producer of the queue actor; it spawns its workers.
+func NewQueue(cfg PoolConfig) actor.Producer {
+	return func() actor.Actor { return &Queue{cfg: cfg} }
+}
+
+// Receive implements actor.Actor.
+func (q *Queue) Receive(ctx actor.Context) {
+	c := q.cfg.Clock
+	if clock.Counted(ctx.Message()) {
+		defer c.End()
+	}
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		q.sys, q.self = ctx.ActorSystem(), ctx.Self()
+		for i := 0; i < q.cfg.Workers; i++ {
+			w := &Worker{cfg: q.cfg, queue: ctx.Self()}
+			q.idle = append(q.idle, clock.Spawn(c, ctx, actor.PropsFromProducer(func() actor.Actor { return w })))
+		}
+	case task.Enqueued:
+		q.seq++
+		it := queued{run: m, seq: q.seq}
+		q.cfg.Stats.Queued.Add(1)
+		if q.cfg.PickupDelay != nil {
+			if d := q.cfg.PickupDelay(m); d > 0 {
+				sys, self := q.sys, q.self
+				c.AfterFunc(d, func() { clock.Send(c, sys.Root, self, ready{q: it}) })
+				return
+			}
+		}
+		heap.Push(&q.waiting, it)
+		q.dispatch(ctx)
+	case ready:
+		heap.Push(&q.waiting, m.q)
+		q.dispatch(ctx)
+	case idle:
+		q.idle = append(q.idle, m.pid)
+		q.dispatch(ctx)
+	}
+}
+
+func (q *Queue) dispatch(ctx actor.Context) {
+	for len(q.idle) > 0 && len(q.waiting) > 0 {
+		it := heap.Pop(&q.waiting).(queued)
+		w := q.idle[0]
+		q.idle = q.idle[1:]
+		q.cfg.Stats.Queued.Add(-1)
+		clock.Send(q.cfg.Clock, ctx, w, work{run: it.run})
+	}
+}
+
+// Worker takes one run at a time: it asks the task actor for permission,
+// runs the handler until it returns or its deadline passes, and reports the
+// outcome.
+type Worker struct {
+	cfg   PoolConfig
+	queue *actor.PID
+}
+
+// Receive implements actor.Actor.
+func (w *Worker) Receive(ctx actor.Context) {
+	c := w.cfg.Clock
+	if clock.Counted(ctx.Message()) {
+		defer c.End()
+	}
+	m, ok := ctx.Message().(work)
+	if !ok {
+		return
+	}
+	reply, err := w.ask(ctx, m.run, rules.RequestStart{RunID: m.run.RunID})
+	if err != nil || len(reply.Events) == 0 {
+		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {
+			w.cfg.Logger.Error("request start failed", "task_id", m.run.TaskID, "run_id", m.run.RunID, "err", err)
+		}
+		clock.Send(c, ctx, w.queue, idle{pid: ctx.Self()})
+		return
+	}
+	if _, started := reply.Events[0].(events.RunStarted); !started {
+		clock.Send(c, ctx, w.queue, idle{pid: ctx.Self()}) // dropped, and recorded as such
+		return
+	}
+	st := reply.State
+	r, _ := st.Run(m.run.RunID)
+	run := NewRun(Run{TaskID: st.ID, TaskName: st.Spec.Name, Owner: st.Spec.Owner, Kind: st.Spec.Kind,
+		RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline}, nil)
+	root, self := ctx.ActorSystem().Root, ctx.Self()
+	run.save = func(_ context.Context, cp json.RawMessage) error {
+		_, err := w.askFrom(root, m.run, rules.SaveCheckpoint{RunID: r.ID, Checkpoint: cp})
+		return err
+	}
+	h := w.cfg.Handlers[st.Spec.Kind]
+	w.cfg.Stats.Busy.Add(1)
+	w.cfg.Stats.Running.Add(1)
+	c.Begin() // the handler goroutine is work in flight
+	go func() {
+		defer c.End()
+		defer w.cfg.Stats.Running.Done()
+		defer w.cfg.Stats.Busy.Add(-1)
+		hctx, cancel := clock.WithDeadline(w.cfg.Base, c, r.Deadline)
+		cp, herr := call(hctx, h, run)
+		cancel()
+		if w.cfg.Base.Err() != nil {
+			return // abandoned at shutdown: recovery will force it to end
+		}
+		var cmd rules.Command
+		switch {
+		case !c.Now().Before(r.Deadline):
+			cmd = rules.ForceEnd{RunID: r.ID, Reason: events.ForcedTimebox}
+		case herr != nil:
+			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp}
+		default:
+			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
+		}
+		if _, err := w.askFrom(root, m.run, cmd); err != nil && !errors.Is(err, rules.ErrUnknownRun) {
+			w.cfg.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
+		}
+		clock.Send(c, root, w.queue, idle{pid: self})
+	}()
+}
+
+// call runs the handler, turning a panic into an error.
+func call(ctx context.Context, h Handler, run *Run) (cp json.RawMessage, err error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w %q", ErrNoHandler, run.Kind)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			cp, err = nil, fmt.Errorf("panic: %v\n%s", p, firstLines(debug.Stack(), 12))
+		}
+	}()
+	return h.Handle(ctx, run)
+}
+
+func firstLines(b []byte, n int) string {
+	for i, c := range b {
+		if c == '\n' {
+			n--
+			if n == 0 {
+				return string(b[:i])
+			}
+		}
+	}
+	return string(b)
+}
+
+func (w *Worker) ask(ctx actor.Context, run QueuedRun, cmd rules.Command) (task.Reply, error) {
+	return w.askFrom(ctx, run, cmd)
+}
+
+func (w *Worker) askFrom(ctx actor.SenderContext, run QueuedRun, cmd rules.Command) (task.Reply, error) {
+	timeout := w.cfg.RequestTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	res, err := clock.Request(w.cfg.Clock, ctx, run.Task, task.Command{Cmd: cmd}, timeout)
+	if err != nil {
+		return task.Reply{}, fmt.Errorf("worker: ask task %s: %w", run.TaskID, err)
+	}
+	reply, ok := res.(task.Reply)
+	if !ok {
+		return task.Reply{}, fmt.Errorf("worker: task %s answered %T", run.TaskID, res)
+	}
+	return reply, reply.Err
+}
+
+type runHeap []queued
+
+func (h runHeap) Len() int { return len(h) }
+func (h runHeap) Less(i, j int) bool {
+	if h[i].run.Priority != h[j].run.Priority {
+		return h[i].run.Priority > h[j].run.Priority
+	}
+	return h[i].seq < h[j].seq
+}
+func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)   { *h = append(*h, x.(queued)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
