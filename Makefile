@@ -18,8 +18,7 @@ test: ## go vet, then every test with the race detector
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 bench: build ## print throughput figures next to their baselines
-	./bin/cronactor bench store --writers 1 --duration 5s
-	./bin/cronactor bench store --writers 64 --duration 5s
+	./bin/cronactor bench store --duration 5s
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}

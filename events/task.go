@@ -217,11 +217,16 @@ func checkRun(id uuid.UUID, run int) error {
 	return required("run", run < 1)
 }
 
-func (e RunEnqueued) check() error     { return checkRun(e.RunID, e.Run) }
-func (e RunStarted) check() error      { return checkRun(e.RunID, e.Run) }
-func (e RunCompleted) check() error    { return checkRun(e.RunID, e.Run) }
-func (e RunFailed) check() error       { return checkRun(e.RunID, e.Run) }
-func (e CheckpointSaved) check() error { return checkRun(e.RunID, e.Run) }
+func (e RunEnqueued) check() error  { return checkRun(e.RunID, e.Run) }
+func (e RunStarted) check() error   { return checkRun(e.RunID, e.Run) }
+func (e RunCompleted) check() error { return checkRun(e.RunID, e.Run) }
+func (e RunFailed) check() error    { return checkRun(e.RunID, e.Run) }
+func (e CheckpointSaved) check() error {
+	if err := checkRun(e.RunID, e.Run); err != nil {
+		return err
+	}
+	return required("checkpoint", len(e.Checkpoint) == 0 || string(e.Checkpoint) == "null")
+}
 func (e RunDropped) check() error {
 	if err := checkRun(e.RunID, e.Run); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"syscall"
 
@@ -81,6 +82,7 @@ type Store struct {
 	db      *pebble.DB
 	fs      vfs.FS
 	dir     string
+	dbDir   string // Pebble's directory inside dir
 	opts    Options
 	lock    *os.File
 	appends chan *appendReq
@@ -88,6 +90,11 @@ type Store struct {
 	stopped chan struct{} // closed when the committer has exited
 
 	closeOnce sync.Once
+	// closeMu is held for reading by every Append hand-off and every read of
+	// db, and for writing by Close while it marks the store closed, so no
+	// append is queued after the committer left and no read races db.Close.
+	closeMu sync.RWMutex
+	closed  bool
 
 	// mu guards head and notify, and the stream-version cache.
 	mu      sync.RWMutex
@@ -162,14 +169,16 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		Logger:       quietLogger{},
 	})
 	if err != nil {
-		if errors.Is(err, pebble.ErrCorruption) {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, dir, err)
+		if pebble.IsCorruptionError(err) {
+			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, corruptFile(fs, fs.PathJoin(dir, eventsDir), err), err)
 		}
 		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
 	}
 	s := &Store{
 		db:      db,
 		dir:     dir,
+		dbDir:   fs.PathJoin(dir, eventsDir),
+		fs:      fs,
 		opts:    opts,
 		appends: make(chan *appendReq, 1024),
 		done:    make(chan struct{}),
@@ -185,7 +194,6 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s.fs = fs
 	go s.commitLoop()
 	return s, nil
 }
@@ -251,26 +259,30 @@ func checkFormat(fs vfs.FS, dir string) error {
 func (s *Store) lastPosition() (uint64, error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixGlobal}, UpperBound: []byte{prefixGlobal + 1}})
 	if err != nil {
-		return 0, fmt.Errorf("embedded: %w", err)
+		return 0, s.dbErr("find the end of the global log", err)
 	}
 	defer it.Close()
 	if !it.Last() {
-		return 0, it.Error()
+		if err := it.Error(); err != nil {
+			return 0, s.dbErr("find the end of the global log", err)
+		}
+		return 0, nil
 	}
 	k := it.Key()
 	if len(k) != 9 {
-		return 0, fmt.Errorf("%w: malformed global key %x in %s", ErrCorrupt, k, s.dir)
+		return 0, fmt.Errorf("%w: malformed global key %x in %s", ErrCorrupt, k, s.dbDir)
 	}
 	return binary.BigEndian.Uint64(k[1:]), nil
 }
 
-func (s *Store) isClosed() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
+// use holds the store open for a read; release with the returned func.
+func (s *Store) use() (release func(), err error) {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return nil, events.ErrClosed
 	}
+	return s.closeMu.RUnlock, nil
 }
 
 // Close stops accepting appends, waits for the ones under way, and closes the
@@ -278,7 +290,10 @@ func (s *Store) isClosed() bool {
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.closeMu.Lock()
+		s.closed = true
 		close(s.done)
+		s.closeMu.Unlock()
 		<-s.stopped
 		err = s.db.Close()
 		if err == nil {
@@ -328,11 +343,15 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		return events.AppendResult{}, err
 	}
 	req := &appendReq{stream: stream, expected: expected, evs: evs, done: make(chan struct{})}
+	release, err := s.use()
+	if err != nil {
+		return events.AppendResult{}, err
+	}
 	select {
 	case s.appends <- req:
-	case <-s.done:
-		return events.AppendResult{}, events.ErrClosed
+		release()
 	case <-ctx.Done():
+		release()
 		return events.AppendResult{}, ctx.Err()
 	}
 	// Once queued, the append is decided by the committer; wait for the
@@ -369,14 +388,24 @@ func (s *Store) commitLoop() {
 	}
 }
 
-// drainClosed fails appends that were queued when the store closed.
+// drainClosed commits the appends that were queued before the store
+// closed: Close marks the store closed under closeMu, so none arrive later.
 func (s *Store) drainClosed() {
+	var pending []*appendReq
+	n := 0
 	for {
 		select {
 		case r := <-s.appends:
-			r.err = events.ErrClosed
-			close(r.done)
+			pending = append(pending, r)
+			n += len(r.evs)
+			if n >= s.opts.MaxBatchEvents {
+				s.commit(pending)
+				pending, n = nil, 0
+			}
 		default:
+			if len(pending) > 0 {
+				s.commit(pending)
+			}
 			return
 		}
 	}
@@ -479,14 +508,14 @@ func (s *Store) streamHead(stream string) (streamVersion, error) {
 	prefix := streamPrefix(stream)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return h, fmt.Errorf("embedded: %w", err)
+		return h, s.dbErr(fmt.Sprintf("read stream head %q", stream), err)
 	}
 	defer it.Close()
 	if it.Last() {
 		k := it.Key()
 		h = streamVersion{version: binary.BigEndian.Uint64(k[len(k)-8:]), exists: true}
 	} else if err := it.Error(); err != nil {
-		return h, fmt.Errorf("embedded: read stream head %q: %w", stream, err)
+		return h, s.dbErr(fmt.Sprintf("read stream head %q", stream), err)
 	}
 	return h, nil
 }
@@ -548,9 +577,11 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, limi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
-		return nil, events.ErrClosed
+	release, err := s.use()
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	h, err := s.streamHead(stream)
 	if err != nil {
 		return nil, err
@@ -565,14 +596,14 @@ func (s *Store) readStream(stream string, from uint64, limit int) ([]events.Reco
 	prefix := streamPrefix(stream)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: streamKey(stream, from), UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return nil, fmt.Errorf("embedded: %w", err)
+		return nil, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
 	}
 	defer it.Close()
 	var out []events.Recorded
 	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
 		v := it.Value()
 		if len(v) != 8 {
-			return out, fmt.Errorf("%w: stream index entry of %q in %s", ErrCorrupt, stream, s.dir)
+			return out, fmt.Errorf("%w: stream index entry of %q in %s", ErrCorrupt, stream, s.dbDir)
 		}
 		rec, err := s.get(binary.BigEndian.Uint64(v))
 		if err != nil {
@@ -581,20 +612,23 @@ func (s *Store) readStream(stream string, from uint64, limit int) ([]events.Reco
 		out = append(out, rec)
 	}
 	if err := it.Error(); err != nil {
-		return out, fmt.Errorf("embedded: read stream %q: %w", stream, err)
+		return out, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
 	}
 	return out, nil
 }
 
 func (s *Store) get(pos uint64) (events.Recorded, error) {
 	v, closer, err := s.db.Get(globalKey(pos))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return events.Recorded{}, fmt.Errorf("%w: global position %d is indexed but missing in %s", ErrCorrupt, pos, s.dbDir)
+	}
 	if err != nil {
-		return events.Recorded{}, fmt.Errorf("%w: global position %d missing in %s: %v", ErrCorrupt, pos, s.dir, err)
+		return events.Recorded{}, s.dbErr(fmt.Sprintf("read global position %d", pos), err)
 	}
 	defer closer.Close()
 	rec, err := decodeRecord(pos, v)
 	if err != nil {
-		return rec, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dir, err)
+		return rec, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dbDir, err)
 	}
 	return rec, nil
 }
@@ -604,9 +638,11 @@ func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) (
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
-		return nil, events.ErrClosed
+	release, err := s.use()
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	s.mu.RLock()
 	head := s.head
 	s.mu.RUnlock()
@@ -619,7 +655,7 @@ func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: globalKey(after + 1), UpperBound: globalKey(head + 1)})
 	if err != nil {
-		return nil, fmt.Errorf("embedded: %w", err)
+		return nil, s.dbErr("read global log", err)
 	}
 	defer it.Close()
 	var out []events.Recorded
@@ -627,12 +663,12 @@ func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error
 		pos := binary.BigEndian.Uint64(it.Key()[1:])
 		rec, err := decodeRecord(pos, it.Value())
 		if err != nil {
-			return out, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dir, err)
+			return out, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dbDir, err)
 		}
 		out = append(out, rec)
 	}
 	if err := it.Error(); err != nil {
-		return out, fmt.Errorf("embedded: read global log: %w", err)
+		return out, s.dbErr("read global log", err)
 	}
 	return out, nil
 }
@@ -647,9 +683,6 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if s.isClosed() {
-			return events.ErrClosed
-		}
 		s.mu.RLock()
 		head, wake := s.head, s.notify
 		s.mu.RUnlock()
@@ -663,7 +696,12 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 				return events.ErrClosed
 			}
 		}
+		release, err := s.use()
+		if err != nil {
+			return err
+		}
 		page, err := s.readAll(pos, head, subscribePage)
+		release()
 		if err != nil {
 			return err
 		}
@@ -735,4 +773,31 @@ func (s *Store) checkCleanShutdown(fs vfs.FS) error {
 		return fmt.Errorf("embedded: remove %s: %w", path, err)
 	}
 	return nil
+}
+
+// dbErr wraps an error from Pebble. Corruption becomes ErrCorrupt naming
+// the damaged file where Pebble's message says which one.
+func (s *Store) dbErr(op string, err error) error {
+	if pebble.IsCorruptionError(err) {
+		return fmt.Errorf("%w: %s: %s: %v", ErrCorrupt, op, corruptFile(s.fs, s.dbDir, err), err)
+	}
+	return fmt.Errorf("embedded: %s: %w", op, err)
+}
+
+// tableNumber finds the file number in Pebble's corruption messages
+// ("invalid table 000014 (checksum mismatch …)", "… in 000007.sst …").
+var tableNumber = regexp.MustCompile(`(?:table |\b)(\d{6,})(\.sst|\.log)?\b`)
+
+// corruptFile names the damaged file: the path of the table or log Pebble
+// mentions, else Pebble's directory.
+func corruptFile(fs vfs.FS, dbDir string, err error) string {
+	m := tableNumber.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "in " + dbDir
+	}
+	ext := m[2]
+	if ext == "" {
+		ext = ".sst"
+	}
+	return "in file " + fs.PathJoin(dbDir, m[1]+ext)
 }

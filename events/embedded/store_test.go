@@ -3,14 +3,17 @@ package embedded_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/events/storetest"
+	"github.com/google/uuid"
 )
 
 func TestContractOnDisk(t *testing.T) {
@@ -171,5 +174,70 @@ func TestCorruptionIsReported(t *testing.T) {
 	}
 	if !errors.Is(err, embedded.ErrCorrupt) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("corruption error does not say where: %v", err)
+	}
+	if testing.Verbose() {
+		t.Logf("reported: %v", err)
+	}
+}
+
+// TestCloseDuringAppends: appends racing Close either land durably or fail
+// with ErrClosed; none hangs, and every acknowledged one is there on reopen.
+func TestCloseDuringAppends(t *testing.T) {
+	dir := t.TempDir()
+	s, err := embedded.Open(dir, embedded.Options{MemTableSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers = 16
+	var (
+		mu    sync.Mutex
+		acked = map[string]uint64{} // stream → last acknowledged version
+	)
+	started := make(chan struct{}, writers)
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := fmt.Sprintf("task-close-%d", w)
+			for i := 0; ; i++ {
+				p, _ := events.Propose(events.TaskPaused{}, uuid.Nil, testTime)
+				res, err := s.Append(context.Background(), st, events.AnyVersion, p)
+				if errors.Is(err, events.ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("append: %v", err)
+					return
+				}
+				mu.Lock()
+				acked[st] = res.Version
+				mu.Unlock()
+				if i == 3 {
+					started <- struct{}{}
+				}
+			}
+		}()
+	}
+	for w := 0; w < writers; w++ {
+		<-started
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	s, err = embedded.Open(dir, embedded.Options{MemTableSize: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for st, v := range acked {
+		got, err := s.ReadStream(context.Background(), st, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uint64(len(got)) < v+1 {
+			t.Fatalf("%s holds %d events, %d were acknowledged", st, len(got), v+1)
+		}
 	}
 }

@@ -28,6 +28,9 @@ var (
 	ErrUnavailable = errors.New("esdb: server unavailable")
 	// ErrInvalidEvent: a proposed event cannot be stored (no type).
 	ErrInvalidEvent = errors.New("esdb: invalid event")
+	// ErrTooLarge: the server refused an append larger than its maximum
+	// append size (EventStoreDB's MaxAppendSize, 1 MiB by default).
+	ErrTooLarge = errors.New("esdb: append exceeds the server's maximum append size")
 	// ErrMetadata: an event's user metadata is not ours.
 	ErrMetadata = errors.New("esdb: malformed event metadata")
 

@@ -15,6 +15,8 @@
 //     AnyVersion → any, Exactly(n) → revision n. A wrong expected revision is
 //     returned as *events.VersionConflictError (errors.Is
 //     events.ErrVersionConflict), carrying the stream's current version.
+//   - Options.Namespace, when set, is put in front of every stored stream
+//     name, so several schedulers can share one database.
 //   - The global log is $all filtered to Options.StreamPrefixes (default
 //     "task-"); system streams ("$…") are never part of it. events.Position
 //     holds EventStoreDB's commit and prepare positions. ReadAll reads $all

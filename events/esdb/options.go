@@ -24,6 +24,14 @@ type Options struct {
 	// Default: events.TaskStreamPrefix alone. At most 16 prefixes.
 	StreamPrefixes []string
 
+	// Namespace is put in front of every stream name in EventStoreDB (our
+	// "task-<uuid>" is stored as Namespace+"task-<uuid>"), so that several
+	// schedulers, or test runs, can share one database without seeing each
+	// other's streams. It is invisible through the Store. Default: none. At
+	// most 64 bytes, printable, not starting with "$"; end it with a
+	// separator of your choice, e.g. "staging.".
+	Namespace string
+
 	// PageSize is how many events of $all one read request asks for while
 	// ReadAll scans for events of our streams. Default 512; 2 to 10000.
 	PageSize int
@@ -79,6 +87,9 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("%w: StreamPrefixes[%d]: %q names system streams", ErrInvalidOptions, i, p))
 		}
 	}
+	if len(o.Namespace) > 64 || strings.HasPrefix(o.Namespace, "$") || strings.IndexFunc(o.Namespace, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		errs = append(errs, fmt.Errorf("%w: Namespace: %q must be at most 64 printable bytes not starting with \"$\"", ErrInvalidOptions, o.Namespace))
+	}
 	if o.PageSize < 2 || o.PageSize > 10000 {
 		errs = append(errs, fmt.Errorf("%w: PageSize: %d is outside 2..10000", ErrInvalidOptions, o.PageSize))
 	}
@@ -91,13 +102,18 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// includes reports whether stream belongs to the global log.
-func (o Options) includes(stream string) bool {
-	if strings.HasPrefix(stream, "$") {
+// includes reports whether a stream, named as stored in EventStoreDB,
+// belongs to the global log.
+func (o Options) includes(stored string) bool {
+	if strings.HasPrefix(stored, "$") {
+		return false
+	}
+	name, ok := strings.CutPrefix(stored, o.Namespace)
+	if !ok {
 		return false
 	}
 	for _, p := range o.StreamPrefixes {
-		if strings.HasPrefix(stream, p) {
+		if strings.HasPrefix(name, p) {
 			return true
 		}
 	}

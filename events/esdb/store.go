@@ -61,7 +61,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{
 		opts:    opts,
 		clients: &clients{cfg: *cfg, log: opts.Logger},
-		filter:  streamFilter(opts.StreamPrefixes),
+		filter:  streamFilter(opts.Namespace, opts.StreamPrefixes),
 		life:    life,
 		endLife: end,
 	}
@@ -69,18 +69,23 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 }
 
 // streamFilter is the server-side filter of the global log's subscription.
-func streamFilter(prefixes []string) *esdb.SubscriptionFilter {
+func streamFilter(namespace string, prefixes []string) *esdb.SubscriptionFilter {
+	var full []string
 	for _, p := range prefixes {
-		if p == "" {
+		if namespace+p == "" {
 			return &esdb.SubscriptionFilter{Type: esdb.StreamFilterType, Regex: `^[^$]`}
 		}
+		full = append(full, namespace+p)
 	}
-	return &esdb.SubscriptionFilter{Type: esdb.StreamFilterType, Prefixes: append([]string(nil), prefixes...)}
+	return &esdb.SubscriptionFilter{Type: esdb.StreamFilterType, Prefixes: full}
 }
 
 // enter registers a call; it fails once the store is closed. The returned
 // context ends with ctx or with Close.
 func (s *Store) enter(ctx context.Context) (context.Context, func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -226,7 +231,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 
 	opts := esdb.AppendToStreamOptions{ExpectedRevision: expectedRevision(expected)}
 	wr, err := retry(s, ctx, cctx, "append", func(ctx context.Context, cl *esdb.Client) (*esdb.WriteResult, error) {
-		return cl.AppendToStream(ctx, stream, opts, data...)
+		return cl.AppendToStream(ctx, s.opts.Namespace+stream, opts, data...)
 	})
 	if isCode(err, esdb.ErrorCodeWrongExpectedVersion) {
 		conflict := &events.VersionConflictError{Stream: stream, Expected: expected}
@@ -238,6 +243,9 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 			conflict.Actual, conflict.ActualExists = last.Version, true
 		}
 		return events.AppendResult{}, conflict
+	}
+	if err != nil && status.Code(err) == codes.InvalidArgument && strings.Contains(err.Error(), "Maximum Append Size") {
+		return events.AppendResult{}, fmt.Errorf("%w: append of %d events to %q: %v", ErrTooLarge, len(evs), stream, err)
 	}
 	if err != nil {
 		return events.AppendResult{}, fmt.Errorf("esdb: append to %q: %w", stream, err)
@@ -324,7 +332,7 @@ func (s *Store) lastEvent(caller, ctx context.Context, stream string) (events.Re
 
 // collect runs one stream read to its end.
 func (s *Store) collect(ctx context.Context, cl *esdb.Client, stream string, opts esdb.ReadStreamOptions, count uint64) ([]events.Recorded, error) {
-	rs, err := cl.ReadStream(ctx, stream, opts, count)
+	rs, err := cl.ReadStream(ctx, s.opts.Namespace+stream, opts, count)
 	if err != nil {
 		return nil, err
 	}
@@ -353,6 +361,12 @@ func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) (
 	var out []events.Recorded
 	cursor := after
 	page := uint64(s.opts.PageSize)
+	if limit > 0 {
+		// Not much more than asked for (+1: a read from a position starts
+		// with the event at it), nor so little that events of other
+		// streams cost a round trip each.
+		page = uint64(min(s.opts.PageSize, max(limit+1, 64)))
+	}
 	for {
 		opts := esdb.ReadAllOptions{Direction: esdb.Forwards, From: esdb.Start{}}
 		if !cursor.IsZero() {
@@ -535,7 +549,7 @@ func (s *Store) recorded(ev *esdb.ResolvedEvent) events.Recorded {
 	r := events.Recorded{
 		Metadata: events.Metadata{
 			ID:       e.EventID,
-			Stream:   e.StreamID,
+			Stream:   strings.TrimPrefix(e.StreamID, s.opts.Namespace),
 			Version:  e.EventNumber,
 			Position: events.Position{Commit: e.Position.Commit, Prepare: e.Position.Prepare},
 			At:       e.CreatedDate.UTC(),

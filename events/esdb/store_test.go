@@ -73,21 +73,20 @@ func openStore(t testing.TB, url string, opts esdb.Options) *esdb.Store {
 
 // backend is where a test runs: the in-process test server (always), or the
 // real server named by CRONACTOR_ESDB_URL. On a real server, whose database
-// may hold anything, each run uses streams under a prefix of its own, and
-// the global log is limited to that prefix.
+// may hold anything, each test works in a namespace of its own.
 type backend struct {
-	srv    *esdbtestserver.Server // nil on a real server
-	url    string
-	prefix string
+	srv       *esdbtestserver.Server // nil on a real server
+	url       string
+	namespace string
 }
 
 // stream names a new stream in the global log.
-func (b backend) stream() string { return b.prefix + uuid.NewString() }
+func (b backend) stream() string { return events.TaskStream(uuid.New()) }
 
-// open opens a store on the backend, limited to the backend's prefix.
+// open opens a store on the backend, in the backend's namespace.
 func (b backend) open(t testing.TB, tune ...func(*esdb.Options)) *esdb.Store {
 	opts := fastOptions(t)
-	opts.StreamPrefixes = []string{b.prefix}
+	opts.Namespace = b.namespace
 	for _, f := range tune {
 		f(&opts)
 	}
@@ -99,14 +98,14 @@ func (b backend) open(t testing.TB, tune ...func(*esdb.Options)) *esdb.Store {
 func eachBackend(t *testing.T, f func(t *testing.T, b backend)) {
 	t.Run("testserver", func(t *testing.T) {
 		srv := esdbtestserver.Run(t)
-		f(t, backend{srv: srv, url: fastURL(srv), prefix: events.TaskStreamPrefix})
+		f(t, backend{srv: srv, url: fastURL(srv)})
 	})
 	url := os.Getenv("CRONACTOR_ESDB_URL")
 	t.Run("eventstoredb", func(t *testing.T) {
 		if url == "" {
 			t.Skip("CRONACTOR_ESDB_URL is not set: no EventStoreDB server to test against (the in-process test server covers the adapter)")
 		}
-		f(t, backend{url: url, prefix: "crtest" + uuid.NewString()[:8] + "-"})
+		f(t, backend{url: url, namespace: "crtest" + uuid.NewString()[:8] + "."})
 	})
 }
 
@@ -279,7 +278,7 @@ func TestReadAllFiltersAndPages(t *testing.T) { eachBackend(t, testReadAllFilter
 func testReadAllFiltersAndPages(t *testing.T, b backend) {
 	s := b.open(t, func(o *esdb.Options) { o.PageSize = 3 }) // several pages
 	ctx := ctxFor(t)
-	other := "other" + b.prefix + uuid.NewString()
+	other := "other-" + uuid.NewString()
 
 	var want []uuid.UUID
 	for i := range 5 {
@@ -316,10 +315,8 @@ func testReadAllFiltersAndPages(t *testing.T, b backend) {
 		t.Fatalf("ReadAll after the last = %v, %v", none, err)
 	}
 
-	if b.srv == nil {
-		return // a real database holds other streams
-	}
-	// With "" every non-system stream is part of the global log.
+	// With "" every non-system stream (of the namespace) is part of the
+	// global log.
 	every := b.open(t, func(o *esdb.Options) { o.StreamPrefixes = []string{""} })
 	got, err := every.ReadAll(ctx, events.Start, 0)
 	if err != nil || len(got) != 10 {
@@ -396,7 +393,7 @@ func TestSubscribeCatchUpThenLive(t *testing.T) { eachBackend(t, testSubscribeCa
 func testSubscribeCatchUpThenLive(t *testing.T, b backend) {
 	s := b.open(t)
 	ctx := ctxFor(t)
-	other := "other" + b.prefix + uuid.NewString()
+	other := "other-" + uuid.NewString()
 	var want []uuid.UUID
 	appendOne := func(i int) events.AppendResult {
 		p := proposal(t, "TaskCreated", i)
@@ -622,6 +619,41 @@ func TestConcurrentAppendsDuringClose(t *testing.T) {
 	wg.Wait()
 }
 
+// TestNamespaces: two stores in different namespaces of one server share
+// nothing.
+func TestNamespaces(t *testing.T) {
+	srv := esdbtestserver.Run(t)
+	ctx := ctxFor(t)
+	b := backend{srv: srv, url: fastURL(srv)}
+	blue := b.open(t, func(o *esdb.Options) { o.Namespace = "blue." })
+	green := b.open(t, func(o *esdb.Options) { o.Namespace = "green." })
+	stream := events.TaskStream(uuid.New())
+	if _, err := blue.Append(ctx, stream, events.NoStream, proposal(t, "A", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := green.Append(ctx, stream, events.NoStream, proposal(t, "A", 0)); err != nil {
+		t.Fatalf("same stream name in another namespace: %v", err)
+	}
+	if _, err := green.Append(ctx, stream, events.Exactly(0), proposal(t, "B", 1)); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*esdb.Store{"blue": blue, "green": green} {
+		all, err := s.ReadAll(ctx, events.Start, 0)
+		want := map[string]int{"blue": 1, "green": 2}[name]
+		if err != nil || len(all) != want || all[0].Stream != stream {
+			t.Errorf("%s global log: %+v, %v; want %d events of %s", name, all, err, want, stream)
+		}
+		c := newCollector()
+		subscribe(t, s, events.Start, c)
+		if got := c.waitFor(t, ctx, want); len(got) != want {
+			t.Errorf("%s subscription: %d events", name, len(got))
+		}
+	}
+	if n := srv.Len(); n != 3 {
+		t.Fatalf("server holds %d events, want 3", n)
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	for _, tc := range []struct {
 		opts  esdb.Options
@@ -632,6 +664,7 @@ func TestOptionsValidate(t *testing.T) {
 		{esdb.Options{StreamPrefixes: []string{}}, "StreamPrefixes"},
 		{esdb.Options{MinBackoff: time.Hour}, "MinBackoff"},
 		{esdb.Options{MaxBackoff: time.Hour}, "MaxBackoff"},
+		{esdb.Options{Namespace: "$x"}, "Namespace"},
 	} {
 		err := tc.opts.Validate()
 		if !errors.Is(err, esdb.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.field) {
@@ -667,4 +700,20 @@ func BenchmarkAppend(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestGossipSeeds: a cluster connection string makes the client ask the
+// gossip service for the leader first; the test server names itself.
+func TestGossipSeeds(t *testing.T) {
+	srv := esdbtestserver.Run(t)
+	url := "esdb://" + srv.Addr() + "," + srv.Addr() + "?tls=false&maxDiscoverAttempts=2&discoveryInterval=10"
+	s := openStore(t, url, fastOptions(t))
+	ctx := ctxFor(t)
+	stream := events.TaskStream(uuid.New())
+	if _, err := s.Append(ctx, stream, events.NoStream, proposal(t, "A", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadStream(ctx, stream, 0, 0); err != nil || len(got) != 1 {
+		t.Fatalf("read through a gossip-discovered leader: %v, %v", got, err)
+	}
 }

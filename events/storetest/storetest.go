@@ -6,7 +6,8 @@
 //	}
 //
 // newStore must return a fresh, empty store and arrange for it to be closed
-// (t.Cleanup). The suite uses stream names that start with
+// (t.Cleanup); the ClosedStore case closes it itself first, so Close must
+// tolerate a second call. The suite uses stream names that start with
 // events.TaskStreamPrefix so that backends filtering their global log by
 // that prefix pass too. New backend behaviour goes into this suite first.
 package storetest
@@ -53,6 +54,9 @@ func Run(t *testing.T, newStore NewStore) {
 		{"SubscribeHandlerError", testSubscribeHandlerError},
 		{"ContextCancellation", testContextCancel},
 		{"MetadataRoundTrip", testMetadataRoundTrip},
+		{"IdempotentRetryAnyVersion", testIdempotentRetryAny},
+		{"SubscribeLiveUnderConcurrentAppends", testSubscribeConcurrent},
+		{"ClosedStore", testClosed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -601,5 +605,89 @@ func testMetadataRoundTrip(t *testing.T, s events.Store) {
 	mustAppend(t, s, st, events.Exactly(0), z)
 	if got := mustRead(t, s, st, 1, 0)[0]; got.ID == uuid.Nil {
 		t.Fatal("a zero event ID was stored as zero")
+	}
+}
+
+func testIdempotentRetryAny(t *testing.T, s events.Store) {
+	st := stream()
+	mustAppend(t, s, st, events.NoStream, ev("first"))
+	batch := evs("any", 2)
+	res1 := mustAppend(t, s, st, events.AnyVersion, batch...)
+	res2, err := s.Append(ctxT(t), st, events.AnyVersion, batch...)
+	if err != nil || res2 != res1 {
+		t.Fatalf("retried AnyVersion append: %+v, %v; first %+v", res2, err, res1)
+	}
+	if got := mustRead(t, s, st, 0, 0); len(got) != 3 {
+		t.Fatalf("stream holds %d events after an AnyVersion retry, want 3", len(got))
+	}
+}
+
+func testSubscribeConcurrent(t *testing.T, s events.Store) {
+	const writers, each = 8, 25
+	c := newCollector(writers * each)
+	stop := subscribe(t, s, events.Start, c)
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := stream()
+			exp := events.NoStream
+			for i := 0; i < each; i++ {
+				res, err := s.Append(context.Background(), st, exp, ev(fmt.Sprint(w, "-", i)))
+				if err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					return
+				}
+				exp = events.Exactly(res.Version)
+			}
+		}()
+	}
+	wg.Wait()
+	got := c.wait(t)
+	all := readAllPaged(t, s, events.Start, 64)
+	if len(got) != len(all) {
+		t.Fatalf("subscription saw %d events, the log holds %d", len(got), len(all))
+	}
+	for i := range all {
+		if got[i].ID != all[i].ID || got[i].Position != all[i].Position {
+			t.Fatalf("subscription event %d is %s@%v, the log has %s@%v", i, got[i].ID, got[i].Position, all[i].ID, all[i].Position)
+		}
+	}
+	if err := stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Subscribe returned %v, want context.Canceled", err)
+	}
+}
+
+func testClosed(t *testing.T, s events.Store) {
+	st := stream()
+	mustAppend(t, s, st, events.NoStream, ev("before"))
+	// A subscriber waiting for live events ends with ErrClosed.
+	c := newCollector(1)
+	errc := make(chan error, 1)
+	go func() { errc <- s.Subscribe(ctxT(t), events.Start, c.handle) }()
+	c.wait(t)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, events.ErrClosed) {
+			t.Fatalf("live Subscribe ended with %v at Close, want ErrClosed", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Subscribe did not return after Close")
+	}
+	if _, err := s.Append(ctxT(t), st, events.AnyVersion, ev("after")); !errors.Is(err, events.ErrClosed) {
+		t.Fatalf("Append after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.ReadStream(ctxT(t), st, 0, 0); !errors.Is(err, events.ErrClosed) {
+		t.Fatalf("ReadStream after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.ReadAll(ctxT(t), events.Start, 0); !errors.Is(err, events.ErrClosed) {
+		t.Fatalf("ReadAll after Close: %v, want ErrClosed", err)
+	}
+	if err := s.Subscribe(ctxT(t), events.Start, c.handle); !errors.Is(err, events.ErrClosed) {
+		t.Fatalf("Subscribe after Close: %v, want ErrClosed", err)
 	}
 }

@@ -19,8 +19,9 @@
 // "stream not found", every event read back carries the "type",
 // "content-type" and "created" system metadata, a subscription starts with a
 // confirmation, and reads never carry first/last-position messages (the v4 Go
-// client panics on them). Appends lacking "type" or "content-type" metadata
-// are refused as a real server does.
+// client panics on them). Appends lacking "type" or "content-type" metadata,
+// and appends larger than the maximum append size (1 MiB by default, as on
+// EventStoreDB; see SetMaxAppendSize), are refused as a real server does.
 //
 // Positions in $all are byte-like offsets: each event's prepare position
 // advances by a size derived from its body, and every event of one append

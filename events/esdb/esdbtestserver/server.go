@@ -29,6 +29,7 @@ type Server struct {
 	log  *eventLog
 
 	mu      sync.Mutex
+	maxSize int
 	srv     *grpc.Server
 	serving chan struct{} // closed when Serve returned
 	// nodeID names this node in gossip answers.
@@ -47,7 +48,20 @@ func New() (*Server, error) {
 	if err := lis.Close(); err != nil {
 		return nil, fmt.Errorf("esdbtestserver: reserve a port: %w", err)
 	}
-	return &Server{addr: addr, log: newEventLog(), nodeID: uuid.New()}, nil
+	return &Server{addr: addr, log: newEventLog(), nodeID: uuid.New(), maxSize: DefaultMaxAppendSize}, nil
+}
+
+// DefaultMaxAppendSize is EventStoreDB's default limit on the size of one
+// append (its MaxAppendSize setting): 1 MiB.
+const DefaultMaxAppendSize = 1 << 20
+
+// SetMaxAppendSize changes the limit on the bytes (event bodies) of one
+// append, as EventStoreDB's --max-append-size does. It applies from the
+// next Start.
+func (s *Server) SetMaxAppendSize(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxSize = n
 }
 
 // Run starts a server for the test and stops it when the test ends.
@@ -94,7 +108,7 @@ func (s *Server) Start() error {
 		// tolerates that, so must the double.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
 	)
-	api.RegisterStreamsServer(srv, &streamsService{log: s.log})
+	api.RegisterStreamsServer(srv, &streamsService{log: s.log, maxSize: s.maxSize})
 	serverfeatures.RegisterServerFeaturesServer(srv, featuresService{})
 	gossip.RegisterGossipServer(srv, &gossipService{s: s})
 	done := make(chan struct{})

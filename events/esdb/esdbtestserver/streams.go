@@ -11,13 +11,15 @@ import (
 	api "github.com/EventStore/EventStore-Client-Go/v4/protos/streams"
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
 // streamsService implements the Streams service over an eventLog.
 type streamsService struct {
 	api.UnimplementedStreamsServer
-	log *eventLog
+	log     *eventLog
+	maxSize int
 }
 
 func empty() *shared.Empty { return &shared.Empty{} }
@@ -51,6 +53,7 @@ func (s *streamsService) Append(srv api.Streams_AppendServer) error {
 		return status.Error(codes.InvalidArgument, "append: no expected stream revision")
 	}
 	var evs []proposed
+	size := 0
 	for {
 		m, err := srv.Recv()
 		if errors.Is(err, io.EOF) {
@@ -66,6 +69,12 @@ func (s *streamsService) Append(srv api.Streams_AppendServer) error {
 		p, err := validateProposed(pm)
 		if err != nil {
 			return err
+		}
+		size += len(p.data) // the server counts event bodies only
+		if size > s.maxSize {
+			// As EventStoreDB: the whole append is refused.
+			srv.SetTrailer(metadata.Pairs("exception", "maximum-append-size-exceeded", "maximum-append-size", strconv.Itoa(s.maxSize)))
+			return status.Errorf(codes.InvalidArgument, "Maximum Append Size of %d Exceeded.", s.maxSize)
 		}
 		evs = append(evs, p)
 	}

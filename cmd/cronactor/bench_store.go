@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/embedded"
+)
+
+func init() {
+	benchCommands["store"] = command{
+		summary: "append throughput of the embedded store next to the disk's raw limit",
+		run:     runBenchStore,
+	}
+}
+
+// benchEventSize is the body size of every appended event.
+const benchEventSize = 200
+
+type benchResult struct {
+	Store          string  `json:"store"`
+	Writers        int     `json:"writers"`
+	DurationS      float64 `json:"duration_s"`
+	Events         int64   `json:"events"`
+	EventsPerS     float64 `json:"events_per_s"`
+	P50us          float64 `json:"p50_us"`
+	P99us          float64 `json:"p99_us"`
+	RawEventsPerS  float64 `json:"raw_events_per_s"`
+	RawP50us       float64 `json:"raw_p50_us"`
+	RawP99us       float64 `json:"raw_p99_us"`
+	Ratio          float64 `json:"ratio"`
+	EventSizeBytes int     `json:"event_size_bytes"`
+}
+
+func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("bench store", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	writers := fs.Int("writers", 0, "concurrent writers, one stream each (default: run 1, then 64)")
+	duration := fs.Duration("duration", 5*time.Second, "how long each measurement appends")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print each result as one JSON object; the last line is the last result")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *writers < 0 || *writers > 10000 {
+		return fmt.Errorf("%w: --writers must be between 1 and 10000", errUsage)
+	}
+	if *duration < 100*time.Millisecond || *duration > time.Hour {
+		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
+	}
+	counts := []int{1, 64}
+	if *writers > 0 {
+		counts = []int{*writers}
+	}
+	base := *dir
+	if base == "" {
+		d, err := os.MkdirTemp("", "cronactor-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		base = d
+	}
+	fmt.Fprintf(env.stderr, "bench store: %d-byte events, %s per measurement, files under %s\n", benchEventSize, *duration, base)
+	for _, n := range counts {
+		run := filepath.Join(base, fmt.Sprintf("w%d", n))
+		fmt.Fprintf(env.stderr, "  %d writer(s): embedded store...\n", n)
+		st, err := benchEmbedded(ctx, filepath.Join(run, "store"), n, *duration)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stderr, "  %d writer(s): raw append-only file...\n", n)
+		raw, err := benchRawFile(ctx, filepath.Join(run, "raw"), n, *duration)
+		if err != nil {
+			return err
+		}
+		r := benchResult{
+			Store: "embedded", Writers: n, DurationS: st.elapsed.Seconds(), Events: st.events,
+			EventsPerS: st.rate(), P50us: st.pct(50), P99us: st.pct(99),
+			RawEventsPerS: raw.rate(), RawP50us: raw.pct(50), RawP99us: raw.pct(99),
+			EventSizeBytes: benchEventSize,
+		}
+		if r.RawEventsPerS > 0 {
+			r.Ratio = r.EventsPerS / r.RawEventsPerS
+		}
+		if *asJSON {
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(env.stdout, string(b))
+		} else {
+			fmt.Fprintf(env.stdout, "writers=%-3d embedded %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | raw file %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | ratio %.2f\n",
+				n, r.EventsPerS, r.P50us, r.P99us, r.RawEventsPerS, r.RawP50us, r.RawP99us, r.Ratio)
+		}
+		if err := os.RemoveAll(run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type measurement struct {
+	events    int64
+	elapsed   time.Duration
+	latencies []time.Duration // sorted
+}
+
+func (m measurement) rate() float64 { return float64(m.events) / m.elapsed.Seconds() }
+func (m measurement) pct(p float64) float64 {
+	return float64(percentile(m.latencies, p)) / float64(time.Microsecond)
+}
+
+// drive runs writers goroutines calling appendOne until d has passed and
+// collects every call's latency.
+func drive(ctx context.Context, writers int, d time.Duration, appendOne func(w int, seq uint64) error) (measurement, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		all      []time.Duration
+		firstErr error
+		total    atomic.Int64
+	)
+	start := time.Now()
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat := make([]time.Duration, 0, 4096)
+			for seq := uint64(0); ctx.Err() == nil; seq++ {
+				t0 := time.Now()
+				if err := appendOne(w, seq); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				lat = append(lat, time.Since(t0))
+				total.Add(1)
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return measurement{}, firstErr
+	}
+	slices.Sort(all)
+	return measurement{events: total.Load(), elapsed: elapsed, latencies: all}, nil
+}
+
+func benchEmbedded(ctx context.Context, dir string, writers int, d time.Duration) (measurement, error) {
+	s, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		return measurement{}, err
+	}
+	defer s.Close()
+	body := make([]byte, benchEventSize)
+	for i := range body {
+		body[i] = 'a' + byte(i%26)
+	}
+	at := time.Now().UTC()
+	streams := make([]string, writers)
+	for w := range streams {
+		streams[w] = fmt.Sprintf("task-bench-%04d", w)
+	}
+	return drive(ctx, writers, d, func(w int, seq uint64) error {
+		exp := events.NoStream
+		if seq > 0 {
+			exp = events.Exactly(seq - 1)
+		}
+		_, err := s.Append(context.Background(), streams[w], exp,
+			events.Proposed{Type: "BenchAppended", Schema: 1, At: at, Data: body})
+		return err
+	})
+}
+
+// rawLog is the baseline: an append-only file whose writers are
+// group-committed with one write and one fdatasync per group, the least
+// work a durable append can cost on this disk.
+type rawLog struct {
+	f    *os.File
+	reqs chan rawReq
+	done chan struct{}
+}
+
+type rawReq struct {
+	rec []byte
+	ack chan error
+}
+
+func benchRawFile(ctx context.Context, dir string, writers int, d time.Duration) (measurement, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return measurement{}, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "raw.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return measurement{}, err
+	}
+	l := &rawLog{f: f, reqs: make(chan rawReq, 1024), done: make(chan struct{})}
+	go l.commitLoop()
+	rec := make([]byte, benchEventSize)
+	m, err := drive(ctx, writers, d, func(int, uint64) error {
+		ack := make(chan error, 1)
+		l.reqs <- rawReq{rec: rec, ack: ack}
+		return <-ack
+	})
+	close(l.done)
+	return m, errors.Join(err, f.Close())
+}
+
+func (l *rawLog) commitLoop() {
+	var buf []byte
+	var acks []chan error
+	for {
+		select {
+		case r := <-l.reqs:
+			buf, acks = append(buf[:0], r.rec...), append(acks[:0], r.ack)
+		case <-l.done:
+			return
+		}
+	drain:
+		for {
+			select {
+			case r := <-l.reqs:
+				buf = append(buf, r.rec...)
+				acks = append(acks, r.ack)
+			default:
+				break drain
+			}
+		}
+		_, err := l.f.Write(buf)
+		if err == nil {
+			err = fdatasync(l.f)
+		}
+		for _, a := range acks {
+			a <- err
+		}
+	}
+}
