@@ -1,21 +1,29 @@
-// Package crontasks folds the global event log into the cron_tasks view:
-// one row per task with its spec, status, nextRun and lastRun, counts per
-// run outcome, its latest checkpoint and the outcome of its latest run.
+// Package crontasks is the cron_tasks view: a fold of the global event log
+// into one row per task (Task), persisted with its checkpoint, indexed for
+// the queries people and the daemon ask (by id, by owner, by status, due
+// before a time, all), and readable as of any past point.
 //
-// The fold itself (Evolve) is pure: a row and an event give the next row.
-// A View persists the rows in a Pebble database (a directory, or memory)
-// together with its checkpoint, the global position of the last event it
-// applied, written in one atomic batch per applied batch of events: a crash
-// can lose a batch, never count one twice, and events at or before the
-// checkpoint are skipped, so applying is idempotent by global position.
+// Durability and idempotence: every batch of events is applied in one atomic
+// Pebble batch that also writes the checkpoint (the global position of the
+// last event folded), so a crash between applying and checkpointing cannot
+// happen and nothing is counted twice; events at or before the checkpoint are
+// skipped. On Run the view catches up from its checkpoint, then follows the
+// log live (events.Store.Subscribe). The view is derived data: Rebuild folds
+// the whole log again from zero into a fresh directory and swaps it in.
 //
-// On Run a View catches up from its checkpoint and then follows the log
-// live. Queries (by id, owner, status, due before a time, all) read
-// secondary indexes kept in the same batches, and page in a stable order
-// with an opaque cursor. Rebuild folds the log from zero into a fresh view;
-// AsOf folds it up to a past position or time into a throw-away in-memory
-// view, leaving the live one alone.
+// Time travel: AsOf folds the log up to a past global position or time into
+// a separate in-memory view; the live view is not touched.
 //
-// A View is safe for concurrent use: one goroutine applies (Run or Apply),
-// any number query.
+// Layout of the view's Pebble database (keys, all big-endian):
+//
+//	m/format                           format marker
+//	m/checkpoint                       commit(8) prepare(8)
+//	t/<id 16>                          the Task as JSON
+//	o/<len owner><owner><len name><name><id 16>   owner index
+//	s/<status byte><id 16>             status index
+//	d/<next_run unix ns, sign-flipped 8><id 16>   due index (active tasks)
+//
+// Concurrency: a View is safe for concurrent use. One goroutine applies
+// events (Run, or the caller of Apply); queries read consistent snapshots
+// and never block the applier.
 package crontasks

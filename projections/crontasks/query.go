@@ -2,6 +2,7 @@ package crontasks
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -12,79 +13,100 @@ import (
 	"github.com/google/uuid"
 )
 
-// ErrBadQuery: a query field out of its limits; the message names it.
-var ErrBadQuery = errors.New("crontasks: invalid query")
-
-// Query limits.
+// Page sizes.
 const (
 	DefaultLimit = 100
 	MaxLimit     = 1000
 )
 
-// Query selects rows of the view. Set fields combine with AND. Rows come in
-// a stable order: by next_run then id when DueBefore is set and Owner is
-// not, else by id (within the owner when Owner is set).
+// Query selects rows of the view. Every set field must match; the zero
+// Query lists all tasks. Results come in a stable order: by owner then name
+// then id when Owner is set; by next_run then id when DueBefore is set (and
+// Owner is not); else by id.
 type Query struct {
-	// Owner keeps the tasks of one owner (R6).
+	// Owner matches the owner reference exactly.
 	Owner string
-	// Status keeps tasks with this status: active, paused or deleted.
+	// Status is "", active, paused or deleted.
 	Status string
-	// DueBefore keeps active tasks whose next_run is at or before it.
+	// DueBefore, when not zero, keeps active tasks whose next_run is at or
+	// before it (paused and deleted tasks are never due).
 	DueBefore time.Time
-	// Limit is the page size. Default 100, at most 1000.
+	// Limit is the page size: 0 means DefaultLimit; at most MaxLimit.
 	Limit int
-	// Cursor continues from the page that returned it; empty starts.
+	// Cursor continues from the page that returned it ("" starts at the
+	// beginning). A cursor is only valid for the same Query fields.
 	Cursor string
 }
 
-// Page is one page of a query; Next is the cursor of the next page, empty
-// on the last page.
+// Page is one page of query results. Next is the cursor of the following
+// page, "" on the last page.
 type Page struct {
 	Tasks []Task `json:"tasks"`
 	Next  string `json:"next,omitempty"`
 }
 
-// Validate names the first invalid field.
+// Validate names the first invalid field (as in the HTTP API's query
+// parameters).
 func (q Query) Validate() error {
 	switch q.Status {
 	case "", StatusActive, StatusPaused, StatusDeleted:
 	default:
-		return fmt.Errorf("%w: status %q is not active, paused or deleted", ErrBadQuery, q.Status)
+		return fmt.Errorf("%w: status %q: want active, paused or deleted", ErrBadQuery, q.Status)
 	}
 	if q.Limit < 0 || q.Limit > MaxLimit {
-		return fmt.Errorf("%w: limit %d outside 1..%d", ErrBadQuery, q.Limit, MaxLimit)
+		return fmt.Errorf("%w: limit %d out of 1..%d", ErrBadQuery, q.Limit, MaxLimit)
 	}
-	return nil
-}
-
-// index returns the key range the query scans: [lower, upper).
-func (q Query) index() (lower, upper []byte) {
-	switch {
-	case q.Owner != "":
-		lower = append(append([]byte{keyOwner}, q.Owner...), 0)
-		return lower, prefixEnd(lower)
-	case !q.DueBefore.IsZero():
-		return []byte{keyDue}, append([]byte{keyDue}, timeKey(q.DueBefore.Add(time.Nanosecond))...)
-	case q.Status != "":
-		lower = append(append([]byte{keyStatus}, q.Status...), 0)
-		return lower, prefixEnd(lower)
-	default:
-		return []byte{keyTask}, []byte{keyTask + 1}
-	}
-}
-
-func prefixEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
+	if q.Cursor != "" {
+		if _, err := q.decodeCursor(); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (q Query) keep(t *Task) bool {
+// Index tags of cursors.
+const (
+	cursorAll   = 'A'
+	cursorOwner = 'O'
+	cursorDue   = 'D'
+	cursorState = 'S'
+)
+
+// plan is the index a query scans and its bounds.
+func (q Query) plan() (tag byte, lower, upper []byte) {
+	switch {
+	case q.Owner != "":
+		p := ownerPrefix(q.Owner)
+		return cursorOwner, p, prefixEnd(p)
+	case !q.DueBefore.IsZero():
+		return cursorDue, duePrefix, append(append([]byte(nil), duePrefix...), dueTime(q.DueBefore.Add(1))...)
+	case q.Status != "":
+		p := statusPrefix(q.Status)
+		return cursorState, p, prefixEnd(p)
+	default:
+		p := []byte{prefixTask, '/'}
+		return cursorAll, p, prefixEnd(p)
+	}
+}
+
+func (q Query) decodeCursor() ([]byte, error) {
+	b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+	if err != nil || len(b) < 1 {
+		return nil, fmt.Errorf("%w: cursor is malformed", ErrBadQuery)
+	}
+	tag, lower, upper := q.plan()
+	key := b[1:]
+	if b[0] != tag || !bytes.HasPrefix(key, lower[:2]) || bytes.Compare(key, lower) < 0 || (upper != nil && bytes.Compare(key, upper) >= 0) {
+		return nil, fmt.Errorf("%w: cursor belongs to another query", ErrBadQuery)
+	}
+	return key, nil
+}
+
+func encodeCursor(tag byte, key []byte) string {
+	return base64.RawURLEncoding.EncodeToString(append([]byte{tag}, key...))
+}
+
+func (q Query) matches(t *Task) bool {
 	if q.Owner != "" && t.Owner != q.Owner {
 		return false
 	}
@@ -97,65 +119,94 @@ func (q Query) keep(t *Task) bool {
 	return true
 }
 
-// Query returns one page of the rows q selects.
-func (v *View) Query(q Query) (Page, error) {
-	if err := q.Validate(); err != nil {
-		return Page{}, err
+// use holds the view open for a read.
+func (v *View) use() (release func(), err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return nil, ErrClosed
 	}
-	if err := v.open(); err != nil {
+	v.readers.Add(1) // Close waits for readers before closing Pebble
+
+	return v.readers.Done, nil
+}
+
+// Get returns the row of one task.
+func (v *View) Get(ctx context.Context, id uuid.UUID) (Task, error) {
+	release, err := v.use()
+	if err != nil {
+		return Task{}, err
+	}
+	defer release()
+	t, err := v.get(v.db, id)
+	if err != nil {
+		return Task{}, err
+	}
+	return *t, nil
+}
+
+// Query returns one page of the rows q selects, read from one consistent
+// snapshot of the view.
+func (v *View) Query(ctx context.Context, q Query) (Page, error) {
+	if err := q.Validate(); err != nil {
 		return Page{}, err
 	}
 	limit := q.Limit
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	lower, upper := q.index()
-	if q.Cursor != "" {
-		c, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || len(c) < 17 || bytes.Compare(c, lower) < 0 || bytes.Compare(c, upper) >= 0 {
-			return Page{}, fmt.Errorf("%w: %q does not belong to this query", ErrBadCursor, q.Cursor)
-		}
-		lower = append(c, 0) // the key right after the cursor
+	release, err := v.use()
+	if err != nil {
+		return Page{}, err
 	}
+	defer release()
 	snap := v.db.NewSnapshot()
 	defer snap.Close()
+	tag, lower, upper := q.plan()
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return Page{}, fmt.Errorf("crontasks: query: %w", err)
 	}
 	defer it.Close()
-	var page Page
+	valid := it.First()
+	if q.Cursor != "" {
+		key, _ := q.decodeCursor()
+		valid = it.SeekGE(append(append([]byte(nil), key...), 0))
+	}
+	page := Page{Tasks: []Task{}}
 	var lastKey []byte
-	for ok := it.First(); ok; ok = it.Next() {
-		key := it.Key()
-		if len(key) < 17 {
-			return Page{}, fmt.Errorf("%w: index key %q", ErrCorrupt, key)
+	for ; valid; valid = it.Next() {
+		if err := ctx.Err(); err != nil {
+			return Page{}, err
 		}
-		var t Task
-		if key[0] == keyTask {
-			if err := json.Unmarshal(it.Value(), &t); err != nil {
-				return Page{}, fmt.Errorf("%w: task row %x: %v", ErrCorrupt, key[1:], err)
+		var t *Task
+		if tag == cursorAll {
+			t = new(Task)
+			if err := json.Unmarshal(it.Value(), t); err != nil {
+				return Page{}, fmt.Errorf("%w: row %x: %v", ErrForeignDB, it.Key(), err)
 			}
 		} else {
-			id, _ := uuid.FromBytes(key[len(key)-16:])
-			p, err := getIn(snap, id)
-			if err != nil {
+			k := it.Key()
+			if len(k) < 16 {
+				return Page{}, fmt.Errorf("%w: index key %x", ErrForeignDB, k)
+			}
+			id, _ := uuid.FromBytes(k[len(k)-16:])
+			if t, err = v.get(snap, id); err != nil {
+				if errors.Is(err, ErrNotFound) {
+					return Page{}, fmt.Errorf("%w: index key %x names a missing task", ErrForeignDB, k)
+				}
 				return Page{}, err
 			}
-			if p == nil {
-				return Page{}, fmt.Errorf("%w: index key %q names a missing task %s", ErrCorrupt, key, id)
-			}
-			t = *p
 		}
-		if !q.keep(&t) {
+		if !q.matches(t) {
 			continue
 		}
 		if len(page.Tasks) == limit {
-			page.Next = base64.RawURLEncoding.EncodeToString(lastKey)
+			page.Next = encodeCursor(tag, lastKey)
 			break
 		}
-		page.Tasks = append(page.Tasks, t)
-		lastKey = bytes.Clone(key)
+		page.Tasks = append(page.Tasks, *t)
+		lastKey = append(lastKey[:0], it.Key()...)
 	}
 	if err := it.Error(); err != nil {
 		return Page{}, fmt.Errorf("crontasks: query: %w", err)
@@ -163,35 +214,65 @@ func (v *View) Query(q Query) (Page, error) {
 	return page, nil
 }
 
-func getIn(r pebble.Reader, id uuid.UUID) (*Task, error) {
-	val, closer, err := r.Get(taskKey(id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("crontasks: read task %s: %w", id, err)
-	}
-	defer closer.Close()
-	var t Task
-	if err := json.Unmarshal(val, &t); err != nil {
-		return nil, fmt.Errorf("%w: task %s: %v", ErrCorrupt, id, err)
-	}
-	return &t, nil
+// All pages through every task, by id.
+func (v *View) All(ctx context.Context, limit int, cursor string) (Page, error) {
+	return v.Query(ctx, Query{Limit: limit, Cursor: cursor})
 }
 
-// All returns every row, by id (all pages of an empty query).
-func (v *View) All() ([]Task, error) {
+// ByOwner pages through the tasks of one owner, by name then id. Deleting
+// an owner (R6) walks this.
+func (v *View) ByOwner(ctx context.Context, owner string, limit int, cursor string) (Page, error) {
+	if owner == "" {
+		return Page{}, fmt.Errorf("%w: owner is empty", ErrBadQuery)
+	}
+	return v.Query(ctx, Query{Owner: owner, Limit: limit, Cursor: cursor})
+}
+
+// ByStatus pages through the tasks with one status, by id.
+func (v *View) ByStatus(ctx context.Context, status string, limit int, cursor string) (Page, error) {
+	if status == "" {
+		return Page{}, fmt.Errorf("%w: status is empty", ErrBadQuery)
+	}
+	return v.Query(ctx, Query{Status: status, Limit: limit, Cursor: cursor})
+}
+
+// DueBefore pages through the active tasks whose next_run is at or before
+// t, by next_run then id.
+func (v *View) DueBefore(ctx context.Context, t time.Time, limit int, cursor string) (Page, error) {
+	if t.IsZero() {
+		return Page{}, fmt.Errorf("%w: due_before is zero", ErrBadQuery)
+	}
+	return v.Query(ctx, Query{DueBefore: t, Limit: limit, Cursor: cursor})
+}
+
+// ByOwnerName returns the tasks of owner with that name (R6 keeps it to at
+// most one live task; deleted ones stay in the view), by id.
+func (v *View) ByOwnerName(ctx context.Context, owner, name string) ([]Task, error) {
+	release, err := v.use()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	snap := v.db.NewSnapshot()
+	defer snap.Close()
+	p := appendString(ownerPrefix(owner), name)
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return nil, fmt.Errorf("crontasks: query: %w", err)
+	}
+	defer it.Close()
 	var out []Task
-	q := Query{Limit: MaxLimit}
-	for {
-		p, err := v.Query(q)
+	for valid := it.First(); valid; valid = it.Next() {
+		k := it.Key()
+		if len(k) != len(p)+16 {
+			return nil, fmt.Errorf("%w: owner index key %x", ErrForeignDB, k)
+		}
+		id, _ := uuid.FromBytes(k[len(p):])
+		t, err := v.get(snap, id)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, p.Tasks...)
-		if p.Next == "" {
-			return out, nil
-		}
-		q.Cursor = p.Next
+		out = append(out, *t)
 	}
+	return out, it.Error()
 }

@@ -5,167 +5,142 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cronactor/cronactor/events"
 )
 
-// Progress reports a long fold (rebuild, as-of) after each batch.
-type Progress struct {
-	// Events counts the events read so far.
-	Events uint64
-	// Position is the last position read.
-	Position events.Position
-	// Head is the log's last position when the store reports it.
-	Head    events.Position
-	Elapsed time.Duration
-}
-
-// Point is a past point of the log: a global position, or a time (events
-// decided at or before it). Exactly one is set.
-type Point struct {
-	Position events.Position
-	Time     time.Time
-}
-
-// Validate reports a Point that is not exactly one of its fields.
-func (p Point) Validate() error {
-	if p.Position.IsZero() == p.Time.IsZero() {
-		return errors.New("crontasks: Point needs exactly one of Position and Time")
-	}
-	return nil
-}
-
-// replay folds the log from the start into v, which must be empty. keep
-// says whether to apply an event and whether to stop before it.
-func replay(ctx context.Context, store events.Store, v *View, keep func(events.Recorded) (apply, stop bool), progress func(Progress)) error {
-	start := time.Now()
-	var head events.Position
-	if h, ok := store.(Header); ok {
-		head = h.Head()
-	}
-	var p Progress
-	after := events.Start
-	batch := make([]events.Recorded, 0, v.cfg.BatchSize)
-	for {
-		page, err := store.ReadAll(ctx, after, v.cfg.BatchSize)
-		if err != nil {
-			return fmt.Errorf("crontasks: read log after %s: %w", after, err)
-		}
-		if len(page) == 0 {
-			return nil
-		}
-		batch = batch[:0]
-		stop := false
-		for _, rec := range page {
-			apply, s := keep(rec)
-			if s {
-				stop = true
-				break
-			}
-			if apply {
-				batch = append(batch, rec)
-			}
-			p.Events++
-			p.Position = rec.Position
-		}
-		if err := v.Apply(batch); err != nil {
-			return err
-		}
-		if progress != nil {
-			p.Head, p.Elapsed = head, time.Since(start)
-			progress(p)
-		}
-		if stop {
-			return nil
-		}
-		after = page[len(page)-1].Position
-	}
-}
-
-// Rebuild folds the whole log from zero into a fresh view at cfg.Dir,
-// replacing the view there only once the fold is complete (a failed
-// rebuild leaves the old view in place). No View may be open on cfg.Dir.
-// progress, if set, is called after each batch.
-func Rebuild(ctx context.Context, store events.Store, cfg Config, progress func(Progress)) error {
+// Rebuild folds the whole log from zero into a fresh view next to cfg.Dir
+// (cfg.Dir + ".rebuild"), then swaps it in for the old one, which is
+// removed. A crash before the swap leaves the old view in place; the
+// partial rebuild is discarded by the next Rebuild. No View may have
+// cfg.Dir open meanwhile. progress (may be nil) is called after every
+// applied batch. It returns the new view's checkpoint.
+func Rebuild(ctx context.Context, cfg Config, progress func(Progress)) (events.Position, error) {
 	if cfg.Dir == "" {
-		return errors.New("crontasks: Rebuild needs Config.Dir")
+		return events.Position{}, errors.New("crontasks: Config.Dir is required to rebuild")
 	}
 	tmp := cfg.Dir + ".rebuild"
 	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("crontasks: clear %s: %w", tmp, err)
+		return events.Position{}, fmt.Errorf("crontasks: remove an old partial rebuild: %w", err)
 	}
 	fresh := cfg
 	fresh.Dir = tmp
 	v, err := Open(fresh)
 	if err != nil {
-		return err
+		return events.Position{}, err
 	}
-	err = replay(ctx, store, v, func(events.Recorded) (bool, bool) { return true, false }, progress)
-	if cerr := v.Close(); err == nil {
-		err = cerr
+	if err := v.CatchUp(ctx, progress); err != nil {
+		v.Close()
+		return events.Position{}, err
 	}
-	if err != nil {
-		os.RemoveAll(tmp)
-		return err
+	cp := v.Checkpoint()
+	// Make the new view durable before it replaces the old one.
+	if err := v.db.Flush(); err != nil {
+		v.Close()
+		return events.Position{}, fmt.Errorf("crontasks: flush rebuilt view: %w", err)
+	}
+	if err := v.Close(); err != nil {
+		return events.Position{}, fmt.Errorf("crontasks: close rebuilt view: %w", err)
 	}
 	old := cfg.Dir + ".old"
 	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("crontasks: clear %s: %w", old, err)
+		return events.Position{}, fmt.Errorf("crontasks: remove %s: %w", old, err)
 	}
 	if err := os.Rename(cfg.Dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("crontasks: move old view aside: %w", err)
+		return events.Position{}, fmt.Errorf("crontasks: move the old view aside: %w", err)
 	}
 	if err := os.Rename(tmp, cfg.Dir); err != nil {
-		return fmt.Errorf("crontasks: install rebuilt view: %w", err)
+		return events.Position{}, fmt.Errorf("crontasks: swap in the rebuilt view: %w", err)
 	}
 	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("crontasks: remove old view: %w", err)
+		return cp, fmt.Errorf("crontasks: remove the old view %s: %w", old, err)
 	}
-	return nil
+	return cp, nil
 }
 
-// Replay folds the whole log from zero into a new in-memory view (the same
-// result Rebuild writes to disk). The caller closes it.
-func Replay(ctx context.Context, store events.Store, progress func(Progress)) (*View, error) {
-	v, err := Open(Config{})
+// Point is a past point of the log for AsOf. Set Position, Time or both;
+// both must then hold.
+type Point struct {
+	// Position keeps the events at or before it.
+	Position events.Position
+	// Time keeps the events decided at or before it. Within one task
+	// stream, the first event decided after Time ends that stream's part.
+	Time time.Time
+}
+
+// IsZero reports whether p names no point.
+func (p Point) IsZero() bool { return p.Position.IsZero() && p.Time.IsZero() }
+
+func (p Point) String() string {
+	switch {
+	case p.Time.IsZero():
+		return "position " + p.Position.String()
+	case p.Position.IsZero():
+		return p.Time.UTC().Format(time.RFC3339Nano)
+	}
+	return p.Time.UTC().Format(time.RFC3339Nano) + " and position " + p.Position.String()
+}
+
+// ParsePoint parses the as_of query parameter and --as-of flag: an RFC 3339
+// time, or a global position ("1234", or "commit/prepare").
+func ParsePoint(s string) (Point, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return Point{Time: t.UTC()}, nil
+	}
+	pos, err := events.ParsePosition(s)
+	if err != nil || pos.IsZero() {
+		return Point{}, fmt.Errorf("%w: as_of %q: want an RFC 3339 time or a log position", ErrBadQuery, s)
+	}
+	return Point{Position: pos}, nil
+}
+
+// AsOf folds the log up to p into a new in-memory view and returns it for
+// querying; the caller closes it. The live view is not touched. cfg.Dir is
+// ignored; cfg.Store is the log to read.
+func AsOf(ctx context.Context, cfg Config, p Point) (*View, error) {
+	if p.IsZero() {
+		return nil, fmt.Errorf("%w: as_of names no point", ErrBadQuery)
+	}
+	cfg.Dir = ""
+	v, err := Open(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := replay(ctx, store, v, func(events.Recorded) (bool, bool) { return true, false }, progress); err != nil {
+	var head events.Position
+	if h, ok := cfg.Store.(interface{ Head() events.Position }); ok {
+		head = h.Head()
+	}
+	ended := map[string]bool{} // streams past p.Time
+	filter := func(page []events.Recorded) ([]events.Recorded, bool) {
+		keep := page[:0:0]
+		for _, r := range page {
+			if !p.Position.IsZero() && p.Position.Less(r.Position) {
+				return keep, true
+			}
+			if !head.IsZero() && head.Less(r.Position) {
+				return keep, true
+			}
+			if !p.Time.IsZero() {
+				if ended[r.Stream] || r.At.After(p.Time) {
+					ended[r.Stream] = true
+					continue
+				}
+			}
+			keep = append(keep, r)
+		}
+		return keep, false
+	}
+	if err := v.catchUp(ctx, nil, filter); err != nil {
 		v.Close()
 		return nil, err
 	}
 	return v, nil
 }
 
-// AsOf folds the log up to p into a new in-memory view: the view as it was
-// at that position, or with every event decided at or before that time.
-// The live view is not touched. The caller closes the result.
-//
-// Events carry the time they were decided; appends of different tasks may
-// interleave slightly out of time order, so an as-of time reads the whole
-// log and keeps the events decided by then.
-func AsOf(ctx context.Context, store events.Store, p Point) (*View, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	v, err := Open(Config{})
-	if err != nil {
-		return nil, err
-	}
-	keep := func(rec events.Recorded) (bool, bool) {
-		if !p.Time.IsZero() {
-			return !rec.At.After(p.Time), false
-		}
-		if p.Position.Less(rec.Position) {
-			return false, true
-		}
-		return true, false
-	}
-	if err := replay(ctx, store, v, keep, nil); err != nil {
-		v.Close()
-		return nil, err
-	}
-	return v, nil
-}
+// DirName is the view's directory inside the daemon's data directory.
+const DirName = "view"
+
+// DirIn returns the view's directory inside the data directory dataDir.
+func DirIn(dataDir string) string { return filepath.Join(dataDir, DirName) }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -16,59 +18,50 @@ import (
 	"github.com/google/uuid"
 )
 
-// Errors of the view, matched with errors.Is.
+// Sentinel errors.
 var (
-	// ErrForeignDir: the directory holds a database this view did not write.
-	ErrForeignDir = errors.New("crontasks: directory does not hold a cron_tasks view")
-	// ErrNewerFormat: a newer build wrote the view; rebuild it or upgrade.
-	ErrNewerFormat = errors.New("crontasks: view format is newer than this build")
-	// ErrBadCursor: a query cursor that this view did not hand out for that
-	// query.
-	ErrBadCursor = errors.New("crontasks: invalid cursor")
+	// ErrNotFound: no task with that ID in the view.
+	ErrNotFound = errors.New("crontasks: task not found")
 	// ErrClosed: the view was closed.
 	ErrClosed = errors.New("crontasks: view closed")
-	// ErrCorrupt: a stored row failed to decode.
-	ErrCorrupt = errors.New("crontasks: view data corrupt")
-)
-
-const (
-	formatName    = "cronactor-crontasks-view"
-	formatVersion = 1
-)
-
-// Key layout. One byte names the keyspace.
-const (
-	keyMeta       = 'm' // format marker
-	keyCheckpoint = 'c' // global position of the last applied event
-	keyTask       = 't' // t<id16> → row JSON
-	keyOwner      = 'o' // o<owner>\x00<id16>
-	keyStatus     = 's' // s<status>\x00<id16>
-	keyDue        = 'd' // d<nextRun unix nanos, sign-flipped BE8><id16>, active tasks only
+	// ErrForeignDB: the view's directory holds something else, or a view of
+	// a newer format.
+	ErrForeignDB = errors.New("crontasks: directory is not a cron_tasks view this build reads")
+	// ErrAheadOfLog: the view's checkpoint is past the end of the log, so it
+	// was built from another log; rebuild it.
+	ErrAheadOfLog = errors.New("crontasks: view is ahead of the event log")
+	// ErrBadQuery: a query parameter is invalid; the error names it.
+	ErrBadQuery = errors.New("crontasks: bad query")
 )
 
 // Config configures a View.
 type Config struct {
-	// Dir is the directory of the view's database (e.g. <data>/view). Empty:
-	// the view lives in memory.
+	// Store is the event log the view folds. Required.
+	Store events.Store
+	// Dir is the view's Pebble directory, e.g. <data>/view. Empty: the view
+	// lives in memory and is rebuilt from the log on every Open.
 	Dir string
-	// BatchSize caps the events applied in one atomic batch while following
-	// the log. Default 1024; 1 to 1,000,000.
+	// BatchSize caps the events applied in one atomic batch. Default 1024;
+	// 1 to 65536.
 	BatchSize int
-	// Sync makes every applied batch durable before it counts. Default false:
-	// the view can be rebuilt, and an unsynced batch lost in a crash is
-	// applied again from the log on restart (view and checkpoint are still
-	// written atomically together).
+	// Sync makes every applied batch durable before it is acknowledged.
+	// Default false: the view is rebuilt from the log's checkpoint after a
+	// crash anyway, and a batch is always all-or-nothing.
 	Sync bool
-	// Logger receives the view's warnings. Default: discard.
+	// Logger gets catch-up progress and errors. Default: discard.
 	Logger *slog.Logger
-	// Now is the wall clock used for lag. Default time.Now.
+	// Now is the clock lag is measured with (the scheduler's clock, which
+	// may be virtual). Default time.Now.
 	Now func() time.Time
 }
 
-// Validate names the first field out of its limits.
+// Validate names the first invalid field.
 func (c Config) Validate() error {
-	if c.BatchSize < 0 || c.BatchSize > 1_000_000 {
-		return fmt.Errorf("crontasks: Config.BatchSize %d outside 1..1000000", c.BatchSize)
+	if c.Store == nil {
+		return errors.New("crontasks: Config.Store is required")
+	}
+	if c.BatchSize < 0 || c.BatchSize > 65536 {
+		return fmt.Errorf("crontasks: Config.BatchSize %d out of 1..65536", c.BatchSize)
 	}
 	return nil
 }
@@ -78,7 +71,7 @@ func (c Config) withDefaults() Config {
 		c.BatchSize = 1024
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -86,51 +79,51 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// View is the persisted cron_tasks view. See the package doc.
+// View is the cron_tasks view. See the package doc.
 type View struct {
 	cfg Config
 	db  *pebble.DB
 
-	// applyMu serialises appliers.
+	// applyMu serialises appliers (Run, Apply, CatchUp).
 	applyMu sync.Mutex
+	// readers counts queries in progress; Close waits for them.
+	readers sync.WaitGroup
 
-	// mu guards the fields below.
 	mu         sync.Mutex
 	checkpoint events.Position
-	applied    chan struct{} // closed and replaced after each applied batch
-	done       chan struct{} // closed by Close
+	notify     chan struct{} // closed and replaced after each applied batch
+	failed     error         // why Run stopped applying, if it did
 	closed     bool
-	queue      []pending // received from the log, not yet applied
-	inFlight   time.Time // receive time of the oldest event being applied
-	head       func() events.Position
-	lastBatch  time.Duration
-
-	// beforeCommit, when set (tests), runs before a batch is committed; an
-	// error aborts the batch as a crash would.
-	beforeCommit func() error
+	done       chan struct{}
+	// queue holds events received from the subscription, not yet applied.
+	queue     []events.Recorded
+	queueWake chan struct{} // signalled when the queue gains events
+	queueRoom chan struct{} // signalled when the queue loses events
 }
 
-type pending struct {
-	rec events.Recorded
-	at  time.Time
-}
-
-// Open opens (creating if needed) the view described by cfg.
+// Open opens (creating if needed) the view in cfg.Dir, or in memory. It
+// reads the checkpoint but does not fold anything yet: call Run (follow the
+// log) or CatchUp (fold what is there now).
 func Open(cfg Config) (*View, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	opts := &pebble.Options{Logger: quietLogger{}}
+	opts := &pebble.Options{Logger: quietLogger{}, MemTableSize: 16 << 20}
 	dir := cfg.Dir
 	if dir == "" {
-		opts.FS, dir = vfs.NewMem(), "/view"
+		opts.FS = vfs.NewMem()
+		opts.MemTableSize = 4 << 20
+		dir = "/view"
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("crontasks: create %s: %w", dir, err)
 	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("crontasks: open %s: %w", dir, err)
 	}
-	v := &View{cfg: cfg, db: db, applied: make(chan struct{}), done: make(chan struct{})}
+	v := &View{cfg: cfg, db: db, notify: make(chan struct{}), done: make(chan struct{}),
+		queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1)}
 	if err := v.checkFormat(); err != nil {
 		db.Close()
 		return nil, err
@@ -141,16 +134,26 @@ func Open(cfg Config) (*View, error) {
 		return nil, err
 	}
 	v.checkpoint = cp
+	if h, ok := cfg.Store.(interface{ Head() events.Position }); ok {
+		if head := h.Head(); head.Less(cp) {
+			db.Close()
+			return nil, fmt.Errorf("%w: view %s is at position %s, the log ends at %s; run `cronactor projections rebuild`",
+				ErrAheadOfLog, cfg.Dir, cp, head)
+		}
+	}
 	return v, nil
 }
 
-type marker struct {
-	Format  string `json:"format"`
-	Version int    `json:"version"`
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{})  {}
+func (quietLogger) Errorf(string, ...interface{}) {}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	panic(fmt.Sprintf(format, args...))
 }
 
 func (v *View) checkFormat() error {
-	val, closer, err := v.db.Get([]byte{keyMeta})
+	val, closer, err := v.db.Get(keyFormat)
 	if errors.Is(err, pebble.ErrNotFound) {
 		it, err := v.db.NewIter(nil)
 		if err != nil {
@@ -159,30 +162,22 @@ func (v *View) checkFormat() error {
 		nonEmpty := it.First()
 		it.Close()
 		if nonEmpty {
-			return fmt.Errorf("%w: %s has keys but no format marker", ErrForeignDir, v.cfg.Dir)
+			return fmt.Errorf("%w: %s has keys but no format marker", ErrForeignDB, v.cfg.Dir)
 		}
-		b, _ := json.Marshal(marker{Format: formatName, Version: formatVersion})
-		if err := v.db.Set([]byte{keyMeta}, b, pebble.Sync); err != nil {
-			return fmt.Errorf("crontasks: write format marker: %w", err)
-		}
-		return nil
+		return v.db.Set(keyFormat, []byte(formatValue), pebble.Sync)
 	}
 	if err != nil {
 		return fmt.Errorf("crontasks: read format marker: %w", err)
 	}
 	defer closer.Close()
-	var m marker
-	if err := json.Unmarshal(val, &m); err != nil || m.Format != formatName {
-		return fmt.Errorf("%w: %s: format marker %q", ErrForeignDir, v.cfg.Dir, val)
-	}
-	if m.Version > formatVersion {
-		return fmt.Errorf("%w: %s is version %d, this build reads up to %d", ErrNewerFormat, v.cfg.Dir, m.Version, formatVersion)
+	if string(val) != formatValue {
+		return fmt.Errorf("%w: %s says %q, this build writes %q", ErrForeignDB, v.cfg.Dir, val, formatValue)
 	}
 	return nil
 }
 
 func (v *View) readCheckpoint() (events.Position, error) {
-	val, closer, err := v.db.Get([]byte{keyCheckpoint})
+	val, closer, err := v.db.Get(keyCheckpoint)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return events.Start, nil
 	}
@@ -191,75 +186,110 @@ func (v *View) readCheckpoint() (events.Position, error) {
 	}
 	defer closer.Close()
 	if len(val) != 16 {
-		return events.Position{}, fmt.Errorf("%w: checkpoint is %d bytes", ErrCorrupt, len(val))
+		return events.Position{}, fmt.Errorf("%w: checkpoint of %d bytes", ErrForeignDB, len(val))
 	}
 	return events.Position{Commit: binary.BigEndian.Uint64(val), Prepare: binary.BigEndian.Uint64(val[8:])}, nil
 }
 
-// Close releases the view. A running Run returns.
+// Close stops the view. A running Run returns ErrClosed.
 func (v *View) Close() error {
-	v.applyMu.Lock()
-	defer v.applyMu.Unlock()
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()
 		return nil
 	}
 	v.closed = true
-	close(v.applied)
 	close(v.done)
 	v.mu.Unlock()
+	v.readers.Wait()
+	v.applyMu.Lock()
+	defer v.applyMu.Unlock()
 	return v.db.Close()
 }
 
-// Checkpoint returns the global position of the last event applied.
+// Checkpoint is the global position of the last event folded.
 func (v *View) Checkpoint() events.Position {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.checkpoint
 }
 
-func taskKey(id uuid.UUID) []byte { return append([]byte{keyTask}, id[:]...) }
-
-func ownerKey(owner string, id uuid.UUID) []byte {
-	k := append([]byte{keyOwner}, owner...)
-	k = append(k, 0)
-	return append(k, id[:]...)
-}
-
-func statusKey(status string, id uuid.UUID) []byte {
-	k := append([]byte{keyStatus}, status...)
-	k = append(k, 0)
-	return append(k, id[:]...)
-}
-
-// timeKey orders times (as unix nanoseconds) bytewise.
-func timeKey(t time.Time) []byte {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(t.UnixNano())^(1<<63))
-	return b[:]
-}
-
-func dueKey(t time.Time, id uuid.UUID) []byte {
-	k := append([]byte{keyDue}, timeKey(t)...)
-	return append(k, id[:]...)
-}
-
-// indexKeys lists the secondary index keys of a row.
-func indexKeys(t *Task) [][]byte {
-	if t == nil {
-		return nil
+// WaitFor blocks until the view has folded the event at pos (or later), so
+// a caller that just appended can read its own write. It returns early with
+// ctx's error, ErrClosed, or the error that stopped the view.
+func (v *View) WaitFor(ctx context.Context, pos events.Position) error {
+	for {
+		v.mu.Lock()
+		cp, wake, failed, closed := v.checkpoint, v.notify, v.failed, v.closed
+		v.mu.Unlock()
+		if !cp.Less(pos) {
+			return nil
+		}
+		if failed != nil {
+			return failed
+		}
+		if closed {
+			return ErrClosed
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-v.done:
+		}
 	}
-	keys := [][]byte{ownerKey(t.Owner, t.ID), statusKey(t.Status, t.ID)}
-	if t.Status == StatusActive && t.NextRun != nil {
-		keys = append(keys, dueKey(*t.NextRun, t.ID))
-	}
-	return keys
 }
 
-// Apply folds recs into the view in one atomic batch with the new
-// checkpoint. Events at or before the checkpoint are skipped, so applying
-// the same events again changes nothing. recs must be in log order.
+// Lag is how far the view trails the log.
+type Lag struct {
+	// Checkpoint is the view's position; Head the log's last position when
+	// the store tells it (the embedded store does), else the last position
+	// the view has received.
+	Checkpoint events.Position
+	Head       events.Position
+	// Events not folded yet: Head - Checkpoint on a store numbering events
+	// 1, 2, 3… (the embedded store), else the events received and waiting.
+	Events uint64
+	// Time is how long ago (Config.Now) the oldest event received but not
+	// yet folded was decided; 0 when none waits.
+	Time time.Duration
+}
+
+// Lag reports how far the view trails the log.
+func (v *View) Lag() Lag {
+	v.mu.Lock()
+	l := Lag{Checkpoint: v.checkpoint, Head: v.checkpoint, Events: uint64(len(v.queue))}
+	if n := len(v.queue); n > 0 {
+		l.Head = v.queue[n-1].Position
+		l.Time = v.cfg.Now().Sub(v.queue[0].At)
+		if l.Time < 0 {
+			l.Time = 0
+		}
+	}
+	v.mu.Unlock()
+	if h, ok := v.cfg.Store.(interface{ Head() events.Position }); ok {
+		head := h.Head()
+		if l.Head.Less(head) {
+			l.Head = head
+		}
+		if head.Commit == head.Prepare && l.Checkpoint.Commit == l.Checkpoint.Prepare && l.Checkpoint.Commit <= head.Commit {
+			l.Events = head.Commit - l.Checkpoint.Commit
+		}
+	}
+	return l
+}
+
+// cached is a row being changed by a batch and the index keys it had.
+type cached struct {
+	task    *Task
+	oldKeys [][]byte
+}
+
+// Apply folds recs (in global log order) in one atomic batch together with
+// the new checkpoint. Events at or before the checkpoint are skipped, so
+// applying the same events twice changes nothing; events of streams that
+// are not task streams are skipped too. It is what Run uses; Rebuild, AsOf
+// and tests call it directly.
 func (v *View) Apply(recs []events.Recorded) error {
 	v.applyMu.Lock()
 	defer v.applyMu.Unlock()
@@ -273,155 +303,278 @@ func (v *View) apply(recs []events.Recorded) error {
 	if closed {
 		return ErrClosed
 	}
-	// before is each touched row as stored, after its new value.
-	before := map[uuid.UUID]*Task{}
-	after := map[uuid.UUID]*Task{}
+	rows := map[uuid.UUID]*cached{}
 	newCP := cp
-	for _, rec := range recs {
-		if !cp.Less(rec.Position) {
+	for _, r := range recs {
+		if !newCP.Less(r.Position) {
 			continue
 		}
-		if !newCP.Less(rec.Position) {
-			return fmt.Errorf("crontasks: events out of order: %s after %s", rec.Position, newCP)
-		}
-		newCP = rec.Position
-		id, err := events.TaskIDFromStream(rec.Stream)
+		newCP = r.Position
+		id, err := events.TaskIDFromStream(r.Stream)
 		if err != nil {
-			continue // not a task stream
+			continue // not a task stream: not this view's business
 		}
-		ev, err := events.Decode(rec)
+		ev, err := events.Decode(r)
 		if err != nil {
-			return fmt.Errorf("crontasks: event at %s of %s: %w", rec.Position, rec.Stream, err)
+			return fmt.Errorf("crontasks: fold %s@%d (position %s): %w", r.Stream, r.Version, r.Position, err)
 		}
-		cur, seen := after[id]
-		if !seen {
-			if cur, err = v.get(id); err != nil {
+		c := rows[id]
+		if c == nil {
+			cur, err := v.get(v.db, id)
+			if err != nil && !errors.Is(err, ErrNotFound) {
 				return err
 			}
-			before[id] = cur
+			c = &cached{}
+			if cur != nil {
+				c.task, c.oldKeys = cur, indexKeys(cur)
+			}
+			rows[id] = c
 		}
-		next, err := Evolve(cur, rec.Metadata, ev)
+		next, err := Evolve(c.task, r.Metadata, ev)
 		if err != nil {
 			return err
 		}
-		after[id] = next
+		c.task = next
 	}
 	if newCP == cp {
 		return nil
 	}
 	b := v.db.NewBatch()
 	defer b.Close()
-	for id, t := range after {
-		for _, k := range indexKeys(before[id]) {
+	for id, c := range rows {
+		if c.task == nil {
+			continue
+		}
+		for _, k := range c.oldKeys {
 			if err := b.Delete(k, nil); err != nil {
-				return fmt.Errorf("crontasks: %w", err)
+				return fmt.Errorf("crontasks: batch: %w", err)
 			}
 		}
-		row, err := json.Marshal(t)
+		val, err := json.Marshal(c.task)
 		if err != nil {
-			return fmt.Errorf("crontasks: encode row %s: %w", id, err)
+			return fmt.Errorf("crontasks: encode task %s: %w", id, err)
 		}
-		if err := b.Set(taskKey(id), row, nil); err != nil {
-			return fmt.Errorf("crontasks: %w", err)
+		if err := b.Set(taskKey(id), val, nil); err != nil {
+			return fmt.Errorf("crontasks: batch: %w", err)
 		}
-		for _, k := range indexKeys(t) {
+		for _, k := range indexKeys(c.task) {
 			if err := b.Set(k, nil, nil); err != nil {
-				return fmt.Errorf("crontasks: %w", err)
+				return fmt.Errorf("crontasks: batch: %w", err)
 			}
 		}
 	}
-	var cpb [16]byte
-	binary.BigEndian.PutUint64(cpb[:], newCP.Commit)
-	binary.BigEndian.PutUint64(cpb[8:], newCP.Prepare)
-	if err := b.Set([]byte{keyCheckpoint}, cpb[:], nil); err != nil {
-		return fmt.Errorf("crontasks: %w", err)
+	cpv := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, newCP.Commit), newCP.Prepare)
+	if err := b.Set(keyCheckpoint, cpv, nil); err != nil {
+		return fmt.Errorf("crontasks: batch: %w", err)
 	}
-	if v.beforeCommit != nil {
-		if err := v.beforeCommit(); err != nil {
-			return err
-		}
-	}
-	opt := pebble.NoSync
+	wo := pebble.NoSync
 	if v.cfg.Sync {
-		opt = pebble.Sync
+		wo = pebble.Sync
 	}
-	if err := b.Commit(opt); err != nil {
-		return fmt.Errorf("crontasks: commit batch up to %s: %w", newCP, err)
+	if err := v.commit(b, wo); err != nil {
+		return fmt.Errorf("crontasks: apply batch up to position %s: %w", newCP, err)
 	}
 	v.mu.Lock()
 	v.checkpoint = newCP
-	close(v.applied)
-	v.applied = make(chan struct{})
+	close(v.notify)
+	v.notify = make(chan struct{})
 	v.mu.Unlock()
 	return nil
 }
 
-// get reads a row; nil when the task is not in the view.
-func (v *View) get(id uuid.UUID) (*Task, error) {
-	val, closer, err := v.db.Get(taskKey(id))
+// commit writes the batch; a test hook replaces it to simulate a crash.
+var commitHook func(b *pebble.Batch, wo *pebble.WriteOptions) error
+
+func (v *View) commit(b *pebble.Batch, wo *pebble.WriteOptions) error {
+	if commitHook != nil {
+		return commitHook(b, wo)
+	}
+	return b.Commit(wo)
+}
+
+type reader interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+}
+
+func (v *View) get(r reader, id uuid.UUID) (*Task, error) {
+	val, closer, err := r.Get(taskKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
-		if errors.Is(err, pebble.ErrClosed) {
-			return nil, ErrClosed
-		}
 		return nil, fmt.Errorf("crontasks: read task %s: %w", id, err)
 	}
 	defer closer.Close()
 	var t Task
 	if err := json.Unmarshal(val, &t); err != nil {
-		return nil, fmt.Errorf("%w: task %s: %v", ErrCorrupt, id, err)
+		return nil, fmt.Errorf("%w: task %s: %v", ErrForeignDB, id, err)
 	}
 	return &t, nil
 }
 
-// Get returns the row of a task; ok is false when the view has none.
-func (v *View) Get(id uuid.UUID) (t Task, ok bool, err error) {
-	if err := v.open(); err != nil {
-		return Task{}, false, err
-	}
-	p, err := v.get(id)
-	if err != nil || p == nil {
-		return Task{}, false, err
-	}
-	return *p, true, nil
+// Progress reports catch-up work.
+type Progress struct {
+	// Applied counts events folded so far by this call.
+	Applied uint64
+	// Position is the view's checkpoint; Head the log's end when known
+	// (zero otherwise).
+	Position events.Position
+	Head     events.Position
+	Elapsed  time.Duration
 }
 
-func (v *View) open() error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.closed {
-		return ErrClosed
-	}
-	return nil
+// CatchUp folds every event now in the log after the checkpoint, in pages
+// of BatchSize, one atomic batch per page, calling progress (if not nil)
+// after each. It returns when a read comes back empty.
+func (v *View) CatchUp(ctx context.Context, progress func(Progress)) error {
+	return v.catchUp(ctx, progress, nil)
 }
 
-// WaitFor blocks until the view has applied the event at pos (or a later
-// one), so a writer can read its own writes; or until ctx ends.
-func (v *View) WaitFor(ctx context.Context, pos events.Position) error {
+// catchUp folds pages; filter (if not nil) picks the events of each page to
+// fold and says when to stop reading.
+func (v *View) catchUp(ctx context.Context, progress func(Progress), filter func([]events.Recorded) ([]events.Recorded, bool)) error {
+	start := time.Now()
+	var head events.Position
+	if h, ok := v.cfg.Store.(interface{ Head() events.Position }); ok {
+		head = h.Head()
+	}
+	var applied uint64
+	after := v.Checkpoint()
 	for {
-		v.mu.Lock()
-		done, closed, wake := !v.checkpoint.Less(pos), v.closed, v.applied
-		v.mu.Unlock()
-		if done {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		page, err := v.cfg.Store.ReadAll(ctx, after, v.cfg.BatchSize)
+		if err != nil {
+			return fmt.Errorf("crontasks: read the log after %s: %w", after, err)
+		}
+		if len(page) == 0 {
 			return nil
 		}
-		if closed {
-			return ErrClosed
+		after = page[len(page)-1].Position
+		keep, stop := page, false
+		if filter != nil {
+			keep, stop = filter(page)
 		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := v.Apply(keep); err != nil {
+			return err
+		}
+		applied += uint64(len(keep))
+		if progress != nil {
+			progress(Progress{Applied: applied, Position: v.Checkpoint(), Head: head, Elapsed: time.Since(start)})
+		}
+		if stop {
+			return nil
 		}
 	}
 }
 
-type quietLogger struct{}
+// maxQueue bounds the events held between the subscription and the
+// applier.
+func (v *View) maxQueue() int { return 4 * v.cfg.BatchSize }
 
-func (quietLogger) Infof(string, ...interface{})  {}
-func (quietLogger) Errorf(string, ...interface{}) {}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf(format, args...))
+// Run catches up from the checkpoint, then follows the log live, applying
+// what arrives in batches of up to BatchSize. It returns when ctx ends
+// (ctx.Err()), the view is closed (ErrClosed), or folding fails (that error,
+// which WaitFor then returns too).
+func (v *View) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := v.CatchUp(ctx, nil); err != nil {
+		return v.stop(err)
+	}
+	v.cfg.Logger.Info("cron_tasks view caught up", "position", v.Checkpoint().String())
+	subErr := make(chan error, 1)
+	go func() {
+		subErr <- v.cfg.Store.Subscribe(ctx, v.Checkpoint(), func(r events.Recorded) error {
+			return v.enqueue(ctx, r)
+		})
+	}()
+	for {
+		batch, err := v.take(ctx, subErr)
+		if err != nil {
+			return v.stop(err)
+		}
+		if err := v.Apply(batch); err != nil {
+			return v.stop(err)
+		}
+		v.mu.Lock()
+		v.queue = v.queue[len(batch):]
+		v.mu.Unlock()
+		select {
+		case v.queueRoom <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (v *View) stop(err error) error {
+	if errors.Is(err, events.ErrClosed) {
+		err = fmt.Errorf("crontasks: %w", err)
+	}
+	select {
+	case <-v.done:
+		return ErrClosed
+	default:
+	}
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		v.mu.Lock()
+		v.failed = err
+		close(v.notify)
+		v.notify = make(chan struct{})
+		v.mu.Unlock()
+		v.cfg.Logger.Error("cron_tasks view stopped", "err", err)
+	}
+	return err
+}
+
+// enqueue hands one event from the subscription to the applier, waiting
+// while the queue is full.
+func (v *View) enqueue(ctx context.Context, r events.Recorded) error {
+	for {
+		v.mu.Lock()
+		if len(v.queue) < v.maxQueue() {
+			v.queue = append(v.queue, r)
+			v.mu.Unlock()
+			select {
+			case v.queueWake <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+		v.mu.Unlock()
+		select {
+		case <-v.queueRoom:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-v.done:
+			return ErrClosed
+		}
+	}
+}
+
+// take waits for queued events and returns up to BatchSize of them,
+// leaving them queued (so Lag sees them) until applied.
+func (v *View) take(ctx context.Context, subErr <-chan error) ([]events.Recorded, error) {
+	for {
+		v.mu.Lock()
+		n := min(len(v.queue), v.cfg.BatchSize)
+		batch := v.queue[:n:n]
+		v.mu.Unlock()
+		if n > 0 {
+			return batch, nil
+		}
+		select {
+		case <-v.queueWake:
+		case err := <-subErr:
+			if err == nil {
+				err = errors.New("crontasks: subscription ended")
+			}
+			return nil, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-v.done:
+			return nil, ErrClosed
+		}
+	}
 }

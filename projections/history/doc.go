@@ -1,13 +1,21 @@
 // Package history turns a task's recorded events into its audit trail: one
-// row per decision, with the time it was decided, the run it concerns, the
-// task's nextRun and lastRun after it, and for drops and forced ends the
-// reason with its numbers. It renders the rows as the table of the design's
-// worked example ("Cron enqueues A1", "A1 begins execution", …) and defines
-// the JSON form in which the HTTP API serves a task's events.
+// Row per event with the time it was decided, the run number and ID, the
+// task's nextRun and lastRun after the event, and for drops and forced ends
+// the reason with its numbers. Rows render as the table of the design's
+// worked example ("Cron enqueues A1", "A1 begins execution", …) with a
+// pluggable time format (relative MM:SS or absolute RFC 3339), or as JSON
+// lines.
 //
-// The rows are folded from the events alone: every event body carries the
-// values after the decision (RunEnqueued.NextRun, TaskResumed.NextRun, …) and
-// RunStarted's time is the new lastRun.
+// A Tracker folds the events of one or more tasks; callers that drive a
+// clock (the simulation) interleave their own Tick rows ("Cron executes")
+// with Tracker.Tick, since a tick that enqueues nothing is not an event.
 //
-// A Tracker is not safe for concurrent use; the functions are.
+// Explain answers "why did (or didn't) this task run at time T?" from the
+// same events: the decisions around T and the scheduling rule that applied.
+//
+// EventJSON is the wire form of a recorded event used by the HTTP audit
+// endpoint (GET /v1/tasks/{id}/events) and its clients.
+//
+// The package imports only the standard library and package events. Its
+// functions are pure; a Tracker is not safe for concurrent use.
 package history

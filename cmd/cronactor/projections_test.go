@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/projections/crontasks"
+	"github.com/google/uuid"
+)
+
+// writeTasks appends n created tasks, each with one enqueued run, to the
+// embedded store in dir.
+func writeTasks(t *testing.T, dir string, n int) {
+	t.Helper()
+	store, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		id := uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "cli/%d", i))
+		c, _ := events.Propose(events.TaskCreated{TaskID: id, Name: fmt.Sprint("t", i), Owner: "cli/1", Kind: "noop",
+			Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Timebox: events.Duration(30 * time.Second),
+			NextRun: at.Add(time.Minute)}, uuid.Nil, at)
+		e, _ := events.Propose(events.RunEnqueued{RunID: events.RunID(id, 1), Run: 1, Due: at, NextRun: at.Add(time.Minute)}, uuid.Nil, at)
+		if _, err := store.Append(context.Background(), events.TaskStream(id), events.NoStream, c, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestProjectionsRebuildAndStatus(t *testing.T) {
+	dir := t.TempDir()
+	writeTasks(t, dir, 30)
+	var out, errOut bytes.Buffer
+	env := &cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+	if err := dispatch(context.Background(), env, []string{"projections", "rebuild", "--data", dir, "--batch", "7"}); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "up to position 60") || !strings.Contains(errOut.String(), "/60 events") {
+		t.Errorf("rebuild printed %q / %q", out.String(), errOut.String())
+	}
+	out.Reset()
+	if err := dispatch(context.Background(), env, []string{"projections", "status", "--data", dir}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "at position 60; log head 60; 0 events behind") {
+		t.Errorf("status printed %q", out.String())
+	}
+
+	for _, args := range [][]string{{"projections"}, {"projections", "shrink", "--data", dir},
+		{"projections", "rebuild", "--batch", "0", "--data", dir}, {"projections", "status", "extra"}} {
+		if err := dispatch(context.Background(), env, args); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+
+	store, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	v, err := crontasks.Open(crontasks.Config{Store: store, Dir: crontasks.DirIn(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	p, err := v.ByOwner(context.Background(), "cli/1", 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tasks) != 30 || p.Tasks[0].RunCount != 1 {
+		b, _ := json.Marshal(p)
+		t.Errorf("rebuilt view: %s", b)
+	}
+}

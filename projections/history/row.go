@@ -1,0 +1,229 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// EventTick is the Row.Event of a tick that enqueued nothing for the task
+// ("Cron executes"). It is not an event type: callers that drive the clock
+// add these rows with Tracker.Tick.
+const EventTick = "Tick"
+
+// Task statuses after an event (Row.Status), the same words as the
+// cron_tasks view.
+const (
+	StatusActive  = "active"
+	StatusPaused  = "paused"
+	StatusDeleted = "deleted"
+)
+
+// ErrUnknownTask: an event or tick names a task whose TaskCreated the
+// Tracker has not seen.
+var ErrUnknownTask = errors.New("history: task not created yet")
+
+// Row is one line of a task's audit trail: an event (or a tick) and the
+// task's state right after it.
+type Row struct {
+	// At is when the event was decided (the scheduler's clock).
+	At     time.Time
+	TaskID uuid.UUID
+	// Task is the task's name.
+	Task string
+	// Event is the event type (events.TaskCreated{}.EventType(), …) or
+	// EventTick.
+	Event string
+	// Run and RunID name the run of a run event; zero otherwise.
+	Run   int
+	RunID uuid.UUID
+	// NextRun and LastRun are the task's values after the event; nil when
+	// unset. LastRun is the start of the latest run that started (R3).
+	NextRun *time.Time
+	LastRun *time.Time
+	// Status is active, paused or deleted after the event.
+	Status string
+	// Reason is the machine reason of a drop or forced end
+	// (events.DropTooSoon, events.ForcedTimebox, …).
+	Reason string
+	// Detail is the reason in words: a drop's or forced end's detail, a
+	// failure's error, a deletion's reason.
+	Detail string
+
+	// PrevLastRun is lastRun before a RunStarted or RunDropped decision
+	// (what R3 compared against); nil when no run had started.
+	PrevLastRun *time.Time
+	// SinceLastStart and Needed are R3's numbers for a start or a too_soon
+	// drop: the time since the previous start, and interval - tolerance.
+	SinceLastStart time.Duration
+	Needed         time.Duration
+	// Interval, Tolerance and Timebox are the task's spec after the event
+	// (for every event but TaskUpdated, the spec it was decided under).
+	Interval  time.Duration
+	Tolerance time.Duration
+	Timebox   time.Duration
+	// Deadline is the deadline of a started or forced-ended run.
+	Deadline *time.Time
+	// Missed counts the whole intervals an enqueue skipped (R8).
+	Missed int
+
+	// Position and Version place the event in the global log and its
+	// stream; zero for tick rows.
+	Position events.Position
+	Version  uint64
+}
+
+// taskState is what a Tracker knows of one task.
+type taskState struct {
+	id        uuid.UUID
+	name      string
+	status    string
+	nextRun   *time.Time
+	lastRun   *time.Time
+	interval  time.Duration
+	tolerance time.Duration
+	timebox   time.Duration
+}
+
+// Tracker folds task events into Rows. It keeps the state of every task it
+// has seen, so events of several tasks may be applied interleaved, in the
+// order they were recorded. The zero value is ready to use.
+type Tracker struct {
+	tasks map[uuid.UUID]*taskState
+}
+
+// NewTracker returns an empty Tracker.
+func NewTracker() *Tracker { return &Tracker{} }
+
+func tp(t time.Time) *time.Time { return &t }
+
+// Apply folds one recorded event of a task stream and returns its row.
+// Events of a stream must be applied in stream order, starting with its
+// TaskCreated.
+func (t *Tracker) Apply(r events.Recorded) (Row, error) {
+	ev, err := events.Decode(r)
+	if err != nil {
+		return Row{}, fmt.Errorf("history: %s@%d: %w", r.Stream, r.Version, err)
+	}
+	return t.ApplyEvent(r.Metadata, ev)
+}
+
+// ApplyEvent is Apply for an event already decoded.
+func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
+	if t.tasks == nil {
+		t.tasks = map[uuid.UUID]*taskState{}
+	}
+	var id uuid.UUID
+	if c, ok := ev.(events.TaskCreated); ok {
+		id = c.TaskID
+	} else {
+		var err error
+		if id, err = events.TaskIDFromStream(m.Stream); err != nil {
+			return Row{}, fmt.Errorf("history: %w", err)
+		}
+	}
+	st := t.tasks[id]
+	if st == nil {
+		c, ok := ev.(events.TaskCreated)
+		if !ok {
+			return Row{}, fmt.Errorf("%w: %s %s@%d comes before TaskCreated", ErrUnknownTask, ev.EventType(), m.Stream, m.Version)
+		}
+		st = &taskState{id: id, name: c.Name}
+		t.tasks[id] = st
+	}
+	at := m.At.UTC()
+	row := Row{At: at, TaskID: id, Event: ev.EventType(), Position: m.Position, Version: m.Version}
+	switch e := ev.(type) {
+	case events.TaskCreated:
+		st.status = StatusActive
+		st.nextRun = tp(e.NextRun.UTC())
+		st.interval, st.tolerance, st.timebox = e.Schedule.Interval.D(), e.Tolerance.D(), e.Timebox.D()
+	case events.TaskUpdated:
+		st.nextRun = tp(e.NextRun.UTC())
+		st.interval, st.tolerance, st.timebox = e.Schedule.Interval.D(), e.Tolerance.D(), e.Timebox.D()
+	case events.TaskPaused:
+		st.status = StatusPaused
+	case events.TaskResumed:
+		st.status = StatusActive
+		st.nextRun = tp(e.NextRun.UTC())
+	case events.TaskDeleted:
+		st.status = StatusDeleted
+		row.Detail = e.Reason
+	case events.RunEnqueued:
+		row.Run, row.RunID, row.Missed = e.Run, e.RunID, e.Missed
+		st.nextRun = tp(e.NextRun.UTC())
+	case events.RunStarted:
+		row.Run, row.RunID = e.Run, e.RunID
+		row.Deadline = tp(e.Deadline.UTC())
+		row.Needed = st.interval - st.tolerance
+		if st.lastRun != nil {
+			row.PrevLastRun = tp(*st.lastRun)
+			row.SinceLastStart = at.Sub(*st.lastRun)
+		}
+		st.lastRun = tp(at)
+	case events.RunCompleted:
+		row.Run, row.RunID = e.Run, e.RunID
+	case events.RunFailed:
+		row.Run, row.RunID, row.Detail = e.Run, e.RunID, e.Error
+	case events.RunDropped:
+		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
+		if st.lastRun != nil {
+			row.PrevLastRun = tp(*st.lastRun)
+		}
+		if e.LastRun != nil {
+			row.PrevLastRun = tp(e.LastRun.UTC())
+		}
+		row.SinceLastStart, row.Needed = e.SinceLastStart.D(), e.Needed.D()
+	case events.RunForcedEnd:
+		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
+		row.Deadline = tp(e.Deadline.UTC())
+	case events.CheckpointSaved:
+		row.Run, row.RunID = e.Run, e.RunID
+	default:
+		return Row{}, fmt.Errorf("history: %s %s@%d: no rule to fold this event type", ev.EventType(), m.Stream, m.Version)
+	}
+	t.fill(&row, st)
+	return row, nil
+}
+
+func (t *Tracker) fill(row *Row, st *taskState) {
+	row.Task = st.name
+	row.Status = st.status
+	row.Interval, row.Tolerance, row.Timebox = st.interval, st.tolerance, st.timebox
+	if st.nextRun != nil {
+		row.NextRun = tp(*st.nextRun)
+	}
+	if st.lastRun != nil {
+		row.LastRun = tp(*st.lastRun)
+	}
+}
+
+// Tick returns the row of a tick at time at that enqueued nothing for the
+// task ("Cron executes"), with the task's current nextRun and lastRun. It
+// does not change the Tracker.
+func (t *Tracker) Tick(task uuid.UUID, at time.Time) (Row, error) {
+	st := t.tasks[task]
+	if st == nil {
+		return Row{}, fmt.Errorf("%w: tick for %s", ErrUnknownTask, task)
+	}
+	row := Row{At: at.UTC(), TaskID: task, Event: EventTick}
+	t.fill(&row, st)
+	return row, nil
+}
+
+// Rows folds the events of one task stream, in order, into its rows.
+func Rows(recs []events.Recorded) ([]Row, error) {
+	var t Tracker
+	out := make([]Row, 0, len(recs))
+	for _, r := range recs {
+		row, err := t.Apply(r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}

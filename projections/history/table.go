@@ -1,0 +1,243 @@
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+)
+
+// TimeFormat renders the times of a table: Header names the first column,
+// Format renders one time.
+type TimeFormat struct {
+	Header string
+	Format func(time.Time) string
+}
+
+// Relative renders times as MM:SS after start (HH:MM:SS from one hour on;
+// a leading "-" before start), the form of the design's worked example and
+// of simulation scenarios. The header is "MM:SS".
+func Relative(start time.Time) TimeFormat {
+	return TimeFormat{Header: "MM:SS", Format: func(t time.Time) string { return Clock(t.Sub(start)) }}
+}
+
+// Absolute renders times as RFC 3339 in UTC. The header is "Time".
+func Absolute() TimeFormat {
+	return TimeFormat{Header: "Time", Format: func(t time.Time) string { return t.UTC().Format(time.RFC3339) }}
+}
+
+// Clock renders an offset as MM:SS, or HH:MM:SS from one hour on; fractions
+// of a second are truncated. Negative offsets get a leading "-".
+func Clock(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	s := int64(d / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%s%02d:%02d:%02d", sign, s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%s%02d:%02d", sign, s/60, s%60)
+}
+
+// ParseClock parses MM:SS or HH:MM:SS (the forms Clock writes, without
+// sign) into an offset.
+func ParseClock(s string) (time.Duration, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, fmt.Errorf("history: time %q: want MM:SS or HH:MM:SS", s)
+	}
+	var total int64
+	for i, p := range parts {
+		if len(p) == 0 || len(p) > 4 {
+			return 0, fmt.Errorf("history: time %q: want MM:SS or HH:MM:SS", s)
+		}
+		n, err := strconv.ParseUint(p, 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("history: time %q: %w", s, err)
+		}
+		if i > 0 && n > 59 {
+			return 0, fmt.Errorf("history: time %q: %d out of 0..59", s, n)
+		}
+		total = total*60 + int64(n)
+	}
+	return time.Duration(total) * time.Second, nil
+}
+
+// secs renders a duration in seconds without unit ("60", "1.5").
+func secs(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// span renders a duration for prose: "57 s" for whole seconds under an
+// hour, else Go's form ("1m30.5s").
+func span(d time.Duration) string {
+	if d%time.Second == 0 && d < time.Hour && d > -time.Hour {
+		return secs(d) + " s"
+	}
+	return d.String()
+}
+
+// Text is the Event column of the row: what happened, in the words of the
+// design's worked example ("Cron enqueues A2", "A2 begins execution (57 s
+// after 00:35 >= 60 - 5)", "A3 is dropped (…)"). Times inside use tf.
+func (r Row) Text(tf TimeFormat) string {
+	run := r.Task + strconv.Itoa(r.Run)
+	switch r.Event {
+	case EventTick:
+		return "Cron executes"
+	case "TaskCreated":
+		return "Initial state"
+	case "TaskUpdated":
+		return fmt.Sprintf("%s is updated (interval %s, tolerance %s, timebox %s)", r.Task, span(r.Interval), span(r.Tolerance), span(r.Timebox))
+	case "TaskPaused":
+		return r.Task + " is paused"
+	case "TaskResumed":
+		return r.Task + " is resumed"
+	case "TaskDeleted":
+		if r.Detail != "" {
+			return fmt.Sprintf("%s is deleted (%s)", r.Task, r.Detail)
+		}
+		return r.Task + " is deleted"
+	case "RunEnqueued":
+		switch {
+		case r.Missed == 1:
+			return fmt.Sprintf("Cron enqueues %s (1 interval missed)", run)
+		case r.Missed > 1:
+			return fmt.Sprintf("Cron enqueues %s (%d intervals missed)", run, r.Missed)
+		}
+		return "Cron enqueues " + run
+	case "RunStarted":
+		if r.PrevLastRun == nil {
+			return run + " begins execution"
+		}
+		return fmt.Sprintf("%s begins execution (%s after %s >= %s - %s)", run,
+			span(r.SinceLastStart), tf.Format(*r.PrevLastRun), secs(r.Interval), secs(r.Tolerance))
+	case "RunCompleted":
+		return run + " ends execution"
+	case "RunFailed":
+		return fmt.Sprintf("%s fails (%s)", run, r.Detail)
+	case "CheckpointSaved":
+		return run + " saves a checkpoint"
+	case "RunDropped":
+		return fmt.Sprintf("%s is dropped (%s)", run, r.dropWhy(tf))
+	case "RunForcedEnd":
+		return fmt.Sprintf("%s is forced to end (%s)", run, r.forcedWhy(tf))
+	}
+	return fmt.Sprintf("%s %s", run, r.Event)
+}
+
+func (r Row) dropWhy(tf TimeFormat) string {
+	switch r.Reason {
+	case events.DropTooSoon:
+		if r.PrevLastRun != nil {
+			return fmt.Sprintf("%s after %s < %s - %s", span(r.SinceLastStart), tf.Format(*r.PrevLastRun), secs(r.Interval), secs(r.Tolerance))
+		}
+	case events.DropPaused:
+		return "task paused"
+	case events.DropDeleted:
+		return "task deleted"
+	}
+	if r.Detail != "" {
+		return r.Detail
+	}
+	return r.Reason
+}
+
+func (r Row) forcedWhy(tf TimeFormat) string {
+	switch r.Reason {
+	case events.ForcedTimebox:
+		if r.Deadline != nil {
+			return fmt.Sprintf("timebox %s ended at %s", span(r.Timebox), tf.Format(*r.Deadline))
+		}
+	case events.ForcedProcessLost:
+		if r.Deadline != nil {
+			return fmt.Sprintf("process lost; deadline %s passed", tf.Format(*r.Deadline))
+		}
+	}
+	if r.Detail != "" {
+		return r.Detail
+	}
+	return r.Reason
+}
+
+func fmtOpt(tf TimeFormat, t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return tf.Format(*t)
+}
+
+// WriteTable writes rows as the Markdown table of the design's worked
+// example:
+//
+//	| MM:SS | Event | nextRun | lastRun |
+//	|---|---|---|---|
+//	| 00:00 | Initial state | 00:30 | - |
+func WriteTable(w io.Writer, rows []Row, tf TimeFormat) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %s | Event | nextRun | lastRun |\n|---|---|---|---|\n", tf.Header)
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", tf.Format(r.At), escapeCell(r.Text(tf)), fmtOpt(tf, r.NextRun), fmtOpt(tf, r.LastRun))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// escapeCell keeps free text (errors, reasons) from breaking the table.
+func escapeCell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// Line is the JSON form of a row, one object per line in `cronactor
+// simulate --format json` and `cronactor history --format json`:
+//
+//	{"at":"00:35","task":"A","event":"RunStarted","run":1,"next_run":"01:30","last_run":"00:35"}
+//
+// Times are rendered with the caller's TimeFormat; next_run and last_run are
+// null when unset; reason is set for drops and forced ends, detail when the
+// event carries words (a drop's numbers, a failure's error).
+type Line struct {
+	At      string  `json:"at"`
+	Task    string  `json:"task"`
+	Event   string  `json:"event"`
+	Run     int     `json:"run,omitempty"`
+	RunID   string  `json:"run_id,omitempty"`
+	NextRun *string `json:"next_run"`
+	LastRun *string `json:"last_run"`
+	Reason  string  `json:"reason,omitempty"`
+	Detail  string  `json:"detail,omitempty"`
+}
+
+// Line returns the JSON form of r; withRunID adds the run ID.
+func (r Row) Line(tf TimeFormat, withRunID bool) Line {
+	opt := func(t *time.Time) *string {
+		if t == nil {
+			return nil
+		}
+		s := tf.Format(*t)
+		return &s
+	}
+	l := Line{At: tf.Format(r.At), Task: r.Task, Event: r.Event, Run: r.Run,
+		NextRun: opt(r.NextRun), LastRun: opt(r.LastRun), Reason: r.Reason, Detail: r.Detail}
+	if withRunID && r.Run > 0 {
+		l.RunID = r.RunID.String()
+	}
+	return l
+}
+
+// WriteLines writes rows as JSON lines (see Line).
+func WriteLines(w io.Writer, rows []Row, tf TimeFormat, withRunID bool) error {
+	enc := json.NewEncoder(w)
+	for _, r := range rows {
+		if err := enc.Encode(r.Line(tf, withRunID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
