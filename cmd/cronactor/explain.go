@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/cronactor/cronactor/projections/history"
+	"github.com/google/uuid"
+)
+
+func init() {
+	commands["explain"] = command{
+		summary: "why did (or didn't) a task run at a time: explain TASK --at TIME [--server URL]",
+		run:     runExplain,
+	}
+}
+
+// explainMaxBody bounds the events response read from the server.
+const explainMaxBody = 64 << 20
+
+func runExplain(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	server := fs.String("server", "http://127.0.0.1:7070", "the daemon's HTTP API")
+	atFlag := fs.String("at", "", "the time to explain, RFC 3339 (e.g. 2026-11-22T02:03:00Z); required")
+	window := fs.Duration("window", 0, "list decisions this far on each side of --at (default: one interval of the task)")
+	// Accept TASK before or after the flags.
+	var task string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		task, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if task == "" && fs.NArg() > 0 {
+		task = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	id, err := uuid.Parse(task)
+	if err != nil {
+		return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
+	}
+	if *atFlag == "" {
+		return fmt.Errorf("%w: --at is required", errUsage)
+	}
+	at, err := time.Parse(time.RFC3339Nano, *atFlag)
+	if err != nil {
+		return fmt.Errorf("%w: --at: want an RFC 3339 time: %v", errUsage, err)
+	}
+	if *window < 0 {
+		return fmt.Errorf("%w: --window must not be negative", errUsage)
+	}
+	list, err := fetchTaskEvents(ctx, *server, id)
+	if err != nil {
+		return err
+	}
+	recs, err := list.Recorded()
+	if err != nil {
+		return fmt.Errorf("events of task %s from %s: %w", id, *server, err)
+	}
+	ex, err := history.Explain(recs, at, *window)
+	if err != nil {
+		return fmt.Errorf("explain task %s: %w", id, err)
+	}
+	return ex.Write(env.stdout, history.Absolute())
+}
+
+// fetchTaskEvents reads GET /v1/tasks/{id}/events.
+func fetchTaskEvents(ctx context.Context, server string, id uuid.UUID) (history.EventList, error) {
+	base, err := url.Parse(server)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return history.EventList{}, fmt.Errorf("%w: --server %q: want http(s)://host:port", errUsage, server)
+	}
+	u := base.JoinPath("v1", "tasks", id.String(), "events")
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return history.EventList{}, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return history.EventList{}, fmt.Errorf("GET %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, explainMaxBody+1))
+	if err != nil {
+		return history.EventList{}, fmt.Errorf("GET %s: %w", u, err)
+	}
+	if len(body) > explainMaxBody {
+		return history.EventList{}, fmt.Errorf("GET %s: response larger than %d bytes", u, explainMaxBody)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return history.EventList{}, fmt.Errorf("GET %s: %s: %s", u, resp.Status, e.Error)
+		}
+		return history.EventList{}, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	var list history.EventList
+	if err := json.Unmarshal(body, &list); err != nil {
+		return history.EventList{}, fmt.Errorf("GET %s: malformed response: %w", u, err)
+	}
+	if list.TaskID != uuid.Nil && list.TaskID != id {
+		return history.EventList{}, errors.New("GET " + u.String() + ": the server answered for another task")
+	}
+	return list, nil
+}

@@ -1,0 +1,294 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// ErrNoEvents: Explain was given no events.
+var ErrNoEvents = errors.New("history: the task has no events")
+
+// Decision is one recorded decision and the rule behind it.
+type Decision struct {
+	Row Row
+	// Rule is the scheduling rule that decided it ("R1", "R3", "R1, R8", …);
+	// empty for decisions no rule makes (creation, completion).
+	Rule string
+}
+
+// Text is the decision in words, past tense, e.g. "A3 was dropped (R3):
+// started 28s after the last start; needs 55s".
+func (d Decision) Text(tf TimeFormat) string {
+	r := d.Row
+	run := fmt.Sprintf("%s%d", r.Task, r.Run)
+	rule := ""
+	if d.Rule != "" {
+		rule = " (" + d.Rule + ")"
+	}
+	next := func() string { return fmtOpt(tf, r.NextRun) }
+	switch r.Event {
+	case "TaskCreated":
+		return fmt.Sprintf("%s was created: every %s, tolerance %s, timebox %s; first due at %s", r.Task, r.Interval, r.Tolerance, r.Timebox, next())
+	case "TaskUpdated":
+		return fmt.Sprintf("%s was updated: every %s, tolerance %s, timebox %s; next due at %s", r.Task, r.Interval, r.Tolerance, r.Timebox, next())
+	case "TaskPaused":
+		return fmt.Sprintf("%s was paused%s: it enqueues nothing, and waiting runs are dropped", r.Task, rule)
+	case "TaskResumed":
+		return fmt.Sprintf("%s was resumed%s: next due at %s", r.Task, rule, next())
+	case "TaskDeleted":
+		s := fmt.Sprintf("%s was deleted%s: it enqueues nothing, and waiting runs are dropped", r.Task, rule)
+		if r.Detail != "" {
+			s += " (" + r.Detail + ")"
+		}
+		return s
+	case "RunEnqueued":
+		s := fmt.Sprintf("%s was enqueued%s: the task was due", run, rule)
+		if r.Missed > 0 {
+			s += fmt.Sprintf(", %d whole interval(s) missed, merged into this run", r.Missed)
+		}
+		return s + "; next due at " + next()
+	case "RunStarted":
+		if r.PrevLastRun == nil {
+			return fmt.Sprintf("%s started%s: no run had started before; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
+		}
+		return fmt.Sprintf("%s started%s: %s after the last start at %s; needs %s; deadline %s", run, rule,
+			r.SinceLastStart, tf.Format(*r.PrevLastRun), r.Needed, fmtOpt(tf, r.Deadline))
+	case "RunCompleted":
+		return run + " completed"
+	case "RunFailed":
+		return fmt.Sprintf("%s failed: %s", run, r.Detail)
+	case "CheckpointSaved":
+		return fmt.Sprintf("%s saved a checkpoint%s", run, rule)
+	case "RunDropped":
+		return fmt.Sprintf("%s was dropped%s: %s", run, rule, r.dropWords(tf))
+	case "RunForcedEnd":
+		return fmt.Sprintf("%s was forced to end%s: %s", run, rule, r.forcedWords(tf))
+	case EventTick:
+		return "a tick enqueued nothing"
+	}
+	return fmt.Sprintf("%s: %s", run, r.Event)
+}
+
+func (r Row) dropWords(tf TimeFormat) string {
+	if r.Detail != "" {
+		return r.Detail
+	}
+	switch r.Reason {
+	case events.DropTooSoon:
+		return fmt.Sprintf("started %s after the last start; needs %s", r.SinceLastStart, r.Needed)
+	case events.DropPaused:
+		return "the task was paused"
+	case events.DropDeleted:
+		return "the task was deleted"
+	}
+	return r.Reason
+}
+
+func (r Row) forcedWords(tf TimeFormat) string {
+	s := r.Detail
+	if s == "" {
+		s = r.Reason
+	}
+	if r.Deadline != nil {
+		s += "; deadline " + tf.Format(*r.Deadline)
+	}
+	return s
+}
+
+// ruleOf names the rule behind a row.
+func ruleOf(r Row) string {
+	switch r.Event {
+	case "RunEnqueued":
+		if r.Missed > 0 {
+			return "R1, R8"
+		}
+		return "R1"
+	case "RunStarted":
+		return "R3"
+	case "RunDropped":
+		switch r.Reason {
+		case events.DropPaused, events.DropDeleted:
+			return "R7"
+		}
+		return "R3"
+	case "RunForcedEnd":
+		if r.Reason == events.ForcedProcessLost {
+			return "R9"
+		}
+		return "R4"
+	case "TaskPaused", "TaskResumed", "TaskDeleted":
+		return "R7"
+	case "CheckpointSaved":
+		return "R5"
+	}
+	return ""
+}
+
+// RunState is a run in flight at the explained time.
+type RunState struct {
+	Run      int
+	RunID    uuid.UUID
+	Since    time.Time  // enqueued or started
+	Deadline *time.Time // running runs only
+}
+
+// Explanation answers "why did (or didn't) the task run at At?".
+type Explanation struct {
+	TaskID uuid.UUID
+	Task   string
+	At     time.Time
+	// Exists is false when At is before the task was created; the fields
+	// below are then zero.
+	Exists bool
+	// Status, NextRun and LastRun are the task's state at At (after every
+	// event decided at or before it); Since is when Status began.
+	Status  string
+	Since   time.Time
+	NextRun *time.Time
+	LastRun *time.Time
+	// Queued are runs enqueued and not yet started or dropped; Running
+	// started and not yet ended.
+	Queued  []RunState
+	Running []RunState
+	// Decisions are those within Window of At, plus the last one before
+	// and the first one after it, in order. Before counts those at or
+	// before At.
+	Decisions []Decision
+	Before    int
+	Window    time.Duration
+	// created is when the task was created.
+	created time.Time
+}
+
+// Explain folds a task's events (one stream, in order) and explains what
+// the scheduler decided around at and why. window bounds the decisions
+// listed on each side of at; 0 means one interval of the task.
+func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explanation, error) {
+	if len(recs) == 0 {
+		return Explanation{}, ErrNoEvents
+	}
+	if window < 0 {
+		return Explanation{}, fmt.Errorf("history: negative window %s", window)
+	}
+	rows, err := Rows(recs)
+	if err != nil {
+		return Explanation{}, err
+	}
+	at = at.UTC()
+	ex := Explanation{TaskID: rows[0].TaskID, Task: rows[0].Task, At: at, created: rows[0].At}
+	queued := map[int]RunState{}
+	running := map[int]RunState{}
+	before := 0
+	for i, r := range rows {
+		if r.At.After(at) {
+			break
+		}
+		before = i + 1
+		ex.Exists = true
+		if r.Status != ex.Status {
+			ex.Status, ex.Since = r.Status, r.At
+		}
+		ex.NextRun, ex.LastRun = r.NextRun, r.LastRun
+		switch r.Event {
+		case "RunEnqueued":
+			queued[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At}
+		case "RunStarted":
+			delete(queued, r.Run)
+			running[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At, Deadline: r.Deadline}
+		case "RunDropped":
+			delete(queued, r.Run)
+		case "RunCompleted", "RunFailed", "RunForcedEnd":
+			delete(running, r.Run)
+		}
+	}
+	ex.Queued, ex.Running = sortedRuns(queued), sortedRuns(running)
+	if window == 0 {
+		window = rows[0].Interval
+		if before > 0 {
+			window = rows[before-1].Interval
+		}
+	}
+	ex.Window = window
+	for i, r := range rows {
+		near := !r.At.Before(at.Add(-window)) && !r.At.After(at.Add(window))
+		if near || i == before-1 || i == before {
+			ex.Decisions = append(ex.Decisions, Decision{Row: r, Rule: ruleOf(r)})
+			if i < before {
+				ex.Before++
+			}
+		}
+	}
+	return ex, nil
+}
+
+func sortedRuns(m map[int]RunState) []RunState {
+	out := make([]RunState, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Run < out[j].Run })
+	return out
+}
+
+// Verdict is the answer in one sentence, with the rule that applied.
+func (e Explanation) Verdict(tf TimeFormat) string {
+	t := tf.Format(e.At)
+	if !e.Exists {
+		return fmt.Sprintf("At %s %s did not exist yet: it was created at %s.", t, e.Task, tf.Format(e.created))
+	}
+	var b strings.Builder
+	switch {
+	case e.Status == StatusDeleted:
+		fmt.Fprintf(&b, "At %s %s was deleted (since %s), so it enqueued nothing and its waiting runs were dropped (R7).", t, e.Task, tf.Format(e.Since))
+	case e.Status == StatusPaused:
+		fmt.Fprintf(&b, "At %s %s was paused (since %s), so it enqueued nothing and its waiting runs were dropped (R7).", t, e.Task, tf.Format(e.Since))
+	case e.NextRun != nil && e.NextRun.After(e.At):
+		fmt.Fprintf(&b, "At %s %s was not due: nextRun was %s, and a tick enqueues a run only once nextRun <= now (R1).", t, e.Task, tf.Format(*e.NextRun))
+	case e.NextRun != nil:
+		fmt.Fprintf(&b, "At %s %s was due since %s: the next tick enqueues one run for it (R1)", t, e.Task, tf.Format(*e.NextRun))
+		if e.At.Sub(*e.NextRun) > e.Window {
+			b.WriteString("; after downtime the missed intervals merge into that one run (R8)")
+		}
+		b.WriteString(".")
+	}
+	for _, r := range e.Running {
+		fmt.Fprintf(&b, " %s%d was running (started %s, deadline %s).", e.Task, r.Run, tf.Format(r.Since), fmtOpt(tf, r.Deadline))
+	}
+	for _, r := range e.Queued {
+		if e.Status == StatusActive {
+			fmt.Fprintf(&b, " %s%d was waiting in the queue since %s; it may start once a worker asks, if lastRun + interval - tolerance has passed (R3).", e.Task, r.Run, tf.Format(r.Since))
+		} else {
+			fmt.Fprintf(&b, " %s%d was waiting in the queue since %s; it is dropped when a worker asks (R7).", e.Task, r.Run, tf.Format(r.Since))
+		}
+	}
+	return b.String()
+}
+
+// Write prints the explanation: the verdict, the state at the time, and
+// the decisions around it with a marker at the explained time.
+func (e Explanation) Write(w io.Writer, tf TimeFormat) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s) at %s\n%s\n", e.Task, e.TaskID, tf.Format(e.At), e.Verdict(tf))
+	if e.Exists {
+		fmt.Fprintf(&b, "state: %s; nextRun %s; lastRun %s\n", e.Status, fmtOpt(tf, e.NextRun), fmtOpt(tf, e.LastRun))
+	}
+	fmt.Fprintf(&b, "decisions within %s:\n", e.Window)
+	for i, d := range e.Decisions {
+		if i == e.Before {
+			fmt.Fprintf(&b, "  ---- %s ----\n", tf.Format(e.At))
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", tf.Format(d.Row.At), d.Text(tf))
+	}
+	if e.Before == len(e.Decisions) {
+		fmt.Fprintf(&b, "  ---- %s ----\n", tf.Format(e.At))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
