@@ -35,7 +35,7 @@ type Task struct {
 	Name      string          `json:"name"`
 	Owner     string          `json:"owner"`
 	Kind      string          `json:"kind"`
-	Payload   json.RawMessage `json:"payload,omitempty"`
+	Payload   json.RawMessage `json:"payload"`
 	Interval  events.Duration `json:"interval"`
 	Tolerance events.Duration `json:"tolerance"`
 	Timebox   events.Duration `json:"timebox"`
@@ -60,7 +60,7 @@ type Task struct {
 	// downtime (R8).
 	MissedCount int64 `json:"missed_count"`
 	// Checkpoint is the latest one saved by a run, handed to the next (R5).
-	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	Checkpoint json.RawMessage `json:"checkpoint"`
 	// LastOutcome is how the latest run that ended, ended.
 	LastOutcome *Outcome   `json:"last_outcome"`
 	CreatedAt   time.Time  `json:"created_at"`

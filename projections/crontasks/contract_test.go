@@ -1,0 +1,58 @@
+package crontasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/projections/crontasks"
+	"github.com/google/uuid"
+)
+
+// TestFreshTaskHasEveryContractField: the HTTP API's task object has every
+// field DESIGN §5 lists even before the task has a payload, a run or a
+// checkpoint (those are null then, not absent).
+func TestFreshTaskHasEveryContractField(t *testing.T) {
+	store := memStore(t)
+	id := uuid.MustParse("c0000000-0000-4000-8000-0000000000cc")
+	p, err := events.Propose(events.TaskCreated{TaskID: id, Name: "fresh", Owner: "user/1", Kind: "noop",
+		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
+		Timebox: events.Duration(30 * time.Second), NextRun: t0.Add(time.Minute)}, uuid.Nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Append(context.Background(), events.TaskStream(id), events.NoStream, p); err != nil {
+		t.Fatal(err)
+	}
+	v := openView(t, crontasks.Config{Store: store})
+	if err := v.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := v.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"id", "name", "owner", "kind", "payload", "interval", "tolerance", "timebox", "priority", "status",
+		"next_run", "last_run", "run_count", "completed_count", "dropped_count", "forced_count", "failed_count", "missed_count",
+		"checkpoint", "created_at", "updated_at"} {
+		if _, ok := m[field]; !ok {
+			t.Errorf("a fresh task's JSON lacks %q: %s", field, b)
+		}
+	}
+	for field, want := range map[string]string{"payload": "null", "checkpoint": "null", "last_run": "null",
+		"interval": `"1m0s"`, "tolerance": `"5s"`, "next_run": `"2026-03-01T00:01:00Z"`, "status": `"active"`} {
+		if string(m[field]) != want {
+			t.Errorf("%s = %s, want %s", field, m[field], want)
+		}
+	}
+}
