@@ -34,6 +34,9 @@ func TestFreshTaskHasEveryContractField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got.Payload != nil || got.Checkpoint != nil {
+		t.Errorf("a row read back carries payload %q checkpoint %q, want nil", got.Payload, got.Checkpoint)
+	}
 	b, err := json.Marshal(got)
 	if err != nil {
 		t.Fatal(err)

@@ -156,3 +156,19 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.Position = m.Position.String()
 	return &t, nil
 }
+
+// UnmarshalJSON reads a row, turning a null payload or checkpoint back into
+// nil, so a row read from the view equals the row that was folded.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	type plain Task
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	if string(t.Payload) == "null" {
+		t.Payload = nil
+	}
+	if string(t.Checkpoint) == "null" {
+		t.Checkpoint = nil
+	}
+	return nil
+}
