@@ -59,3 +59,28 @@ func TestFreshTaskHasEveryContractField(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateWithoutNextRunKeepsIt: TaskUpdated and TaskResumed may leave
+// next_run unset (the schema does not require it); the row keeps the
+// previous nextRun instead of becoming due at the zero time.
+func TestUpdateWithoutNextRunKeepsIt(t *testing.T) {
+	id := uuid.MustParse("c0000000-0000-4000-8000-0000000000cd")
+	md := events.Metadata{Stream: events.TaskStream(id), At: t0}
+	row, err := crontasks.Evolve(nil, md, events.TaskCreated{TaskID: id, Name: "n", Owner: "o", Kind: "noop",
+		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Timebox: events.Duration(time.Second), NextRun: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []events.Event{
+		events.TaskUpdated{Schedule: events.Schedule{Interval: events.Duration(2 * time.Minute)}, Timebox: events.Duration(time.Second)},
+		events.TaskPaused{}, events.TaskResumed{},
+	} {
+		md.Version++
+		if row, err = crontasks.Evolve(row, md, ev); err != nil {
+			t.Fatal(err)
+		}
+		if row.NextRun == nil || !row.NextRun.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("after %s next_run = %v, want %v", ev.EventType(), row.NextRun, t0.Add(time.Minute))
+		}
+	}
+}

@@ -112,15 +112,23 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	case events.TaskCreated:
 		t.Name, t.Owner, t.Kind, t.Payload = e.Name, e.Owner, e.Kind, e.Payload
 		t.Interval, t.Tolerance, t.Timebox, t.Priority = e.Schedule.Interval, e.Tolerance, e.Timebox, e.Priority
-		t.Status, t.NextRun = StatusActive, tp(e.NextRun)
+		t.Status = StatusActive
+		if !e.NextRun.IsZero() {
+			t.NextRun = tp(e.NextRun)
+		}
 	case events.TaskUpdated:
 		t.Payload = e.Payload
 		t.Interval, t.Tolerance, t.Timebox, t.Priority = e.Schedule.Interval, e.Tolerance, e.Timebox, e.Priority
-		t.NextRun = tp(e.NextRun)
+		if !e.NextRun.IsZero() { // an update without one keeps the old nextRun
+			t.NextRun = tp(e.NextRun)
+		}
 	case events.TaskPaused:
 		t.Status = StatusPaused
 	case events.TaskResumed:
-		t.Status, t.NextRun = StatusActive, tp(e.NextRun)
+		t.Status = StatusActive
+		if !e.NextRun.IsZero() {
+			t.NextRun = tp(e.NextRun)
+		}
 	case events.TaskDeleted:
 		t.Status, t.DeletedAt, t.DeleteReason = StatusDeleted, tp(at), e.Reason
 	case events.RunEnqueued:

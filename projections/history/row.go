@@ -139,16 +139,22 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	switch e := ev.(type) {
 	case events.TaskCreated:
 		st.status = StatusActive
-		st.nextRun = tp(e.NextRun.UTC())
+		if !e.NextRun.IsZero() {
+			st.nextRun = tp(e.NextRun.UTC())
+		}
 		st.interval, st.tolerance, st.timebox = e.Schedule.Interval.D(), e.Tolerance.D(), e.Timebox.D()
 	case events.TaskUpdated:
-		st.nextRun = tp(e.NextRun.UTC())
+		if !e.NextRun.IsZero() { // an update without one keeps the old nextRun
+			st.nextRun = tp(e.NextRun.UTC())
+		}
 		st.interval, st.tolerance, st.timebox = e.Schedule.Interval.D(), e.Tolerance.D(), e.Timebox.D()
 	case events.TaskPaused:
 		st.status = StatusPaused
 	case events.TaskResumed:
 		st.status = StatusActive
-		st.nextRun = tp(e.NextRun.UTC())
+		if !e.NextRun.IsZero() {
+			st.nextRun = tp(e.NextRun.UTC())
+		}
 	case events.TaskDeleted:
 		st.status = StatusDeleted
 		row.Detail = e.Reason
