@@ -1,6 +1,7 @@
 package crontasks
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -164,7 +165,13 @@ func (v *View) checkFormat() error {
 		if nonEmpty {
 			return fmt.Errorf("%w: %s has keys but no format marker", ErrForeignDB, v.cfg.Dir)
 		}
-		return v.db.Set(keyFormat, []byte(formatValue), pebble.Sync)
+		if err := v.db.Set(keyFormat, []byte(formatValue), pebble.NoSync); err != nil {
+			return fmt.Errorf("crontasks: write format marker: %w", err)
+		}
+		if err := v.db.Flush(); err != nil {
+			return fmt.Errorf("crontasks: write format marker: %w", err)
+		}
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("crontasks: read format marker: %w", err)
@@ -345,11 +352,6 @@ func (v *View) apply(recs []events.Recorded) error {
 		if c.task == nil {
 			continue
 		}
-		for _, k := range c.oldKeys {
-			if err := b.Delete(k, nil); err != nil {
-				return fmt.Errorf("crontasks: batch: %w", err)
-			}
-		}
 		val, err := json.Marshal(c.task)
 		if err != nil {
 			return fmt.Errorf("crontasks: encode task %s: %w", id, err)
@@ -357,9 +359,20 @@ func (v *View) apply(recs []events.Recorded) error {
 		if err := b.Set(taskKey(id), val, nil); err != nil {
 			return fmt.Errorf("crontasks: batch: %w", err)
 		}
-		for _, k := range indexKeys(c.task) {
-			if err := b.Set(k, nil, nil); err != nil {
-				return fmt.Errorf("crontasks: batch: %w", err)
+		// Most events (starts, outcomes) leave the index keys as they were.
+		newKeys := indexKeys(c.task)
+		for _, k := range c.oldKeys {
+			if !containsKey(newKeys, k) {
+				if err := b.Delete(k, nil); err != nil {
+					return fmt.Errorf("crontasks: batch: %w", err)
+				}
+			}
+		}
+		for _, k := range newKeys {
+			if !containsKey(c.oldKeys, k) {
+				if err := b.Set(k, nil, nil); err != nil {
+					return fmt.Errorf("crontasks: batch: %w", err)
+				}
 			}
 		}
 	}
@@ -390,6 +403,15 @@ func (v *View) commit(b *pebble.Batch, wo *pebble.WriteOptions) error {
 		return commitHook(b, wo)
 	}
 	return b.Commit(wo)
+}
+
+func containsKey(keys [][]byte, k []byte) bool {
+	for _, x := range keys {
+		if bytes.Equal(x, k) {
+			return true
+		}
+	}
+	return false
 }
 
 type reader interface {

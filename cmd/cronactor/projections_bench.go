@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/projections/crontasks"
+	"github.com/google/uuid"
+)
+
+func init() {
+	benchCommands["projections"] = command{
+		summary: "how far the live cron_tasks view trails the log under full append load",
+		run:     runBenchProjections,
+	}
+}
+
+type projectionsBenchResult struct {
+	Writers            int     `json:"writers"`
+	DurationS          float64 `json:"duration_s"`
+	BaselineEventsPerS float64 `json:"baseline_events_per_s"`
+	EventsPerS         float64 `json:"events_per_s"`
+	Ratio              float64 `json:"ratio"`
+	FoldedEventsPerS   float64 `json:"folded_events_per_s"`
+	VisibleP50ms       float64 `json:"visible_p50_ms"`
+	VisibleP99ms       float64 `json:"visible_p99_ms"`
+	VisibleMaxms       float64 `json:"visible_max_ms"`
+	Samples            int     `json:"samples"`
+	LagMaxEvents       uint64  `json:"lag_max_events"`
+	LagMaxms           float64 `json:"lag_max_ms"`
+	CatchUpEventsPerS  float64 `json:"catch_up_events_per_s"`
+}
+
+// runBenchProjections appends task events (one writer per task: created,
+// then enqueued/started/completed in turn) at full speed, first with no
+// view (the baseline), then with the live view following. While the view
+// follows, a probe appends one event every 10 ms and measures how long
+// after the append was acknowledged the view shows it; Lag() is sampled
+// too. Finally a fresh view folds the whole log from zero (catch-up rate).
+func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("bench projections", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	writers := fs.Int("writers", 64, "concurrent writers, one task each")
+	duration := fs.Duration("duration", 5*time.Second, "how long each phase appends")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *writers < 1 || *writers > 10000 {
+		return fmt.Errorf("%w: --writers must be between 1 and 10000", errUsage)
+	}
+	if *duration < 100*time.Millisecond || *duration > time.Hour {
+		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
+	}
+	base := *dir
+	if base == "" {
+		d, err := os.MkdirTemp("", "cronactor-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		base = d
+	}
+	r := projectionsBenchResult{Writers: *writers, DurationS: duration.Seconds()}
+
+	fmt.Fprintf(env.stderr, "bench projections: %d writers, %s per phase, files under %s\n  baseline: appends, no view...\n", *writers, *duration, base)
+	baseline, err := benchTaskAppends(ctx, filepath.Join(base, "baseline"), *writers, *duration, nil)
+	if err != nil {
+		return err
+	}
+	r.BaselineEventsPerS = baseline.rate()
+
+	fmt.Fprintln(env.stderr, "  appends with the live view following...")
+	var probe viewProbe
+	withView, err := benchTaskAppends(ctx, filepath.Join(base, "view"), *writers, *duration, &probe)
+	if err != nil {
+		return err
+	}
+	r.EventsPerS = withView.rate()
+	if r.BaselineEventsPerS > 0 {
+		r.Ratio = r.EventsPerS / r.BaselineEventsPerS
+	}
+	r.FoldedEventsPerS = probe.folded
+	r.CatchUpEventsPerS = probe.catchUp
+	slices.Sort(probe.visible)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	r.Samples = len(probe.visible)
+	r.VisibleP50ms, r.VisibleP99ms = ms(percentile(probe.visible, 50)), ms(percentile(probe.visible, 99))
+	if n := len(probe.visible); n > 0 {
+		r.VisibleMaxms = ms(probe.visible[n-1])
+	}
+	r.LagMaxEvents, r.LagMaxms = probe.maxEvents, ms(probe.maxTime)
+	if *asJSON {
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(env.stdout, string(b))
+		return nil
+	}
+	fmt.Fprintf(env.stdout, "writers=%d appends %0.f events/s with the view following, %0.f without (ratio %.2f); view folded %0.f events/s\n",
+		r.Writers, r.EventsPerS, r.BaselineEventsPerS, r.Ratio, r.FoldedEventsPerS)
+	fmt.Fprintf(env.stdout, "ack → visible in the view: p50 %.2f ms  p99 %.2f ms  max %.2f ms (%d samples); Lag() max %d events, %.2f ms\n",
+		r.VisibleP50ms, r.VisibleP99ms, r.VisibleMaxms, r.Samples, r.LagMaxEvents, r.LagMaxms)
+	fmt.Fprintf(env.stdout, "rebuild from zero: %0.f events/s\n", r.CatchUpEventsPerS)
+	return nil
+}
+
+// viewProbe collects what the view phase measures.
+type viewProbe struct {
+	visible   []time.Duration
+	maxEvents uint64
+	maxTime   time.Duration
+	folded    float64
+	catchUp   float64
+}
+
+func benchTask(id uuid.UUID, at time.Time) events.TaskCreated {
+	return events.TaskCreated{TaskID: id, Name: "bench", Owner: "bench/" + id.String()[:2], Kind: "noop",
+		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
+		Timebox: events.Duration(30 * time.Second), NextRun: at.Add(time.Minute)}
+}
+
+// benchTaskAppends drives the append load on a new store in dir; with a
+// probe it runs the live view and measures it.
+func benchTaskAppends(ctx context.Context, dir string, writers int, d time.Duration, probe *viewProbe) (measurement, error) {
+	store, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		return measurement{}, err
+	}
+	defer store.Close()
+	ids := make([]uuid.UUID, writers)
+	for w := range ids {
+		ids[w] = uuid.New()
+	}
+	var (
+		view   *crontasks.View
+		stop   = func() {}
+		wg     sync.WaitGroup
+		runErr error
+	)
+	if probe != nil {
+		view, err = crontasks.Open(crontasks.Config{Store: store, Dir: crontasks.DirIn(dir)})
+		if err != nil {
+			return measurement{}, err
+		}
+		defer view.Close()
+		vctx, cancel := context.WithCancel(ctx)
+		stop = cancel
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := view.Run(vctx); err != nil && vctx.Err() == nil {
+				runErr = err
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			probeView(vctx, store, view, probe)
+		}()
+	}
+	m, err := drive(ctx, writers, d, func(w int, seq uint64) error {
+		now := time.Now().UTC()
+		id := ids[w]
+		var ev events.Event
+		n := int(seq/3) + 1
+		switch {
+		case seq == 0:
+			ev = benchTask(id, now)
+		case seq%3 == 1:
+			ev = events.RunEnqueued{RunID: events.RunID(id, n), Run: n, Due: now, NextRun: now.Add(time.Minute)}
+		case seq%3 == 2:
+			ev = events.RunStarted{RunID: events.RunID(id, n), Run: n, Deadline: now.Add(30 * time.Second)}
+		default:
+			ev = events.RunCompleted{RunID: events.RunID(id, n-1), Run: n - 1}
+		}
+		p, err := events.Propose(ev, uuid.Nil, now)
+		if err != nil {
+			return err
+		}
+		exp := events.NoStream
+		if seq > 0 {
+			exp = events.Exactly(seq - 1)
+		}
+		_, err = store.Append(ctx, events.TaskStream(id), exp, p)
+		return err
+	})
+	if err != nil {
+		stop()
+		wg.Wait()
+		return m, err
+	}
+	if probe == nil {
+		return m, nil
+	}
+	// Let the view finish what was appended, then measure its rate.
+	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	err = view.WaitFor(waitCtx, store.Head())
+	cancel()
+	elapsed := m.elapsed
+	stop()
+	wg.Wait()
+	if err != nil {
+		return m, fmt.Errorf("view did not catch up: %w", err)
+	}
+	if runErr != nil {
+		return m, runErr
+	}
+	probe.folded = float64(view.Checkpoint().Commit) / elapsed.Seconds()
+
+	// Rebuild from zero into a fresh directory: the catch-up rate.
+	t0 := time.Now()
+	cp, err := crontasks.Rebuild(ctx, crontasks.Config{Store: store, Dir: filepath.Join(dir, "rebuilt")}, nil)
+	if err != nil {
+		return m, err
+	}
+	probe.catchUp = float64(cp.Commit) / time.Since(t0).Seconds()
+	return m, nil
+}
+
+// probeView appends one event every 10 ms on its own task and times how
+// long after the acknowledgement the view has folded it; it samples Lag()
+// at the same pace.
+func probeView(ctx context.Context, store *embedded.Store, view *crontasks.View, probe *viewProbe) {
+	id := uuid.New()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for seq := uint64(0); ; seq++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		l := view.Lag()
+		probe.maxEvents = max(probe.maxEvents, l.Events)
+		probe.maxTime = max(probe.maxTime, l.Time)
+		now := time.Now().UTC()
+		var ev events.Event = events.TaskPaused{}
+		if seq == 0 {
+			ev = benchTask(id, now)
+		}
+		p, err := events.Propose(ev, uuid.Nil, now)
+		if err != nil {
+			return
+		}
+		exp := events.NoStream
+		if seq > 0 {
+			exp = events.Exactly(seq - 1)
+		}
+		res, err := store.Append(ctx, events.TaskStream(id), exp, p)
+		if err != nil {
+			return
+		}
+		acked := time.Now()
+		if err := view.WaitFor(ctx, res.Position); err != nil {
+			return
+		}
+		probe.visible = append(probe.visible, time.Since(acked))
+	}
+}
