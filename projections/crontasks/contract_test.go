@@ -1,6 +1,7 @@
 package crontasks_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -81,6 +82,73 @@ func TestUpdateWithoutNextRunKeepsIt(t *testing.T) {
 		}
 		if row.NextRun == nil || !row.NextRun.Equal(t0.Add(time.Minute)) {
 			t.Fatalf("after %s next_run = %v, want %v", ev.EventType(), row.NextRun, t0.Add(time.Minute))
+		}
+	}
+}
+
+// TestByOwnerOrdersByName: an owner's tasks come by name (bytewise), then
+// id, whatever the names' lengths or bytes; ByOwnerName matches exactly.
+func TestByOwnerOrdersByName(t *testing.T) {
+	store := memStore(t)
+	names := []string{"b", "abc", "a\x00b", "ab", "a", "", "a\x00", "ab"}
+	for i, name := range names {
+		id := uuid.NewSHA1(uuid.NameSpaceOID, []byte{byte(i)})
+		p, err := events.Propose(events.TaskCreated{TaskID: id, Name: name + "x", Owner: "o/1", Kind: "noop",
+			Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Timebox: events.Duration(time.Second),
+			NextRun: t0}, uuid.Nil, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Append(context.Background(), events.TaskStream(id), events.NoStream, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := openView(t, crontasks.Config{Store: store})
+	if err := v.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var prev *crontasks.Task
+	cursor := ""
+	for {
+		page, err := v.ByOwner(context.Background(), "o/1", 3, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range page.Tasks {
+			got = append(got, task.Name)
+			if prev != nil && (prev.Name > task.Name || prev.Name == task.Name && bytes.Compare(prev.ID[:], task.ID[:]) > 0) {
+				t.Errorf("%q (%s) before %q (%s)", prev.Name, prev.ID, task.Name, task.ID)
+			}
+			task := task
+			prev = &task
+		}
+		if page.Next == "" {
+			break
+		}
+		cursor = page.Next
+	}
+	if len(got) != len(names) {
+		t.Fatalf("got %d tasks, want %d: %q", len(got), len(names), got)
+	}
+	for _, name := range []string{"abx", "ax", "a\x00bx"} {
+		want := 0
+		for _, n := range names {
+			if n+"x" == name {
+				want++
+			}
+		}
+		tasks, err := v.ByOwnerName(context.Background(), "o/1", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tasks) != want {
+			t.Errorf("ByOwnerName(%q) = %d tasks, want %d", name, len(tasks), want)
+		}
+		for _, task := range tasks {
+			if task.Name != name {
+				t.Errorf("ByOwnerName(%q) returned %q", name, task.Name)
+			}
 		}
 	}
 }
