@@ -11,77 +11,94 @@ import (
 	"github.com/google/uuid"
 )
 
-// exampleLog records two tasks of one owner; the first runs once.
-func exampleLog(store events.Store) {
-	start := time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)
-	add := func(id uuid.UUID, at time.Duration, ev events.Event) {
-		p, _ := events.Propose(ev, uuid.Nil, start.Add(at))
-		store.Append(context.Background(), events.TaskStream(id), events.AnyVersion, p)
-	}
-	a := uuid.MustParse("a0000000-0000-4000-8000-000000000001")
-	b := uuid.MustParse("b0000000-0000-4000-8000-000000000002")
-	for _, t := range []struct {
-		id   uuid.UUID
-		name string
-	}{{a, "poll"}, {b, "cleanup"}} {
-		add(t.id, 0, events.TaskCreated{TaskID: t.id, Name: t.name, Owner: "channel/pop3/42", Kind: "noop",
-			Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
-			Timebox: events.Duration(30 * time.Second), NextRun: start.Add(30 * time.Second)})
-	}
-	run := events.RunID(a, 1)
-	add(a, 30*time.Second, events.RunEnqueued{RunID: run, Run: 1, Due: start.Add(30 * time.Second), NextRun: start.Add(90 * time.Second)})
-	add(a, 35*time.Second, events.RunStarted{RunID: run, Run: 1, Deadline: start.Add(65 * time.Second)})
-	add(a, 45*time.Second, events.RunCompleted{RunID: run, Run: 1})
-}
-
-// Fold the log into an in-memory view and ask it for one owner's tasks.
-func Example() {
+// A live view follows the log; after an append, WaitFor lets the writer
+// read its own write.
+func ExampleView_WaitFor() {
 	store, _ := embedded.OpenMemory()
 	defer store.Close()
-	exampleLog(store)
+	view, _ := crontasks.Open(crontasks.Config{Store: store}) // in memory; set Dir to persist
+	defer view.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go view.Run(ctx)
 
-	v, err := crontasks.Open(crontasks.Config{Store: store})
-	if err != nil {
+	id := uuid.MustParse("5d3c8a52-0b7e-4f7e-9a1c-2f64d1e0b001")
+	at := time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)
+	created, _ := events.Propose(events.TaskCreated{TaskID: id, Name: "fetch-mail", Owner: "channel/pop3/42", Kind: "noop",
+		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
+		Timebox: events.Duration(30 * time.Second), NextRun: at.Add(30 * time.Second)}, uuid.Nil, at)
+	res, _ := store.Append(ctx, events.TaskStream(id), events.NoStream, created)
+
+	if err := view.WaitFor(ctx, res.Position); err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer v.Close()
-	if err := v.CatchUp(context.Background(), nil); err != nil {
-		fmt.Println(err)
-		return
-	}
-	page, err := v.Query(context.Background(), crontasks.Query{Owner: "channel/pop3/42"})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, t := range page.Tasks {
-		fmt.Printf("%s %s next=%s runs=%d completed=%d\n", t.Name, t.Status, t.NextRun.Format("15:04:05"), t.RunCount, t.CompletedCount)
-	}
-	// Output:
-	// cleanup active next=02:00:30 runs=0 completed=0
-	// poll active next=02:01:30 runs=1 completed=1
+	task, _ := view.Get(ctx, id)
+	fmt.Println(task.Name, task.Status, task.NextRun.Format(time.RFC3339), task.RunCount)
+	// Output: fetch-mail active 2026-11-22T02:00:30Z 0
 }
 
-// The view as it was at global position 3: both tasks created, the first
-// run enqueued but not yet started.
+// Queries page with a cursor; an owner's tasks come by name.
+func ExampleView_Query() {
+	store, _ := embedded.OpenMemory()
+	defer store.Close()
+	ctx := context.Background()
+	at := time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)
+	for i, name := range []string{"c", "a", "b"} {
+		id := uuid.NewSHA1(uuid.NameSpaceOID, []byte(name))
+		p, _ := events.Propose(events.TaskCreated{TaskID: id, Name: name, Owner: "channel/pop3/42", Kind: "noop",
+			Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Timebox: events.Duration(30 * time.Second),
+			NextRun: at.Add(time.Duration(i) * time.Minute)}, uuid.Nil, at)
+		store.Append(ctx, events.TaskStream(id), events.NoStream, p)
+	}
+	view, _ := crontasks.Open(crontasks.Config{Store: store})
+	defer view.Close()
+	view.CatchUp(ctx, nil)
+
+	q := crontasks.Query{Owner: "channel/pop3/42", Limit: 2}
+	for {
+		page, err := view.Query(ctx, q)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, t := range page.Tasks {
+			fmt.Print(t.Name, " ")
+		}
+		fmt.Println("| more:", page.Next != "")
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	due, _ := view.DueBefore(ctx, at.Add(90*time.Second), 10, "")
+	fmt.Println("due by 02:01:30:", len(due.Tasks))
+	// Output:
+	// a b | more: true
+	// c | more: false
+	// due by 02:01:30: 2
+}
+
+// The view as of a past position is folded apart from the live one.
 func ExampleAsOf() {
 	store, _ := embedded.OpenMemory()
 	defer store.Close()
-	exampleLog(store)
+	ctx := context.Background()
+	id := uuid.MustParse("5d3c8a52-0b7e-4f7e-9a1c-2f64d1e0b002")
+	at := time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)
+	created, _ := events.Propose(events.TaskCreated{TaskID: id, Name: "report", Owner: "team/7", Kind: "noop",
+		Schedule: events.Schedule{Interval: events.Duration(time.Hour)}, Timebox: events.Duration(time.Minute), NextRun: at}, uuid.Nil, at)
+	paused, _ := events.Propose(events.TaskPaused{}, uuid.Nil, at.Add(time.Minute))
+	store.Append(ctx, events.TaskStream(id), events.NoStream, created, paused)
 
-	past, err := crontasks.AsOf(context.Background(), crontasks.Config{Store: store}, crontasks.Point{Position: events.Position{Commit: 3, Prepare: 3}})
+	point, _ := crontasks.ParsePoint("2026-11-22T02:00:30Z")
+	past, err := crontasks.AsOf(ctx, crontasks.Config{Store: store}, point)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer past.Close()
-	t, err := past.Get(context.Background(), uuid.MustParse("a0000000-0000-4000-8000-000000000001"))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Printf("as of %s: runs=%d pending=%d last_run=%v\n", past.Checkpoint(), t.RunCount, t.PendingCount, t.LastRun)
-	// Output:
-	// as of 3: runs=1 pending=1 last_run=<nil>
+	then, _ := past.Get(ctx, id)
+	fmt.Println("at 02:00:30:", then.Status)
+	// Output: at 02:00:30: active
 }

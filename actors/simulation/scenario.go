@@ -1,0 +1,493 @@
+package simulation
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrScenario marks every error about a scenario's text: its syntax, an
+// unknown field, a bad value. The message names the line and field.
+var ErrScenario = errors.New("simulation: invalid scenario")
+
+// Defaults of a scenario's optional fields.
+const (
+	// DefaultTolerance is a task's tolerance when the scenario gives none.
+	DefaultTolerance = 5 * time.Second
+)
+
+// Scenario is a parsed scenario: what the scheduler is given and how the
+// queue and handlers behave. Times are offsets from the simulation start.
+type Scenario struct {
+	// Tick is the clock's period; the first tick is one Tick after start.
+	Tick time.Duration
+	// Until ends the simulation: events up to and including Until are shown.
+	Until time.Duration
+	// Downtimes stop the scheduler at From and start it again at To from the
+	// same store (R8, R9). Sorted, not overlapping.
+	Downtimes []Downtime
+	Tasks     []TaskScript
+}
+
+// Downtime is a span during which the scheduler is stopped.
+type Downtime struct {
+	From, To time.Duration
+	Line     int
+}
+
+// TaskScript is one task of a scenario.
+type TaskScript struct {
+	Name      string
+	Interval  time.Duration
+	Tolerance time.Duration
+	// Timebox defaults to Interval/2.
+	Timebox time.Duration
+	// FirstRun is the task's initial nextRun; it defaults to the start.
+	FirstRun time.Duration
+	// CreateAt is when the task is created; it defaults to the start.
+	CreateAt time.Duration
+	// PauseAt, ResumeAt and DeleteAt are when the task is paused, resumed
+	// and deleted (R7). HasDelete says DeleteAt is set.
+	PauseAt   []time.Duration
+	ResumeAt  []time.Duration
+	DeleteAt  time.Duration
+	HasDelete bool
+	// Runs script the 1st, 2nd, … enqueued run; later runs are picked up at
+	// once and take no time.
+	Runs []RunScript
+	// Line is where the task starts in the scenario text.
+	Line int
+}
+
+// RunScript says what happens to one enqueued run.
+type RunScript struct {
+	// Start is when a worker picks the run up (HasStart), or StartDelay
+	// after its enqueue; neither: at once.
+	Start      time.Duration
+	HasStart   bool
+	StartDelay time.Duration
+	// Duration is how long the handler works (on the virtual clock). A
+	// handler still working at its deadline stops there (its context ends)
+	// and the run is forced to end.
+	Duration time.Duration
+	// Fail makes the handler return an error with this message after
+	// Duration; Panic makes it panic with this message.
+	Fail  string
+	Panic string
+	// Checkpoint is saved by the handler as soon as it starts and returned
+	// when it ends (R5).
+	Checkpoint string
+	Line       int
+}
+
+// Parse reads a scenario in YAML (JSON is accepted too, being YAML). It is
+// strict: unknown fields, bad durations or times, a start before its run
+// can have been enqueued, no tasks or duplicate task names are errors
+// matching ErrScenario that name the line and field.
+func Parse(text []byte) (*Scenario, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrScenario, err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%w: empty scenario", ErrScenario)
+	}
+	root := doc.Content[0]
+	p := &parser{}
+	sc := &Scenario{}
+	fields, err := p.mapping(root, "", []string{"tick", "until", "tasks", "downtime"})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.required(root, "", fields, "tick", "until", "tasks"); err != nil {
+		return nil, err
+	}
+	if sc.Tick, err = p.duration(fields["tick"], "tick"); err != nil {
+		return nil, err
+	}
+	if sc.Tick <= 0 {
+		return nil, p.errf(fields["tick"], "tick", "must be positive")
+	}
+	if sc.Until, err = p.clock(fields["until"], "until"); err != nil {
+		return nil, err
+	}
+	if dn := fields["downtime"]; dn != nil {
+		if sc.Downtimes, err = p.downtimes(dn, sc.Until); err != nil {
+			return nil, err
+		}
+	}
+	tn := fields["tasks"]
+	if tn.Kind != yaml.SequenceNode {
+		return nil, p.errf(tn, "tasks", "want a list of tasks")
+	}
+	if len(tn.Content) == 0 {
+		return nil, p.errf(tn, "tasks", "no tasks")
+	}
+	names := map[string]int{}
+	for i, n := range tn.Content {
+		t, err := p.task(n, fmt.Sprintf("tasks[%d]", i), sc)
+		if err != nil {
+			return nil, err
+		}
+		if line, dup := names[t.Name]; dup {
+			return nil, p.errf(n, fmt.Sprintf("tasks[%d].name", i), "duplicate task name %q (first on line %d)", t.Name, line)
+		}
+		names[t.Name] = t.Line
+		sc.Tasks = append(sc.Tasks, t)
+	}
+	return sc, nil
+}
+
+type parser struct{}
+
+func (p *parser) errf(n *yaml.Node, field, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if n != nil && n.Line > 0 {
+		return fmt.Errorf("%w: line %d: %s: %s", ErrScenario, n.Line, field, msg)
+	}
+	return fmt.Errorf("%w: %s: %s", ErrScenario, field, msg)
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// mapping checks n is a mapping with only known keys, each once.
+func (p *parser) mapping(n *yaml.Node, field string, known []string) (map[string]*yaml.Node, error) {
+	name := field
+	if name == "" {
+		name = "scenario"
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, p.errf(n, name, "want a mapping of fields")
+	}
+	out := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return nil, p.errf(k, name, "field names must be plain words")
+		}
+		ok := false
+		for _, want := range known {
+			ok = ok || k.Value == want
+		}
+		if !ok {
+			sorted := append([]string(nil), known...)
+			sort.Strings(sorted)
+			return nil, p.errf(k, join(field, k.Value), "unknown field (known: %s)", strings.Join(sorted, ", "))
+		}
+		if _, dup := out[k.Value]; dup {
+			return nil, p.errf(k, join(field, k.Value), "field given twice")
+		}
+		out[k.Value] = v
+	}
+	return out, nil
+}
+
+func (p *parser) required(n *yaml.Node, field string, fields map[string]*yaml.Node, names ...string) error {
+	for _, want := range names {
+		if fields[want] == nil {
+			return p.errf(n, join(field, want), "required field missing")
+		}
+	}
+	return nil
+}
+
+func (p *parser) scalar(n *yaml.Node, field string) (string, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", p.errf(n, field, "want a single value")
+	}
+	return n.Value, nil
+}
+
+func (p *parser) duration(n *yaml.Node, field string) (time.Duration, error) {
+	s, err := p.scalar(n, field)
+	if err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, p.errf(n, field, "bad duration %q: want a Go duration like \"30s\" or \"1m\"", s)
+	}
+	if d < 0 {
+		return 0, p.errf(n, field, "negative duration %q", s)
+	}
+	return d, nil
+}
+
+func (p *parser) clock(n *yaml.Node, field string) (time.Duration, error) {
+	s, err := p.scalar(n, field)
+	if err != nil {
+		return 0, err
+	}
+	d, err := ParseTime(s)
+	if err != nil {
+		return 0, p.errf(n, field, "%v", err)
+	}
+	return d, nil
+}
+
+func (p *parser) clocks(n *yaml.Node, field string) ([]time.Duration, error) {
+	if n.Kind == yaml.ScalarNode {
+		d, err := p.clock(n, field)
+		return []time.Duration{d}, err
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errf(n, field, "want a time or a list of times")
+	}
+	var out []time.Duration
+	for i, c := range n.Content {
+		d, err := p.clock(c, fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (p *parser) downtimes(n *yaml.Node, until time.Duration) ([]Downtime, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errf(n, "downtime", "want a list of {from, to}")
+	}
+	var out []Downtime
+	for i, c := range n.Content {
+		field := fmt.Sprintf("downtime[%d]", i)
+		f, err := p.mapping(c, field, []string{"from", "to"})
+		if err != nil {
+			return nil, err
+		}
+		if err := p.required(c, field, f, "from", "to"); err != nil {
+			return nil, err
+		}
+		var d Downtime
+		d.Line = c.Line
+		if d.From, err = p.clock(f["from"], field+".from"); err != nil {
+			return nil, err
+		}
+		if d.To, err = p.clock(f["to"], field+".to"); err != nil {
+			return nil, err
+		}
+		if d.To <= d.From {
+			return nil, p.errf(f["to"], field+".to", "must be after from")
+		}
+		if len(out) > 0 && d.From < out[len(out)-1].To {
+			return nil, p.errf(f["from"], field+".from", "overlaps the previous downtime")
+		}
+		if d.From == 0 {
+			return nil, p.errf(f["from"], field+".from", "must be after the start")
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, error) {
+	var t TaskScript
+	f, err := p.mapping(n, field, []string{"name", "interval", "tolerance", "timebox", "first_run",
+		"create_at", "pause_at", "resume_at", "delete_at", "runs"})
+	if err != nil {
+		return t, err
+	}
+	if err := p.required(n, field, f, "name", "interval"); err != nil {
+		return t, err
+	}
+	t.Line = n.Line
+	if t.Name, err = p.scalar(f["name"], field+".name"); err != nil {
+		return t, err
+	}
+	if t.Name == "" {
+		return t, p.errf(f["name"], field+".name", "empty name")
+	}
+	if t.Interval, err = p.duration(f["interval"], field+".interval"); err != nil {
+		return t, err
+	}
+	if t.Interval <= 0 {
+		return t, p.errf(f["interval"], field+".interval", "must be positive")
+	}
+	t.Tolerance = DefaultTolerance
+	if v := f["tolerance"]; v != nil {
+		if t.Tolerance, err = p.duration(v, field+".tolerance"); err != nil {
+			return t, err
+		}
+	}
+	if t.Tolerance > t.Interval {
+		return t, p.errf(f["tolerance"], field+".tolerance", "larger than the interval %s", t.Interval)
+	}
+	t.Timebox = t.Interval / 2
+	if v := f["timebox"]; v != nil {
+		if t.Timebox, err = p.duration(v, field+".timebox"); err != nil {
+			return t, err
+		}
+	}
+	if t.Timebox <= 0 {
+		return t, p.errf(f["timebox"], field+".timebox", "must be positive")
+	}
+	if v := f["create_at"]; v != nil {
+		if t.CreateAt, err = p.clock(v, field+".create_at"); err != nil {
+			return t, err
+		}
+	}
+	t.FirstRun = t.CreateAt
+	if v := f["first_run"]; v != nil {
+		if t.FirstRun, err = p.clock(v, field+".first_run"); err != nil {
+			return t, err
+		}
+	}
+	if v := f["pause_at"]; v != nil {
+		if t.PauseAt, err = p.clocks(v, field+".pause_at"); err != nil {
+			return t, err
+		}
+	}
+	if v := f["resume_at"]; v != nil {
+		if t.ResumeAt, err = p.clocks(v, field+".resume_at"); err != nil {
+			return t, err
+		}
+	}
+	if v := f["delete_at"]; v != nil {
+		if t.DeleteAt, err = p.clock(v, field+".delete_at"); err != nil {
+			return t, err
+		}
+		t.HasDelete = true
+	}
+	for _, at := range [][]time.Duration{t.PauseAt, t.ResumeAt} {
+		for _, d := range at {
+			if d < t.CreateAt || (t.HasDelete && d >= t.DeleteAt) {
+				return t, p.errf(n, field, "pause or resume at %s outside the task's life", FormatTime(d))
+			}
+		}
+	}
+	if t.HasDelete && t.DeleteAt < t.CreateAt {
+		return t, p.errf(f["delete_at"], field+".delete_at", "before create_at")
+	}
+	if v := f["runs"]; v != nil {
+		if v.Kind != yaml.SequenceNode {
+			return t, p.errf(v, field+".runs", "want a list of runs")
+		}
+		enq := earliestEnqueues(sc.Tick, t, len(v.Content))
+		for i, c := range v.Content {
+			r, err := p.run(c, fmt.Sprintf("%s.runs[%d]", field, i))
+			if err != nil {
+				return t, err
+			}
+			if r.HasStart && r.Start < enq[i] {
+				return t, p.errf(c, fmt.Sprintf("%s.runs[%d].start", field, i),
+					"%s is before run %d of %s can be enqueued (%s at the earliest)", FormatTime(r.Start), i+1, t.Name, FormatTime(enq[i]))
+			}
+			t.Runs = append(t.Runs, r)
+		}
+	}
+	return t, nil
+}
+
+// earliestEnqueues returns the earliest time each of the first n runs of t
+// can be enqueued: at the first tick at or after nextRun, with nextRun then
+// moving to that tick + interval (R1). Pauses and downtime only delay runs.
+func earliestEnqueues(tick time.Duration, t TaskScript, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	next := t.FirstRun
+	for i := range out {
+		at := ceilTick(max(next, t.CreateAt), tick)
+		out[i] = at
+		next = at + t.Interval
+	}
+	return out
+}
+
+// ceilTick is the first tick at or after d (ticks fall on whole multiples
+// of tick, the first one tick after start).
+func ceilTick(d, tick time.Duration) time.Duration {
+	if d <= tick {
+		return tick
+	}
+	return (d + tick - 1) / tick * tick
+}
+
+func (p *parser) run(n *yaml.Node, field string) (RunScript, error) {
+	var r RunScript
+	f, err := p.mapping(n, field, []string{"start", "start_delay", "duration", "fail", "panic", "checkpoint"})
+	if err != nil {
+		return r, err
+	}
+	r.Line = n.Line
+	if f["start"] != nil && f["start_delay"] != nil {
+		return r, p.errf(f["start_delay"], field+".start_delay", "give start or start_delay, not both")
+	}
+	if v := f["start"]; v != nil {
+		if r.Start, err = p.clock(v, field+".start"); err != nil {
+			return r, err
+		}
+		r.HasStart = true
+	}
+	if v := f["start_delay"]; v != nil {
+		if r.StartDelay, err = p.duration(v, field+".start_delay"); err != nil {
+			return r, err
+		}
+	}
+	if v := f["duration"]; v != nil {
+		if r.Duration, err = p.duration(v, field+".duration"); err != nil {
+			return r, err
+		}
+	}
+	if f["fail"] != nil && f["panic"] != nil {
+		return r, p.errf(f["panic"], field+".panic", "give fail or panic, not both")
+	}
+	for _, k := range []struct {
+		name string
+		dst  *string
+	}{{"fail", &r.Fail}, {"panic", &r.Panic}, {"checkpoint", &r.Checkpoint}} {
+		if v := f[k.name]; v != nil {
+			if *k.dst, err = p.scalar(v, field+"."+k.name); err != nil {
+				return r, err
+			}
+			if *k.dst == "" {
+				return r, p.errf(v, field+"."+k.name, "empty")
+			}
+		}
+	}
+	return r, nil
+}
+
+// ParseTime parses a scenario time, MM:SS or HH:MM:SS from the start.
+// Minutes and seconds after the first part are 00..59; the first part may
+// be larger ("90:00" is an hour and a half).
+func ParseTime(s string) (time.Duration, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, fmt.Errorf("bad time %q: want MM:SS or HH:MM:SS", s)
+	}
+	var total int64
+	for i, part := range parts {
+		if part == "" || len(part) > 4 || strings.TrimLeft(part, "0123456789") != "" {
+			return 0, fmt.Errorf("bad time %q: want MM:SS or HH:MM:SS", s)
+		}
+		v, _ := strconv.ParseInt(part, 10, 64)
+		if i > 0 && (v > 59 || len(part) != 2) {
+			return 0, fmt.Errorf("bad time %q: %q must be two digits 00..59", s, part)
+		}
+		total = total*60 + v
+	}
+	return time.Duration(total) * time.Second, nil
+}
+
+// FormatTime renders an offset from the start as MM:SS, or HH:MM:SS from
+// one hour on (whole seconds; the form ParseTime reads).
+func FormatTime(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	s := int64(d / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%s%02d:%02d:%02d", sign, s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%s%02d:%02d", sign, s/60, s%60)
+}

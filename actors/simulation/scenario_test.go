@@ -1,0 +1,202 @@
+package simulation
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+const designScenario = `
+tick: 30s
+until: "03:00"
+tasks:
+  - name: A
+    interval: 1m
+    tolerance: 5s        # optional, default 5s
+    timebox: 30s         # optional, default interval/2
+    first_run: "00:30"   # the initial nextRun
+    runs:                # what happens to the 1st, 2nd, … enqueued run of A
+      - {start: "00:35", duration: 10s}   # a worker picks it up at 00:35; it works 10 s
+      - {start: "01:32", duration: 10s}
+      - {start_delay: 3s, duration: 5m}   # picked up 3 s after enqueue; overruns, so it is forced to end
+`
+
+func TestParseDesignScenario(t *testing.T) {
+	sc, err := Parse([]byte(designScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Tick != 30*time.Second || sc.Until != 3*time.Minute || len(sc.Tasks) != 1 {
+		t.Fatalf("scenario = %+v", sc)
+	}
+	a := sc.Tasks[0]
+	if a.Name != "A" || a.Interval != time.Minute || a.Tolerance != 5*time.Second || a.Timebox != 30*time.Second || a.FirstRun != 30*time.Second {
+		t.Fatalf("task = %+v", a)
+	}
+	want := []RunScript{
+		{Start: 35 * time.Second, HasStart: true, Duration: 10 * time.Second, Line: 11},
+		{Start: 92 * time.Second, HasStart: true, Duration: 10 * time.Second, Line: 12},
+		{StartDelay: 3 * time.Second, Duration: 5 * time.Minute, Line: 13},
+	}
+	if len(a.Runs) != len(want) {
+		t.Fatalf("runs = %+v", a.Runs)
+	}
+	for i := range want {
+		if a.Runs[i] != want[i] {
+			t.Errorf("run %d = %+v, want %+v", i, a.Runs[i], want[i])
+		}
+	}
+}
+
+func TestParseDefaultsAndJSON(t *testing.T) {
+	sc, err := Parse([]byte(`{"tick":"1s","until":"01:00:00","tasks":[{"name":"B","interval":"10s"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sc.Tasks[0]
+	if sc.Until != time.Hour || b.Tolerance != DefaultTolerance || b.Timebox != 5*time.Second || b.FirstRun != 0 || len(b.Runs) != 0 {
+		t.Fatalf("scenario %+v task %+v", sc, b)
+	}
+}
+
+func TestParseExtensions(t *testing.T) {
+	sc, err := Parse([]byte(`
+tick: 10s
+until: "05:00"
+downtime:
+  - {from: "01:00", to: "02:30"}
+tasks:
+  - name: A
+    interval: 1m
+    create_at: "00:20"
+    pause_at: ["01:00", "03:00"]
+    resume_at: "02:00"
+    delete_at: "04:00"
+    runs:
+      - {duration: 10s, fail: "disk full", checkpoint: '{"page":3}'}
+      - {panic: boom}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := sc.Tasks[0]
+	if len(sc.Downtimes) != 1 || sc.Downtimes[0].From != time.Minute || sc.Downtimes[0].To != 150*time.Second {
+		t.Errorf("downtimes = %+v", sc.Downtimes)
+	}
+	if a.CreateAt != 20*time.Second || a.FirstRun != 20*time.Second || len(a.PauseAt) != 2 || len(a.ResumeAt) != 1 || !a.HasDelete || a.DeleteAt != 4*time.Minute {
+		t.Errorf("task = %+v", a)
+	}
+	if a.Runs[0].Fail != "disk full" || a.Runs[0].Checkpoint != `{"page":3}` || a.Runs[1].Panic != "boom" {
+		t.Errorf("runs = %+v", a.Runs)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	base := "tick: 30s\nuntil: \"03:00\"\ntasks:\n"
+	for _, c := range []struct {
+		name, text string
+		want       []string // all must appear in the message
+	}{
+		{"syntax", "tick: [", []string{"yaml"}},
+		{"empty", "", []string{"empty scenario"}},
+		{"not a mapping", "- 1", []string{"line 1", "scenario"}},
+		{"unknown top field", "tick: 30s\nuntil: \"03:00\"\ntikc: 1s\ntasks: []", []string{"line 3", "tikc", "unknown field"}},
+		{"unknown task field", base + "  - name: A\n    interval: 1m\n    intervall: 2m\n", []string{"line 6", "tasks[0].intervall", "unknown field"}},
+		{"unknown run field", base + "  - name: A\n    interval: 1m\n    runs:\n      - {start: \"00:30\", durration: 1s}\n", []string{"line 7", "tasks[0].runs[0].durration"}},
+		{"bad duration", base + "  - name: A\n    interval: 1x\n", []string{"line 5", "tasks[0].interval", "bad duration"}},
+		{"negative duration", base + "  - name: A\n    interval: 1m\n    timebox: -1s\n", []string{"line 6", "tasks[0].timebox", "negative"}},
+		{"zero interval", base + "  - name: A\n    interval: 0s\n", []string{"tasks[0].interval", "positive"}},
+		{"tolerance above interval", base + "  - name: A\n    interval: 1m\n    tolerance: 2m\n", []string{"tasks[0].tolerance"}},
+		{"bad time", base + "  - name: A\n    interval: 1m\n    first_run: \"1:2:3:4\"\n", []string{"line 6", "tasks[0].first_run", "bad time"}},
+		{"bad seconds", "tick: 30s\nuntil: \"03:60\"\ntasks: []\n", []string{"line 2", "until", "00..59"}},
+		{"no tasks", "tick: 30s\nuntil: \"03:00\"\ntasks: []\n", []string{"line 3", "tasks", "no tasks"}},
+		{"missing tasks", "tick: 30s\nuntil: \"03:00\"\n", []string{"tasks", "required"}},
+		{"missing interval", base + "  - name: A\n", []string{"line 4", "tasks[0].interval", "required"}},
+		{"zero tick", "tick: 0s\nuntil: \"03:00\"\ntasks: []\n", []string{"line 1", "tick", "positive"}},
+		{"duplicate names", base + "  - {name: A, interval: 1m}\n  - {name: A, interval: 2m}\n", []string{"line 5", "tasks[1].name", "duplicate", "line 4"}},
+		{"duplicate field", base + "  - {name: A, interval: 1m, interval: 2m}\n", []string{"tasks[0].interval", "twice"}},
+		{"start before enqueue", base + "  - name: A\n    interval: 1m\n    first_run: \"00:30\"\n    runs:\n      - {start: \"00:20\", duration: 1s}\n", []string{"line 8", "tasks[0].runs[0].start", "before run 1", "00:30"}},
+		{"second start before enqueue", base + "  - name: A\n    interval: 1m\n    first_run: \"00:30\"\n    runs:\n      - {start: \"00:35\"}\n      - {start: \"01:00\"}\n", []string{"line 9", "tasks[0].runs[1].start", "01:30"}},
+		{"start and delay", base + "  - name: A\n    interval: 1m\n    runs:\n      - {start: \"00:35\", start_delay: 1s}\n", []string{"tasks[0].runs[0].start_delay", "not both"}},
+		{"fail and panic", base + "  - name: A\n    interval: 1m\n    runs:\n      - {fail: x, panic: y}\n", []string{"tasks[0].runs[0].panic"}},
+		{"list for a duration", base + "  - name: A\n    interval: [1m]\n", []string{"tasks[0].interval", "single value"}},
+		{"null duration", base + "  - name: A\n    interval:\n", []string{"tasks[0].interval"}},
+		{"downtime backwards", "tick: 30s\nuntil: \"03:00\"\ndowntime: [{from: \"02:00\", to: \"01:00\"}]\ntasks: [{name: A, interval: 1m}]\n", []string{"downtime[0].to"}},
+		{"pause after delete", base + "  - {name: A, interval: 1m, pause_at: \"02:00\", delete_at: \"01:00\"}\n", []string{"line 4", "outside"}},
+		{"json unknown field", `{"tick":"1s","until":"00:10","tasks":[{"name":"A","interval":"1s","x":1}]}`, []string{"line 1", "tasks[0].x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.text))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrScenario) {
+				t.Errorf("error %v does not match ErrScenario", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestTimes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+	}{{"00:00", 0}, {"01:32", 92 * time.Second}, {"90:00", 90 * time.Minute}, {"01:00:05", time.Hour + 5*time.Second}} {
+		got, err := ParseTime(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("ParseTime(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "1", "1:2", "00:5", "-1:00", "00:60", "a:00", "00:00:00:00", "+1:00"} {
+		if _, err := ParseTime(bad); err == nil {
+			t.Errorf("ParseTime(%q) accepted", bad)
+		}
+	}
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{{0, "00:00"}, {92 * time.Second, "01:32"}, {time.Hour + 5*time.Second, "01:00:05"}, {-5 * time.Second, "-00:05"}} {
+		if got := FormatTime(c.d); got != c.want {
+			t.Errorf("FormatTime(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
+// FuzzParse: Parse never panics, every error matches ErrScenario, and what
+// it accepts is consistent (positive tick and intervals, tolerances within
+// the interval, scripted starts not before their earliest enqueue).
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(designScenario))
+	f.Add([]byte(`{"tick":"1s","until":"01:00:00","tasks":[{"name":"B","interval":"10s"}]}`))
+	f.Add([]byte("tick: 10s\nuntil: \"05:00\"\ndowntime: [{from: \"01:00\", to: \"02:00\"}]\ntasks:\n  - {name: A, interval: 1m, pause_at: \"01:00\", resume_at: [\"02:00\"], delete_at: \"04:00\", runs: [{fail: x}, {panic: y, checkpoint: z}]}\n"))
+	f.Add([]byte("tick: &a 30s\nuntil: *a\ntasks: [{name: A, interval: *a}]"))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		sc, err := Parse(text)
+		if err != nil {
+			if !errors.Is(err, ErrScenario) {
+				t.Fatalf("error %v does not match ErrScenario", err)
+			}
+			return
+		}
+		if sc.Tick <= 0 || len(sc.Tasks) == 0 {
+			t.Fatalf("accepted %+v", sc)
+		}
+		for _, task := range sc.Tasks {
+			if task.Interval <= 0 || task.Tolerance > task.Interval || task.Timebox <= 0 || task.Name == "" {
+				t.Fatalf("accepted task %+v", task)
+			}
+			enq := earliestEnqueues(sc.Tick, task, len(task.Runs))
+			for i, r := range task.Runs {
+				if r.HasStart && r.Start < enq[i] {
+					t.Fatalf("accepted start %v before %v", r.Start, enq[i])
+				}
+			}
+		}
+	})
+}
