@@ -2,6 +2,8 @@ package crontasks
 
 import (
 	"encoding/binary"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,7 +25,21 @@ var (
 
 // formatValue marks a view database; the number changes when the fold or
 // the layout does, and an older view is then rebuilt.
-const formatValue = "cronactor-view 2"
+const formatValue = formatName + "2"
+
+const formatName = "cronactor-view "
+
+// olderFormat reports whether marker is this view's marker of an older
+// format number.
+func olderFormat(marker string) bool {
+	n, ok := strings.CutPrefix(marker, formatName)
+	if !ok {
+		return false
+	}
+	cur, _ := strconv.Atoi(strings.TrimPrefix(formatValue, formatName))
+	v, err := strconv.Atoi(n)
+	return err == nil && v >= 1 && v < cur
+}
 
 func taskKey(id uuid.UUID) []byte {
 	return append([]byte{prefixTask, '/'}, id[:]...)
