@@ -372,7 +372,7 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 		if v.Kind != yaml.SequenceNode {
 			return t, p.errf(v, field+".runs", "want a list of runs")
 		}
-		enq := earliestEnqueues(sc.Tick, t, len(v.Content))
+		enq := earliestEnqueues(sc.Tick, len(sc.Downtimes) > 0, t, len(v.Content))
 		for i, c := range v.Content {
 			r, err := p.run(c, fmt.Sprintf("%s.runs[%d]", field, i))
 			if err != nil {
@@ -390,12 +390,17 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 
 // earliestEnqueues returns the earliest time each of the first n runs of t
 // can be enqueued: at the first tick at or after nextRun, with nextRun then
-// moving to that tick + interval (R1). Pauses and downtime only delay runs.
-func earliestEnqueues(tick time.Duration, t TaskScript, n int) []time.Duration {
+// moving to that tick + interval (R1). Pauses only delay runs. A restart
+// after downtime starts a new tick sequence, so with downtime the bound is
+// nextRun itself.
+func earliestEnqueues(tick time.Duration, downtime bool, t TaskScript, n int) []time.Duration {
 	out := make([]time.Duration, n)
 	next := t.FirstRun
 	for i := range out {
-		at := ceilTick(max(next, t.CreateAt), tick)
+		at := max(next, t.CreateAt, tick)
+		if !downtime {
+			at = ceilTick(at, tick)
+		}
 		out[i] = at
 		next = at + t.Interval
 	}

@@ -191,7 +191,7 @@ func FuzzParse(f *testing.F) {
 			if task.Interval <= 0 || task.Tolerance > task.Interval || task.Timebox <= 0 || task.Name == "" {
 				t.Fatalf("accepted task %+v", task)
 			}
-			enq := earliestEnqueues(sc.Tick, task, len(task.Runs))
+			enq := earliestEnqueues(sc.Tick, len(sc.Downtimes) > 0, task, len(task.Runs))
 			for i, r := range task.Runs {
 				if r.HasStart && r.Start < enq[i] {
 					t.Fatalf("accepted start %v before %v", r.Start, enq[i])

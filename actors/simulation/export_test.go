@@ -1,0 +1,4 @@
+package simulation
+
+// Timeline exposes timeline to the external tests.
+var Timeline = timeline

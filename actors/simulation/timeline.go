@@ -1,0 +1,102 @@
+package simulation
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// Epoch is the virtual time a simulation starts at ("00:00").
+var Epoch = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
+
+// Entry is one line of a simulation's timeline: a recorded event of a task,
+// or a tick that enqueued nothing for it (Tick; Record is then zero).
+type Entry struct {
+	At time.Time
+	// Task is the task's place in the scenario; TaskID its ID.
+	Task   int
+	TaskID uuid.UUID
+	Tick   bool
+	Record events.Recorded
+}
+
+// lifecycle events are those a scenario's script causes directly; a tick at
+// the same instant is placed after them (the script acts first).
+var lifecycle = map[string]bool{"TaskCreated": true, "TaskUpdated": true, "TaskPaused": true, "TaskResumed": true, "TaskDeleted": true}
+
+// timeline orders the recorded events of the tasks and the tick rows into
+// the canonical order: time, then the task's place in the scenario, then
+// the task's own order. streams[i] holds task i's events in stream order;
+// ticks are the times the clock ticked. A tick yields a row for every task
+// alive at it (created, not deleted) that it did not enqueue a run for,
+// placed before the task's first run event at that instant.
+func timeline(ids []uuid.UUID, streams [][]events.Recorded, ticks []time.Time) ([]Entry, error) {
+	type keyed struct {
+		Entry
+		seq int
+	}
+	var all []keyed
+	for ti, recs := range streams {
+		var list []Entry
+		for i, r := range recs {
+			if i > 0 && r.At.Before(recs[i-1].At) {
+				return nil, fmt.Errorf("simulation: task %d: event %d (%s) at %s recorded after one at %s", ti, i, r.Type, r.At, recs[i-1].At)
+			}
+		}
+		k := 0 // next record to place
+		for _, tk := range ticks {
+			for k < len(recs) && (recs[k].At.Before(tk) || (recs[k].At.Equal(tk) && lifecycle[recs[k].Type])) {
+				list = append(list, Entry{At: recs[k].At, Task: ti, TaskID: ids[ti], Record: recs[k]})
+				k++
+			}
+			if !alive(list) {
+				continue
+			}
+			enqueued := false
+			for j := k; j < len(recs) && recs[j].At.Equal(tk); j++ {
+				enqueued = enqueued || recs[j].Type == "RunEnqueued"
+			}
+			if !enqueued {
+				list = append(list, Entry{At: tk, Task: ti, TaskID: ids[ti], Tick: true})
+			}
+		}
+		for ; k < len(recs); k++ {
+			list = append(list, Entry{At: recs[k].At, Task: ti, TaskID: ids[ti], Record: recs[k]})
+		}
+		for i, e := range list {
+			all = append(all, keyed{e, i})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if !a.At.Equal(b.At) {
+			return a.At.Before(b.At)
+		}
+		if a.Task != b.Task {
+			return a.Task < b.Task
+		}
+		return a.seq < b.seq
+	})
+	out := make([]Entry, len(all))
+	for i, k := range all {
+		out[i] = k.Entry
+	}
+	return out, nil
+}
+
+// alive says the task of list was created and not deleted.
+func alive(list []Entry) bool {
+	created := false
+	for _, e := range list {
+		switch e.Record.Type {
+		case "TaskCreated":
+			created = true
+		case "TaskDeleted":
+			return false
+		}
+	}
+	return created
+}

@@ -1,0 +1,345 @@
+package rules
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// Rejections. Decide returns them (wrapped with context) when a command does
+// not apply to the state; test with errors.Is.
+var (
+	ErrNotCreated       = errors.New("rules: task does not exist")
+	ErrAlreadyExists    = errors.New("rules: task already exists")
+	ErrTaskDeleted      = errors.New("rules: task is deleted")
+	ErrUnknownRun       = errors.New("rules: no such open run")
+	ErrRunNotWaiting    = errors.New("rules: run already started")
+	ErrRunNotStarted    = errors.New("rules: run has not started")
+	ErrDeadlineNotDue   = errors.New("rules: run's deadline has not passed")
+	ErrInvalidSpec      = errors.New("rules: invalid task spec")
+	ErrUnknownCommand   = errors.New("rules: unknown command")
+	ErrEmptyCheckpoint  = errors.New("rules: checkpoint is empty")
+	ErrUnknownForceKind = errors.New("rules: unknown forced-end reason")
+)
+
+// FieldError names the spec field a value is wrong for. It matches
+// ErrInvalidSpec.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("rules: %s: %s", e.Field, e.Message) }
+
+// Is makes errors.Is(err, ErrInvalidSpec) true.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalidSpec }
+
+// Limits of a spec.
+const (
+	MinInterval      = time.Second
+	DefaultTolerance = 5 * time.Second
+	MaxPayloadBytes  = 64 << 10
+)
+
+// Command is something asked of a task.
+type Command interface{ command() }
+
+// Create makes the task. Zero Tolerance and Timebox take their defaults
+// (see Defaults); FirstRun is the first nextRun.
+type Create struct {
+	TaskID   uuid.UUID
+	Spec     Spec
+	FirstRun time.Time
+}
+
+// Update replaces the spec. NextRun, when non-zero, moves nextRun too.
+type Update struct {
+	Spec    Spec
+	NextRun time.Time
+}
+
+// Pause stops enqueueing (R7). Pausing a paused task changes nothing.
+type Pause struct{}
+
+// Resume lets a paused task enqueue again; if its nextRun passed while
+// paused it falls due at the next tick, without counting missed intervals.
+type Resume struct{}
+
+// Delete ends the task (R6, R7). Deleting a deleted task changes nothing.
+type Delete struct{ Reason string }
+
+// Tick is the clock's tick (R1, R8).
+type Tick struct{}
+
+// RequestStart is a worker asking to start a waiting run (R3, R7).
+type RequestStart struct{ RunID uuid.UUID }
+
+// Complete records a run that ended without error.
+type Complete struct {
+	RunID      uuid.UUID
+	Checkpoint json.RawMessage
+}
+
+// Fail records a run whose handler returned an error or panicked.
+type Fail struct {
+	RunID      uuid.UUID
+	Error      string
+	Checkpoint json.RawMessage
+}
+
+// SaveCheckpoint records progress of a running run (R5).
+type SaveCheckpoint struct {
+	RunID      uuid.UUID
+	Checkpoint json.RawMessage
+}
+
+// ForceEnd ends a started run whose deadline passed (R4, R9). Reason is
+// events.ForcedTimebox or events.ForcedProcessLost.
+type ForceEnd struct {
+	RunID  uuid.UUID
+	Reason string
+}
+
+func (Create) command()         {}
+func (Update) command()         {}
+func (Pause) command()          {}
+func (Resume) command()         {}
+func (Delete) command()         {}
+func (Tick) command()           {}
+func (RequestStart) command()   {}
+func (Complete) command()       {}
+func (Fail) command()           {}
+func (SaveCheckpoint) command() {}
+func (ForceEnd) command()       {}
+
+// Defaults fills a spec's zero Tolerance and Timebox: tolerance 5 s, or a
+// tenth of the interval when that is smaller (it must stay below half the
+// interval); timebox half the interval.
+func Defaults(s Spec) Spec {
+	iv := s.Schedule.Interval.D()
+	if s.Tolerance == 0 {
+		s.Tolerance = min(DefaultTolerance, iv/10)
+	}
+	if s.Timebox == 0 {
+		s.Timebox = iv / 2
+	}
+	return s
+}
+
+// Validate checks a spec after Defaults. Errors are *FieldError.
+func Validate(s Spec) error {
+	iv := s.Schedule.Interval.D()
+	switch {
+	case s.Name == "":
+		return &FieldError{"name", "is required"}
+	case s.Owner == "":
+		return &FieldError{"owner", "is required"}
+	case s.Kind == "":
+		return &FieldError{"kind", "is required"}
+	case iv < MinInterval:
+		return &FieldError{"interval", fmt.Sprintf("must be at least %s, got %s", MinInterval, iv)}
+	case s.Tolerance < 0:
+		return &FieldError{"tolerance", fmt.Sprintf("must not be negative, got %s", s.Tolerance)}
+	case s.Tolerance*2 >= iv:
+		return &FieldError{"tolerance", fmt.Sprintf("must be less than half the interval (%s), got %s", iv/2, s.Tolerance)}
+	case s.Timebox <= 0:
+		return &FieldError{"timebox", fmt.Sprintf("must be positive, got %s", s.Timebox)}
+	case s.Timebox > iv:
+		return &FieldError{"timebox", fmt.Sprintf("must not exceed the interval (%s), got %s", iv, s.Timebox)}
+	case len(s.Payload) > MaxPayloadBytes:
+		return &FieldError{"payload", fmt.Sprintf("must be at most %d bytes, got %d", MaxPayloadBytes, len(s.Payload))}
+	case len(s.Payload) > 0 && !json.Valid(s.Payload):
+		return &FieldError{"payload", "must be valid JSON"}
+	}
+	return nil
+}
+
+// Decide answers cmd at time now: the events to record (none when nothing
+// changes) or a rejection. It is pure: same input, same output.
+func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
+	if _, ok := cmd.(Create); !ok && !s.Exists() {
+		return nil, ErrNotCreated
+	}
+	switch c := cmd.(type) {
+	case Create:
+		return decideCreate(s, c)
+	case Update:
+		if s.Status == StatusDeleted {
+			return nil, ErrTaskDeleted
+		}
+		spec := Defaults(c.Spec)
+		spec.Name, spec.Owner, spec.Kind = s.Spec.Name, s.Spec.Owner, s.Spec.Kind
+		if err := Validate(spec); err != nil {
+			return nil, err
+		}
+		next := s.NextRun
+		if !c.NextRun.IsZero() {
+			next = c.NextRun.UTC()
+		}
+		return []events.Event{events.TaskUpdated{Payload: spec.Payload, Schedule: spec.Schedule,
+			Tolerance: events.Duration(spec.Tolerance), Timebox: events.Duration(spec.Timebox),
+			Priority: spec.Priority, NextRun: next}}, nil
+	case Pause:
+		switch s.Status {
+		case StatusDeleted:
+			return nil, ErrTaskDeleted
+		case StatusPaused:
+			return nil, nil
+		}
+		return []events.Event{events.TaskPaused{}}, nil
+	case Resume:
+		switch s.Status {
+		case StatusDeleted:
+			return nil, ErrTaskDeleted
+		case StatusActive:
+			return nil, nil
+		}
+		next := s.NextRun
+		if next.Before(now) {
+			next = now
+		}
+		return []events.Event{events.TaskResumed{NextRun: next}}, nil
+	case Delete:
+		if s.Status == StatusDeleted {
+			return nil, nil
+		}
+		return []events.Event{events.TaskDeleted{Reason: c.Reason}}, nil
+	case Tick:
+		return decideTick(s, now), nil
+	case RequestStart:
+		return decideStart(s, c, now)
+	case Complete:
+		if _, err := startedRun(s, c.RunID); err != nil {
+			return nil, err
+		}
+		r, _ := s.Run(c.RunID)
+		return []events.Event{events.RunCompleted{RunID: c.RunID, Run: r.Number, Checkpoint: c.Checkpoint}}, nil
+	case Fail:
+		r, err := startedRun(s, c.RunID)
+		if err != nil {
+			return nil, err
+		}
+		return []events.Event{events.RunFailed{RunID: c.RunID, Run: r.Number, Error: c.Error, Checkpoint: c.Checkpoint}}, nil
+	case SaveCheckpoint:
+		r, err := startedRun(s, c.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.Checkpoint) == 0 || string(c.Checkpoint) == "null" {
+			return nil, ErrEmptyCheckpoint
+		}
+		return []events.Event{events.CheckpointSaved{RunID: c.RunID, Run: r.Number, Checkpoint: c.Checkpoint}}, nil
+	case ForceEnd:
+		return decideForceEnd(s, c, now)
+	}
+	return nil, fmt.Errorf("%w: %T", ErrUnknownCommand, cmd)
+}
+
+func decideCreate(s State, c Create) ([]events.Event, error) {
+	if s.Exists() && s.Status != StatusDeleted {
+		return nil, ErrAlreadyExists
+	}
+	if c.TaskID == uuid.Nil {
+		return nil, &FieldError{"id", "is required"}
+	}
+	spec := Defaults(c.Spec)
+	if err := Validate(spec); err != nil {
+		return nil, err
+	}
+	if c.FirstRun.IsZero() {
+		return nil, &FieldError{"first_run", "is required"}
+	}
+	return []events.Event{events.TaskCreated{TaskID: c.TaskID, Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
+		Payload: spec.Payload, Schedule: spec.Schedule, Tolerance: events.Duration(spec.Tolerance),
+		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: c.FirstRun.UTC()}}, nil
+}
+
+// decideTick is R1 and R8: a due, active task gets one run, and nextRun
+// moves to the tick time plus the interval; skipped whole intervals are
+// counted.
+func decideTick(s State, now time.Time) []events.Event {
+	if s.Status != StatusActive || s.NextRun.After(now) {
+		return nil
+	}
+	sched := Compile(s.Spec.Schedule)
+	n := s.Runs + 1
+	return []events.Event{events.RunEnqueued{
+		RunID:    events.RunID(s.ID, n),
+		Run:      n,
+		Due:      s.NextRun,
+		NextRun:  sched.Next(now),
+		Missed:   sched.Missed(s.NextRun, now),
+		Priority: s.Spec.Priority,
+	}}
+}
+
+// decideStart is R3 and R7.
+func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error) {
+	r, ok := s.Run(c.RunID)
+	if !ok {
+		return nil, ErrUnknownRun
+	}
+	if r.Started {
+		return nil, ErrRunNotWaiting
+	}
+	drop := events.RunDropped{RunID: r.ID, Run: r.Number}
+	switch s.Status {
+	case StatusPaused:
+		drop.Reason, drop.Detail = events.DropPaused, "the task is paused"
+		return []events.Event{drop}, nil
+	case StatusDeleted:
+		drop.Reason, drop.Detail = events.DropDeleted, "the task is deleted"
+		return []events.Event{drop}, nil
+	}
+	if !s.LastRun.IsZero() {
+		needed := s.Interval() - s.Spec.Tolerance
+		since := now.Sub(s.LastRun)
+		if since < needed {
+			last := s.LastRun
+			drop.Reason = events.DropTooSoon
+			drop.Detail = fmt.Sprintf("asked to start %s after the last start; needs %s (interval %s - tolerance %s)",
+				since, needed, s.Interval(), s.Spec.Tolerance)
+			drop.LastRun, drop.SinceLastStart, drop.Needed = &last, events.Duration(since), events.Duration(needed)
+			return []events.Event{drop}, nil
+		}
+	}
+	return []events.Event{events.RunStarted{RunID: r.ID, Run: r.Number, Deadline: now.Add(s.Spec.Timebox)}}, nil
+}
+
+func startedRun(s State, id uuid.UUID) (Run, error) {
+	r, ok := s.Run(id)
+	if !ok {
+		return r, ErrUnknownRun
+	}
+	if !r.Started {
+		return r, ErrRunNotStarted
+	}
+	return r, nil
+}
+
+// decideForceEnd is R4 and R9: only a started run whose deadline passed is
+// forced to end; it hands on the last checkpoint it saved.
+func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) {
+	r, err := startedRun(s, c.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if now.Before(r.Deadline) {
+		return nil, ErrDeadlineNotDue
+	}
+	var detail string
+	switch c.Reason {
+	case events.ForcedTimebox:
+		detail = fmt.Sprintf("still running at its deadline, %s after it started (timebox %s)", r.Deadline.Sub(r.StartedAt), s.Spec.Timebox)
+	case events.ForcedProcessLost:
+		detail = fmt.Sprintf("the process running it stopped; its deadline %s has passed", r.Deadline.UTC().Format(time.RFC3339))
+	default:
+		return nil, fmt.Errorf("%w: %q", ErrUnknownForceKind, c.Reason)
+	}
+	return []events.Event{events.RunForcedEnd{RunID: r.ID, Run: r.Number, Deadline: r.Deadline,
+		Reason: c.Reason, Detail: detail, Checkpoint: r.Checkpoint}}, nil
+}
