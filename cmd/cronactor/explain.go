@@ -41,8 +41,13 @@ func runExplain(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if task == "" && fs.NArg() > 0 {
+		// TASK after some flags: the flags after it count too.
 		task = fs.Arg(0)
-	} else if fs.NArg() > 0 {
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	id, err := uuid.Parse(task)

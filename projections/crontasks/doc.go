@@ -19,7 +19,7 @@
 //	m/format                           format marker
 //	m/checkpoint                       commit(8) prepare(8)
 //	t/<id 16>                          the Task as JSON
-//	o/<len owner><owner><len name><name><id 16>   owner index
+//	o/<len owner><owner><name, 0 escaped, ends 0 1><id 16>   owner index (by name)
 //	s/<status byte><id 16>             status index
 //	d/<next_run unix ns, sign-flipped 8><id 16>   due index (active tasks)
 //

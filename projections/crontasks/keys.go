@@ -2,6 +2,8 @@ package crontasks
 
 import (
 	"encoding/binary"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,7 +25,21 @@ var (
 
 // formatValue marks a view database; the number changes when the fold or
 // the layout does, and an older view is then rebuilt.
-const formatValue = "cronactor-view 1"
+const formatValue = formatName + "2"
+
+const formatName = "cronactor-view "
+
+// olderFormat reports whether marker is this view's marker of an older
+// format number.
+func olderFormat(marker string) bool {
+	n, ok := strings.CutPrefix(marker, formatName)
+	if !ok {
+		return false
+	}
+	cur, _ := strconv.Atoi(strings.TrimPrefix(formatValue, formatName))
+	v, err := strconv.Atoi(n)
+	return err == nil && v >= 1 && v < cur
+}
 
 func taskKey(id uuid.UUID) []byte {
 	return append([]byte{prefixTask, '/'}, id[:]...)
@@ -38,8 +54,26 @@ func ownerPrefix(owner string) []byte {
 	return appendString([]byte{prefixOwner, '/'}, owner)
 }
 
+// appendOrdered appends s so that encoded strings sort as the strings do:
+// 0x00 is escaped as 0x00 0xFF and the end is marked by 0x00 0x01.
+func appendOrdered(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		b = append(b, s[i])
+		if s[i] == 0 {
+			b = append(b, 0xFF)
+		}
+	}
+	return append(b, 0x00, 0x01)
+}
+
+// ownerNamePrefix is the part of an owner index key before the id; the
+// keys of one owner sort by name.
+func ownerNamePrefix(owner, name string) []byte {
+	return appendOrdered(ownerPrefix(owner), name)
+}
+
 func ownerKey(owner, name string, id uuid.UUID) []byte {
-	return append(appendString(ownerPrefix(owner), name), id[:]...)
+	return append(ownerNamePrefix(owner, name), id[:]...)
 }
 
 func statusByte(s string) byte {

@@ -255,7 +255,7 @@ func (v *View) ByOwnerName(ctx context.Context, owner, name string) ([]Task, err
 	defer release()
 	snap := v.db.NewSnapshot()
 	defer snap.Close()
-	p := appendString(ownerPrefix(owner), name)
+	p := ownerNamePrefix(owner, name)
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
 		return nil, fmt.Errorf("crontasks: query: %w", err)

@@ -35,7 +35,7 @@ type Task struct {
 	Name      string          `json:"name"`
 	Owner     string          `json:"owner"`
 	Kind      string          `json:"kind"`
-	Payload   json.RawMessage `json:"payload,omitempty"`
+	Payload   json.RawMessage `json:"payload"`
 	Interval  events.Duration `json:"interval"`
 	Tolerance events.Duration `json:"tolerance"`
 	Timebox   events.Duration `json:"timebox"`
@@ -60,7 +60,7 @@ type Task struct {
 	// downtime (R8).
 	MissedCount int64 `json:"missed_count"`
 	// Checkpoint is the latest one saved by a run, handed to the next (R5).
-	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	Checkpoint json.RawMessage `json:"checkpoint"`
 	// LastOutcome is how the latest run that ended, ended.
 	LastOutcome *Outcome   `json:"last_outcome"`
 	CreatedAt   time.Time  `json:"created_at"`
@@ -112,15 +112,23 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	case events.TaskCreated:
 		t.Name, t.Owner, t.Kind, t.Payload = e.Name, e.Owner, e.Kind, e.Payload
 		t.Interval, t.Tolerance, t.Timebox, t.Priority = e.Schedule.Interval, e.Tolerance, e.Timebox, e.Priority
-		t.Status, t.NextRun = StatusActive, tp(e.NextRun)
+		t.Status = StatusActive
+		if !e.NextRun.IsZero() {
+			t.NextRun = tp(e.NextRun)
+		}
 	case events.TaskUpdated:
 		t.Payload = e.Payload
 		t.Interval, t.Tolerance, t.Timebox, t.Priority = e.Schedule.Interval, e.Tolerance, e.Timebox, e.Priority
-		t.NextRun = tp(e.NextRun)
+		if !e.NextRun.IsZero() { // an update without one keeps the old nextRun
+			t.NextRun = tp(e.NextRun)
+		}
 	case events.TaskPaused:
 		t.Status = StatusPaused
 	case events.TaskResumed:
-		t.Status, t.NextRun = StatusActive, tp(e.NextRun)
+		t.Status = StatusActive
+		if !e.NextRun.IsZero() {
+			t.NextRun = tp(e.NextRun)
+		}
 	case events.TaskDeleted:
 		t.Status, t.DeletedAt, t.DeleteReason = StatusDeleted, tp(at), e.Reason
 	case events.RunEnqueued:
@@ -155,4 +163,20 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.Version = m.Version
 	t.Position = m.Position.String()
 	return &t, nil
+}
+
+// UnmarshalJSON reads a row, turning a null payload or checkpoint back into
+// nil, so a row read from the view equals the row that was folded.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	type plain Task
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	if string(t.Payload) == "null" {
+		t.Payload = nil
+	}
+	if string(t.Checkpoint) == "null" {
+		t.Checkpoint = nil
+	}
+	return nil
 }

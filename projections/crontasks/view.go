@@ -200,11 +200,29 @@ func (v *View) checkFormat() error {
 	if err != nil {
 		return fmt.Errorf("crontasks: read format marker: %w", err)
 	}
-	defer closer.Close()
-	if string(val) != formatValue {
-		return fmt.Errorf("%w: %s says %q, this build writes %q", ErrForeignDB, v.cfg.Dir, val, formatValue)
+	marker := string(val)
+	closer.Close()
+	if marker == formatValue {
+		return nil
 	}
-	return nil
+	if olderFormat(marker) {
+		// Written by an older build: the view is derived data, so clear it
+		// and let the next catch-up fold the log again from zero.
+		v.cfg.Logger.Warn("cron_tasks view of an older format: rebuilding from the log", "dir", v.cfg.Dir, "format", marker)
+		b := v.db.NewBatch()
+		defer b.Close()
+		if err := b.DeleteRange([]byte{0}, []byte{0xFF}, nil); err != nil {
+			return fmt.Errorf("crontasks: clear an older view: %w", err)
+		}
+		if err := b.Set(keyFormat, []byte(formatValue), nil); err != nil {
+			return fmt.Errorf("crontasks: clear an older view: %w", err)
+		}
+		if err := b.Commit(pebble.Sync); err != nil {
+			return fmt.Errorf("crontasks: clear an older view: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: %s says %q, this build writes %q", ErrForeignDB, v.cfg.Dir, marker, formatValue)
 }
 
 func (v *View) readCheckpoint() (events.Position, error) {

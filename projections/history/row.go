@@ -139,16 +139,22 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	switch e := ev.(type) {
 	case events.TaskCreated:
 		st.status = StatusActive
-		st.nextRun = tp(e.NextRun.UTC())
+		if !e.NextRun.IsZero() {
+			st.nextRun = tp(e.NextRun.UTC())
+		}
 		st.interval, st.tolerance, st.timebox = e.Schedule.Interval.D(), e.Tolerance.D(), e.Timebox.D()
 	case events.TaskUpdated:
-		st.nextRun = tp(e.NextRun.UTC())
+		if !e.NextRun.IsZero() { // an update without one keeps the old nextRun
+			st.nextRun = tp(e.NextRun.UTC())
+		}
 		st.interval, st.tolerance, st.timebox = e.Schedule.Interval.D(), e.Tolerance.D(), e.Timebox.D()
 	case events.TaskPaused:
 		st.status = StatusPaused
 	case events.TaskResumed:
 		st.status = StatusActive
-		st.nextRun = tp(e.NextRun.UTC())
+		if !e.NextRun.IsZero() {
+			st.nextRun = tp(e.NextRun.UTC())
+		}
 	case events.TaskDeleted:
 		st.status = StatusDeleted
 		row.Detail = e.Reason
@@ -177,6 +183,14 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 			row.PrevLastRun = tp(e.LastRun.UTC())
 		}
 		row.SinceLastStart, row.Needed = e.SinceLastStart.D(), e.Needed.D()
+		// A drop that carries only its words gets R3's numbers from the
+		// task's own state, which is what the decision compared.
+		if e.Reason == events.DropTooSoon && row.SinceLastStart == 0 && row.PrevLastRun != nil {
+			row.SinceLastStart = at.Sub(*row.PrevLastRun)
+		}
+		if e.Reason == events.DropTooSoon && row.Needed == 0 {
+			row.Needed = st.interval - st.tolerance
+		}
 	case events.RunForcedEnd:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
 		row.Deadline = tp(e.Deadline.UTC())
