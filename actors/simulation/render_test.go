@@ -3,6 +3,7 @@ package simulation_test
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,8 @@ func render(w io.Writer, entries []simulation.Entry, format string) error {
 		if row.Event == "CheckpointSaved" {
 			continue
 		}
+		// A panic's error carries a stack trace: keep its first line.
+		row.Detail, _, _ = strings.Cut(row.Detail, "\n")
 		rows = append(rows, row)
 	}
 	tf := history.Relative(simulation.Epoch)

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cronactor/cronactor/actors/simulation"
+	"github.com/cronactor/cronactor/projections/history"
+)
+
+func init() {
+	commands["simulate"] = command{
+		summary: "run a scenario on a virtual clock and print what the scheduler did: simulate SCENARIO [--format table|json]",
+		run:     runSimulate,
+	}
+}
+
+// simulateMaxScenario bounds the scenario file read.
+const simulateMaxScenario = 4 << 20
+
+func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	format := fs.String("format", "table", "output: table (the design's table) or json (one object per line)")
+	// Accept SCENARIO before or after the flags.
+	var path string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		path, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if path == "" && fs.NArg() > 0 {
+		path = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if path == "" {
+		return fmt.Errorf("%w: simulate needs a SCENARIO file (YAML or JSON)", errUsage)
+	}
+	if *format != "table" && *format != "json" {
+		return fmt.Errorf("%w: --format must be table or json, not %q", errUsage, *format)
+	}
+	text, err := readScenario(path)
+	if err != nil {
+		return err
+	}
+	sc, err := simulation.Parse(text)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	res, err := simulation.Run(ctx, sc, simulation.Options{})
+	if err != nil {
+		return fmt.Errorf("simulate %s: %w", path, err)
+	}
+	return writeSimulation(env.stdout, res.Entries, *format)
+}
+
+func readScenario(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, simulateMaxScenario+1))
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	if len(text) > simulateMaxScenario {
+		return nil, fmt.Errorf("scenario %s: larger than %d bytes", path, simulateMaxScenario)
+	}
+	return text, nil
+}
+
+// writeSimulation renders a simulation's timeline with projections/history,
+// the renderer of `cronactor history`: the design's table, or JSON lines.
+// Checkpoint saves are in the log but not printed.
+func writeSimulation(w io.Writer, entries []simulation.Entry, format string) error {
+	var tr history.Tracker
+	rows := make([]history.Row, 0, len(entries))
+	for _, e := range entries {
+		var row history.Row
+		var err error
+		if e.Tick {
+			row, err = tr.Tick(e.TaskID, e.At)
+		} else {
+			row, err = tr.Apply(e.Record)
+		}
+		if err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
+		if row.Event == "CheckpointSaved" {
+			continue
+		}
+		// A panic's error carries a stack trace: keep its first line.
+		row.Detail, _, _ = strings.Cut(row.Detail, "\n")
+		rows = append(rows, row)
+	}
+	tf := history.Relative(simulation.Epoch)
+	if format == "json" {
+		return history.WriteLines(w, rows, tf, false)
+	}
+	return history.WriteTable(w, rows, tf)
+}
