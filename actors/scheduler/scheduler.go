@@ -119,6 +119,8 @@ type TaskSpec struct {
 	// Tolerance defaults to 5s (or interval/10 when smaller); it must stay
 	// below half the interval.
 	Tolerance time.Duration
+	// ToleranceSet makes a zero Tolerance mean zero, not the default.
+	ToleranceSet bool
 	// Timebox defaults to interval/2 and may not exceed the interval.
 	Timebox  time.Duration
 	Priority int
@@ -133,9 +135,11 @@ type TaskUpdate struct {
 	Payload   json.RawMessage
 	Interval  time.Duration
 	Tolerance time.Duration
-	Timebox   time.Duration
-	Priority  *int
-	NextRun   time.Time
+	// ToleranceSet makes a zero Tolerance mean zero, not the default.
+	ToleranceSet bool
+	Timebox      time.Duration
+	Priority     *int
+	NextRun      time.Time
 }
 
 // Task is a task as its actor holds it.
@@ -404,7 +408,7 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	id := TaskID(spec.Owner, spec.Name)
 	cmd := rules.Create{TaskID: id, FirstRun: first, Spec: rules.Spec{Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
 		Payload: spec.Payload, Schedule: events.Schedule{Interval: events.Duration(spec.Interval)},
-		Tolerance: spec.Tolerance, Timebox: spec.Timebox, Priority: spec.Priority}}
+		Tolerance: spec.Tolerance, ToleranceSet: spec.ToleranceSet, Timebox: spec.Timebox, Priority: spec.Priority}}
 	// Validate before spawning anything for a bad spec.
 	if err := rules.Validate(rules.Defaults(cmd.Spec)); err != nil {
 		return Task{}, false, err
@@ -524,7 +528,7 @@ func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate) 
 		return Task{}, err
 	}
 	spec := rules.Spec{Payload: cur.Payload, Schedule: events.Schedule{Interval: events.Duration(cur.Interval)},
-		Tolerance: u.Tolerance, Timebox: u.Timebox, Priority: cur.Priority}
+		Tolerance: u.Tolerance, ToleranceSet: u.ToleranceSet, Timebox: u.Timebox, Priority: cur.Priority}
 	if u.Interval != 0 {
 		spec.Schedule.Interval = events.Duration(u.Interval)
 	}

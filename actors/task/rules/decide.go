@@ -116,12 +116,12 @@ func (Fail) command()           {}
 func (SaveCheckpoint) command() {}
 func (ForceEnd) command()       {}
 
-// Defaults fills a spec's zero Tolerance and Timebox: tolerance 5 s, or a
-// tenth of the interval when that is smaller (it must stay below half the
-// interval); timebox half the interval.
+// Defaults fills a spec's zero Tolerance (unless ToleranceSet) and Timebox:
+// tolerance 5 s, or a tenth of the interval when that is smaller (it must
+// stay below half the interval); timebox half the interval.
 func Defaults(s Spec) Spec {
 	iv := s.Schedule.Interval.D()
-	if s.Tolerance == 0 {
+	if s.Tolerance == 0 && !s.ToleranceSet {
 		s.Tolerance = min(DefaultTolerance, iv/10)
 	}
 	if s.Timebox == 0 {

@@ -58,6 +58,9 @@ type Spec struct {
 	Tolerance time.Duration
 	Timebox   time.Duration
 	Priority  int
+	// ToleranceSet makes a zero Tolerance mean zero rather than "default".
+	// It is not recorded: events carry the tolerance itself.
+	ToleranceSet bool
 }
 
 // State is a task as its events leave it. It is a value: Evolve returns a

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/projections/crontasks"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the daemon's Prometheus series.
+type metrics struct {
+	reg           *prometheus.Registry
+	runs          *prometheus.CounterVec
+	lag           prometheus.Histogram
+	appendSeconds prometheus.Histogram
+}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronactor_runs_total",
+		Help: "Run decisions recorded since start, by outcome (enqueued, started, completed, failed, dropped, forced_end)."}, []string{"outcome"})
+	m.lag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronactor_scheduling_lag_seconds",
+		Help: "Time from a run's due time to its start.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)})
+	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronactor_append_seconds",
+		Help: "Latency of durable appends to the event store.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
+	m.reg.MustRegister(m.runs, m.lag, m.appendSeconds, prometheus.NewGoCollector())
+	return m
+}
+
+func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.View) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_queue_depth", Help: "Runs waiting for a worker."},
+			func() float64 { return float64(s.Stats().Queued) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_busy_workers", Help: "Workers executing a run."},
+			func() float64 { return float64(s.Stats().Busy) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_projection_lag_seconds", Help: "How far the cron_tasks view trails the log."},
+			func() float64 { return v.Lag().Time.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_projection_lag_events", Help: "Events the cron_tasks view has not folded yet."},
+			func() float64 { return float64(v.Lag().Events) }),
+	)
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// follow counts run decisions from the log as they are appended.
+func (m *metrics) follow(ctx context.Context, st events.Store, logger *slog.Logger) {
+	from := events.Start
+	if h, ok := st.(interface{ Head() events.Position }); ok {
+		from = h.Head()
+	}
+	due := map[uuid.UUID]float64{} // run → due time (unix seconds)
+	err := st.Subscribe(ctx, from, func(r events.Recorded) error {
+		e, err := events.Decode(r)
+		if err != nil {
+			return nil // the view reports undecodable events
+		}
+		switch e := e.(type) {
+		case events.RunEnqueued:
+			m.runs.WithLabelValues("enqueued").Inc()
+			due[e.RunID] = float64(e.Due.UnixNano()) / 1e9
+		case events.RunStarted:
+			m.runs.WithLabelValues("started").Inc()
+			if d, ok := due[e.RunID]; ok {
+				m.lag.Observe(float64(r.At.UnixNano())/1e9 - d)
+				delete(due, e.RunID)
+			}
+		case events.RunCompleted:
+			m.runs.WithLabelValues("completed").Inc()
+		case events.RunFailed:
+			m.runs.WithLabelValues("failed").Inc()
+		case events.RunDropped:
+			m.runs.WithLabelValues("dropped").Inc()
+			delete(due, e.RunID)
+		case events.RunForcedEnd:
+			m.runs.WithLabelValues("forced_end").Inc()
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, events.ErrClosed) {
+		logger.Error("metrics follower stopped", "err", err)
+	}
+}

@@ -1,0 +1,554 @@
+// Package httpapi is the daemon's HTTP API under /v1 (DESIGN §5): JSON in
+// and out, every input validated with an error naming the field, nothing
+// half-applied. Writes go to the scheduler; reads come from the cron_tasks
+// view, after it has caught up with the write they follow.
+//
+// Concurrency: the handler is safe for concurrent requests.
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/projections/crontasks"
+	"github.com/cronactor/cronactor/projections/history"
+	"github.com/google/uuid"
+)
+
+// Config wires the API to the parts it serves.
+type Config struct {
+	Scheduler *scheduler.Scheduler
+	View      *crontasks.View
+	// ViewConfig opens as-of views (time travel) on the same store.
+	ViewConfig crontasks.Config
+	Store      events.Store
+	// Token, if set, is required as "Authorization: Bearer <token>" on /v1.
+	Token   string
+	Logger  *slog.Logger
+	Metrics http.Handler
+	// ReadTimeout bounds waiting for the view to catch up. Default 10s.
+	ReadTimeout time.Duration
+}
+
+// maxBody bounds a request body (a 64 KiB payload plus the rest).
+const maxBody = 256 << 10
+
+// New returns the API's http.Handler.
+func New(cfg Config) http.Handler {
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = 10 * time.Second
+	}
+	a := &api{cfg: cfg}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/tasks", a.create)
+	mux.HandleFunc("GET /v1/tasks", a.list)
+	mux.HandleFunc("GET /v1/tasks/{id}", a.get)
+	mux.HandleFunc("PATCH /v1/tasks/{id}", a.update)
+	mux.HandleFunc("POST /v1/tasks/{id}/pause", a.pause)
+	mux.HandleFunc("POST /v1/tasks/{id}/resume", a.resume)
+	mux.HandleFunc("DELETE /v1/tasks/{id}", a.delete)
+	mux.HandleFunc("GET /v1/tasks/{id}/events", a.events)
+	mux.HandleFunc("DELETE /v1/owners/", a.deleteOwner)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	})
+	if cfg.Metrics != nil {
+		mux.Handle("GET /metrics", cfg.Metrics)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeErr(w, http.StatusNotFound, "path", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
+	})
+	return a.auth(mux)
+}
+
+type api struct{ cfg Config }
+
+func (a *api) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.cfg.Token != "" && strings.HasPrefix(r.URL.Path, "/v1") {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.Token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="cronactor"`)
+				writeErr(w, http.StatusUnauthorized, "authorization", "a valid bearer token is required")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// apiError is the body of every error answer.
+type apiError struct {
+	Error struct {
+		Field   string `json:"field,omitempty"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeErr(w http.ResponseWriter, status int, field, msg string) {
+	var e apiError
+	e.Error.Field, e.Error.Message = field, msg
+	writeJSON(w, status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// fieldErr is a 400 naming a field.
+type fieldErr struct{ field, msg string }
+
+func (e *fieldErr) Error() string { return e.field + ": " + e.msg }
+
+// fail answers err with the right status.
+func (a *api) fail(w http.ResponseWriter, err error) {
+	var fe *fieldErr
+	var se *scheduler.FieldError
+	switch {
+	case errors.As(err, &fe):
+		writeErr(w, http.StatusBadRequest, fe.field, fe.msg)
+	case errors.As(err, &se):
+		writeErr(w, http.StatusBadRequest, se.Field, se.Message)
+	case errors.Is(err, scheduler.ErrTaskNotFound), errors.Is(err, crontasks.ErrNotFound):
+		writeErr(w, http.StatusNotFound, "id", "no such task")
+	case errors.Is(err, scheduler.ErrTaskDeleted):
+		writeErr(w, http.StatusConflict, "id", "the task is deleted")
+	case errors.Is(err, crontasks.ErrBadQuery):
+		writeErr(w, http.StatusBadRequest, "query", err.Error())
+	default:
+		a.cfg.Logger.Error("request failed", "err", err)
+		writeErr(w, http.StatusInternalServerError, "", "internal error: "+err.Error())
+	}
+}
+
+// decode reads a JSON body strictly: unknown fields and trailing data are
+// errors naming the field.
+func decode(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return &fieldErr{"body", err.Error()}
+	}
+	if len(b) > maxBody {
+		return &fieldErr{"body", fmt.Sprintf("must be at most %d bytes", maxBody)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &fieldErr{te.Field, fmt.Sprintf("must be a %s", te.Type)}
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return &fieldErr{strings.Trim(f, `"`), "unknown field"}
+		}
+		return &fieldErr{"body", "invalid JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return &fieldErr{"body", "trailing data after the JSON object"}
+	}
+	return nil
+}
+
+func parseDuration(field, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, &fieldErr{field, fmt.Sprintf("must be a duration like \"90s\" or \"1m\", got %q", s)}
+	}
+	return d, nil
+}
+
+func parseTime(field, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, &fieldErr{field, fmt.Sprintf("must be an RFC 3339 time like \"2026-01-02T15:04:05Z\", got %q", s)}
+	}
+	return t.UTC(), nil
+}
+
+// createBody is POST /v1/tasks.
+type createBody struct {
+	Name      string          `json:"name"`
+	Owner     string          `json:"owner"`
+	Kind      string          `json:"kind"`
+	Payload   json.RawMessage `json:"payload"`
+	Interval  string          `json:"interval"`
+	Tolerance *string         `json:"tolerance"`
+	Timebox   *string         `json:"timebox"`
+	Priority  int             `json:"priority"`
+	FirstRun  string          `json:"first_run"`
+}
+
+func (b createBody) spec() (scheduler.TaskSpec, error) {
+	var s scheduler.TaskSpec
+	for _, f := range []struct{ name, v string }{{"name", b.Name}, {"owner", b.Owner}, {"kind", b.Kind}, {"interval", b.Interval}} {
+		if strings.TrimSpace(f.v) == "" {
+			return s, &fieldErr{f.name, "is required"}
+		}
+	}
+	iv, err := parseDuration("interval", b.Interval)
+	if err != nil {
+		return s, err
+	}
+	s = scheduler.TaskSpec{Name: b.Name, Owner: b.Owner, Kind: b.Kind, Payload: b.Payload, Interval: iv, Priority: b.Priority}
+	if string(b.Payload) == "null" {
+		s.Payload = nil
+	}
+	if b.Tolerance != nil {
+		if s.Tolerance, err = parseDuration("tolerance", *b.Tolerance); err != nil {
+			return s, err
+		}
+		s.ToleranceSet = true
+	}
+	if b.Timebox != nil {
+		if s.Timebox, err = parseDuration("timebox", *b.Timebox); err != nil {
+			return s, err
+		}
+		if s.Timebox <= 0 {
+			return s, &fieldErr{"timebox", "must be positive"}
+		}
+	}
+	if s.FirstRun, err = parseTime("first_run", b.FirstRun); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func (a *api) create(w http.ResponseWriter, r *http.Request) {
+	var b createBody
+	if err := decode(r, &b); err != nil {
+		a.fail(w, err)
+		return
+	}
+	spec, err := b.spec()
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	t, created, err := a.cfg.Scheduler.CreateTask(r.Context(), spec)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if !created && !sameSpec(t, spec) {
+		writeErr(w, http.StatusConflict, "name", fmt.Sprintf("owner %q already has a task named %q with a different spec (id %s)", t.Owner, t.Name, t.ID))
+		return
+	}
+	row, err := a.row(r.Context(), t.ID, t.Version)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	status := http.StatusCreated
+	if !created {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, row)
+}
+
+// sameSpec compares an existing task with a create request (R6: same
+// owner+name and same spec is the same task).
+func sameSpec(t scheduler.Task, s scheduler.TaskSpec) bool {
+	if t.Kind != s.Kind || t.Interval != s.Interval || t.Priority != s.Priority {
+		return false
+	}
+	if (s.ToleranceSet || s.Tolerance != 0) && t.Tolerance != s.Tolerance {
+		return false
+	}
+	if s.Timebox != 0 && t.Timebox != s.Timebox {
+		return false
+	}
+	return jsonEqual(t.Payload, s.Payload)
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// row reads a task's row once the view has folded at least version.
+func (a *api) row(ctx context.Context, id uuid.UUID, version uint64) (crontasks.Task, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.ReadTimeout)
+	defer cancel()
+	if h, ok := a.cfg.Store.(interface{ Head() events.Position }); ok {
+		if err := a.cfg.View.WaitFor(ctx, h.Head()); err != nil {
+			return crontasks.Task{}, err
+		}
+	}
+	for {
+		t, err := a.cfg.View.Get(ctx, id)
+		if err == nil && t.Version >= version {
+			return t, nil
+		}
+		if err != nil && !errors.Is(err, crontasks.ErrNotFound) {
+			return t, err
+		}
+		select {
+		case <-ctx.Done():
+			return t, fmt.Errorf("httpapi: the view did not catch up with task %s: %w", id, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func pathID(r *http.Request) (uuid.UUID, error) {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		return id, &fieldErr{"id", fmt.Sprintf("must be a task UUID, got %q", r.PathValue("id"))}
+	}
+	return id, nil
+}
+
+func (a *api) get(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if asOf := r.URL.Query().Get("as_of"); asOf != "" {
+		v, err := a.asOf(r.Context(), asOf)
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		defer v.Close()
+		t, err := v.Get(r.Context(), id)
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, t)
+		return
+	}
+	t, err := a.cfg.View.Get(r.Context(), id)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (a *api) asOf(ctx context.Context, s string) (*crontasks.View, error) {
+	p, err := crontasks.ParsePoint(s)
+	if err != nil {
+		return nil, &fieldErr{"as_of", err.Error()}
+	}
+	return crontasks.AsOf(ctx, a.cfg.ViewConfig, p)
+}
+
+func (a *api) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for k := range q {
+		switch k {
+		case "owner", "status", "due_before", "limit", "cursor", "as_of":
+		default:
+			a.fail(w, &fieldErr{k, "unknown query parameter"})
+			return
+		}
+	}
+	query := crontasks.Query{Owner: q.Get("owner"), Status: q.Get("status"), Cursor: q.Get("cursor")}
+	var err error
+	if query.DueBefore, err = parseTime("due_before", q.Get("due_before")); err != nil {
+		a.fail(w, err)
+		return
+	}
+	if l := q.Get("limit"); l != "" {
+		if query.Limit, err = strconv.Atoi(l); err != nil || query.Limit < 1 || query.Limit > crontasks.MaxLimit {
+			a.fail(w, &fieldErr{"limit", fmt.Sprintf("must be a number from 1 to %d", crontasks.MaxLimit)})
+			return
+		}
+	}
+	if err := query.Validate(); err != nil {
+		a.fail(w, &fieldErr{"query", err.Error()})
+		return
+	}
+	v := a.cfg.View
+	if asOf := q.Get("as_of"); asOf != "" {
+		if v, err = a.asOf(r.Context(), asOf); err != nil {
+			a.fail(w, err)
+			return
+		}
+		defer v.Close()
+	}
+	page, err := v.Query(r.Context(), query)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if page.Tasks == nil {
+		page.Tasks = []crontasks.Task{}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// updateBody is PATCH /v1/tasks/{id}: every field optional.
+type updateBody struct {
+	Payload   json.RawMessage `json:"payload"`
+	Interval  *string         `json:"interval"`
+	Tolerance *string         `json:"tolerance"`
+	Timebox   *string         `json:"timebox"`
+	Priority  *int            `json:"priority"`
+	NextRun   *string         `json:"next_run"`
+}
+
+func (a *api) update(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	var b updateBody
+	if err := decode(r, &b); err != nil {
+		a.fail(w, err)
+		return
+	}
+	cur, err := a.cfg.Scheduler.Task(r.Context(), id)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	u := scheduler.TaskUpdate{Payload: b.Payload, Priority: b.Priority, Tolerance: cur.Tolerance, ToleranceSet: true, Timebox: cur.Timebox}
+	if b.Interval != nil {
+		if u.Interval, err = parseDuration("interval", *b.Interval); err != nil {
+			a.fail(w, err)
+			return
+		}
+		// A new interval takes the default tolerance and timebox unless given.
+		u.Tolerance, u.ToleranceSet, u.Timebox = 0, false, 0
+	}
+	if b.Tolerance != nil {
+		if u.Tolerance, err = parseDuration("tolerance", *b.Tolerance); err != nil {
+			a.fail(w, err)
+			return
+		}
+		u.ToleranceSet = true
+	}
+	if b.Timebox != nil {
+		if u.Timebox, err = parseDuration("timebox", *b.Timebox); err != nil {
+			a.fail(w, err)
+			return
+		}
+		if u.Timebox <= 0 {
+			a.fail(w, &fieldErr{"timebox", "must be positive"})
+			return
+		}
+	}
+	if b.NextRun != nil {
+		if u.NextRun, err = parseTime("next_run", *b.NextRun); err != nil {
+			a.fail(w, err)
+			return
+		}
+	}
+	t, err := a.cfg.Scheduler.UpdateTask(r.Context(), id, u)
+	a.answer(w, r, t, err)
+}
+
+func (a *api) answer(w http.ResponseWriter, r *http.Request, t scheduler.Task, err error) {
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	row, err := a.row(r.Context(), t.ID, t.Version)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, row)
+}
+
+func (a *api) pause(w http.ResponseWriter, r *http.Request) {
+	a.do(w, r, a.cfg.Scheduler.PauseTask)
+}
+
+func (a *api) resume(w http.ResponseWriter, r *http.Request) {
+	a.do(w, r, a.cfg.Scheduler.ResumeTask)
+}
+
+func (a *api) delete(w http.ResponseWriter, r *http.Request) {
+	a.do(w, r, a.cfg.Scheduler.DeleteTask)
+}
+
+func (a *api) do(w http.ResponseWriter, r *http.Request, f func(context.Context, uuid.UUID) (scheduler.Task, error)) {
+	id, err := pathID(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	t, err := f(r.Context(), id)
+	a.answer(w, r, t, err)
+}
+
+// deleteOwner is DELETE /v1/owners/{owner}/tasks; the owner may contain
+// slashes (escaped or not).
+func (a *api) deleteOwner(w http.ResponseWriter, r *http.Request) {
+	p := strings.TrimPrefix(r.URL.EscapedPath(), "/v1/owners/")
+	p, ok := strings.CutSuffix(p, "/tasks")
+	if !ok || p == "" {
+		writeErr(w, http.StatusNotFound, "path", "use DELETE /v1/owners/{owner}/tasks")
+		return
+	}
+	owner, err := url.PathUnescape(p)
+	if err != nil {
+		a.fail(w, &fieldErr{"owner", err.Error()})
+		return
+	}
+	n, err := a.cfg.Scheduler.DeleteOwner(r.Context(), owner)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"owner": owner, "deleted": n})
+}
+
+func (a *api) events(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	recs, err := a.cfg.Store.ReadStream(r.Context(), events.TaskStream(id), 0, 0)
+	if errors.Is(err, events.ErrStreamNotFound) {
+		a.fail(w, scheduler.ErrTaskNotFound)
+		return
+	}
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	list, err := history.ListJSON(id, recs)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
