@@ -132,14 +132,17 @@ func (s *sim) segments() []segment {
 	}
 }
 
+// workers is enough that a scripted pick-up never waits for a worker: a
+// worker is held only while a run executes (a drop frees it at once), and
+// R3 lets at most timebox / (interval - tolerance) + 1 runs of a task
+// execute at once.
 func (s *sim) workers() int {
 	if s.opts.Workers > 0 {
 		return s.opts.Workers
 	}
 	n := 8
 	for _, t := range s.sc.Tasks {
-		step := min(t.Interval, s.sc.Tick)
-		n += int(s.sc.Until/step) + 2
+		n += int(t.Timebox/(t.Interval-t.Tolerance)) + 2
 	}
 	return min(n, 100000)
 }
