@@ -208,7 +208,7 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 			_, err := env.stdout.Write(raw)
 			return err
 		}
-		writeTasks(env.stdout, page.Tasks)
+		printTasks(env.stdout, page.Tasks)
 		if page.Next != "" {
 			fmt.Fprintf(env.stdout, "more: --cursor %s\n", page.Next)
 		}
@@ -227,11 +227,11 @@ func (c *client) showTask(ctx context.Context, env *cliEnv, method, path string,
 		_, err := env.stdout.Write(raw)
 		return err
 	}
-	writeTasks(env.stdout, []crontasks.Task{t})
+	printTasks(env.stdout, []crontasks.Task{t})
 	return nil
 }
 
-func writeTasks(w io.Writer, ts []crontasks.Task) {
+func printTasks(w io.Writer, ts []crontasks.Task) {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tOWNER\tNAME\tKIND\tINTERVAL\tSTATUS\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED")
 	ts0 := func(t *time.Time) string {
