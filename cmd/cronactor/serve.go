@@ -278,4 +278,3 @@ func (t *timedStore) Head() events.Position {
 	}
 	return events.Start
 }
-

@@ -1,0 +1,262 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/projections/crontasks"
+	"github.com/cronactor/cronactor/projections/history"
+)
+
+// daemon is a real cronactor process under test.
+type daemon struct {
+	t   *testing.T
+	cmd *exec.Cmd
+	url string
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cronactor")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func startDaemon(t *testing.T, bin, data, addr string) *daemon {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--data", data, "--listen", addr, "--tick", "100ms")
+	cmd.Env = append(os.Environ(), "CRONACTOR_TOKEN=")
+	logs := &syncBuf{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &daemon{t: t, cmd: cmd, url: "http://" + addr}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitFor(t, 20*time.Second, "daemon up\n"+logs.String(), func() bool {
+		resp, err := http.Get(d.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	return d
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (d *daemon) call(method, path string, body any, out any) int {
+	d.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, d.url+path, rd)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(b, out); err != nil {
+			d.t.Fatalf("%s %s: %v: %s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (d *daemon) task(id string) crontasks.Task {
+	var t crontasks.Task
+	if code := d.call("GET", "/v1/tasks/"+id, nil, &t); code != 200 {
+		d.t.Fatalf("get task %s: %d", id, code)
+	}
+	return t
+}
+
+// endpoint is the http task's target: it answers each run with the
+// checkpoint {"n": run} and remembers what each run was handed.
+type endpoint struct {
+	mu    sync.Mutex
+	given map[int]string // run → checkpoint it was handed
+}
+
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Run        int             `json:"run"`
+		Checkpoint json.RawMessage `json:"checkpoint"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	e.mu.Lock()
+	e.given[req.Run] = compact(req.Checkpoint)
+	e.mu.Unlock()
+	fmt.Fprintf(w, `{"checkpoint":{"n":%d}}`, req.Run)
+}
+
+func (e *endpoint) runs() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.given)
+}
+
+func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test builds and runs the daemon")
+	}
+	bin := buildBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	addr := freeAddr(t)
+	ep := &endpoint{given: map[int]string{}}
+	srv := httptest.NewServer(ep)
+	defer srv.Close()
+
+	d := startDaemon(t, bin, data, addr)
+	var httpTask, noopTask crontasks.Task
+	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "poll", "owner": "channel/pop3/42", "kind": "http",
+		"payload": map[string]any{"url": srv.URL}, "interval": "1s"}, &httpTask); code != 201 {
+		t.Fatalf("create http task: %d", code)
+	}
+	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "tick", "owner": "demo", "kind": "noop", "interval": "1s"}, &noopTask); code != 201 {
+		t.Fatalf("create noop task: %d", code)
+	}
+	// Same owner+name and spec: the existing task; a different spec: 409.
+	var again crontasks.Task
+	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "tick", "owner": "demo", "kind": "noop", "interval": "1s"}, &again); code != 200 || again.ID != noopTask.ID {
+		t.Fatalf("create again: %d %s", code, again.ID)
+	}
+	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "tick", "owner": "demo", "kind": "noop", "interval": "2s"}, nil); code != 409 {
+		t.Fatalf("create with another spec: %d, want 409", code)
+	}
+	waitFor(t, 30*time.Second, "three http runs", func() bool { return ep.runs() >= 3 })
+	waitFor(t, 30*time.Second, "noop runs", func() bool { return d.task(noopTask.ID.String()).CompletedCount >= 2 })
+
+	// kill -9 mid-flight, then start again on the same directory.
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd.Wait()
+	seen := ep.runs()
+	d2 := startDaemon(t, bin, data, addr)
+	waitFor(t, 30*time.Second, "runs after the restart", func() bool { return ep.runs() >= seen+3 })
+
+	// History is whole: every run the endpoint saw has its RunStarted.
+	recs := d2.events(httpTask.ID.String())
+	started := map[int]int{}
+	outcomes := map[int]int{}
+	handed := map[int]string{}
+	lastCP := "null"
+	for _, r := range recs {
+		e, err := events.Decode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := e.(type) {
+		case events.RunStarted:
+			started[e.Run]++
+			handed[e.Run] = lastCP
+		case events.RunCompleted:
+			outcomes[e.Run]++
+			if len(e.Checkpoint) > 0 {
+				lastCP = compact(e.Checkpoint)
+			}
+		case events.RunFailed:
+			outcomes[e.Run]++
+		case events.RunDropped:
+			outcomes[e.Run]++
+		case events.RunForcedEnd:
+			outcomes[e.Run]++
+			if len(e.Checkpoint) > 0 {
+				lastCP = compact(e.Checkpoint)
+			}
+		}
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	for run, cp := range ep.given {
+		if started[run] != 1 {
+			t.Fatalf("run %d reached the endpoint but has %d RunStarted events", run, started[run])
+		}
+		if cp != handed[run] {
+			t.Fatalf("run %d was handed checkpoint %s, want %s (the last one recorded before it started)", run, cp, handed[run])
+		}
+	}
+	for run, n := range started {
+		if n > 1 {
+			t.Fatalf("run %d started %d times", run, n)
+		}
+	}
+	for run, n := range outcomes {
+		if n > 1 {
+			t.Fatalf("run %d has %d outcomes", run, n)
+		}
+	}
+	if d2.task(noopTask.ID.String()).CompletedCount < 2 {
+		t.Fatal("the noop task lost its completed runs")
+	}
+}
+
+func (d *daemon) events(id string) []events.Recorded {
+	var list history.EventList
+	if code := d.call("GET", "/v1/tasks/"+id+"/events", nil, &list); code != 200 {
+		d.t.Fatalf("events of %s: %d", id, code)
+	}
+	recs, err := list.Recorded()
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return recs
+}
+
+func compact(b []byte) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return string(b)
+	}
+	return buf.String()
+}
