@@ -31,6 +31,9 @@ func randomScenario(rng *rand.Rand) (*simulation.Scenario, time.Duration) {
 		if 2*t.Tolerance >= iv {
 			t.Tolerance = iv/2 - time.Millisecond
 		}
+		if rng.Intn(6) == 0 {
+			t.Tolerance = 0 // explicit zero: starts at least a whole interval apart
+		}
 		t.Timebox = max(t.Timebox.Truncate(time.Second), time.Second)
 		t.CreateAt = secs(0, 60)
 		t.FirstRun = t.CreateAt + secs(0, 120)

@@ -282,7 +282,7 @@ func (s *sim) actions(seg segment) []action {
 		if in(t.CreateAt) {
 			out = append(out, action{at: t.CreateAt, task: i, kind: 0, what: field + ".create_at", do: func(ctx context.Context, sc *scheduler.Scheduler) error {
 				_, _, err := sc.CreateTask(ctx, scheduler.TaskSpec{Name: t.Name, Owner: Owner, Kind: Kind,
-					Interval: t.Interval, Tolerance: t.Tolerance, Timebox: t.Timebox, FirstRun: Epoch.Add(t.FirstRun)})
+					Interval: t.Interval, Tolerance: t.Tolerance, ToleranceSet: true, Timebox: t.Timebox, FirstRun: Epoch.Add(t.FirstRun)})
 				return err
 			}})
 		}

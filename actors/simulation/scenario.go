@@ -49,7 +49,7 @@ type TaskScript struct {
 	Interval time.Duration
 	// Tolerance and Timebox hold the scheduler's defaults when the scenario
 	// gives none: tolerance 5 s or a tenth of the interval when that is
-	// smaller, timebox half the interval.
+	// smaller, timebox half the interval. A tolerance of 0s is kept.
 	Tolerance time.Duration
 	Timebox   time.Duration
 	// FirstRun is the task's initial nextRun; it defaults to CreateAt +
@@ -322,12 +322,10 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	if t.Interval <= 0 {
 		return t, p.errf(f["interval"], field+".interval", "must be positive")
 	}
-	if v := f["tolerance"]; v != nil {
-		if t.Tolerance, err = p.duration(v, field+".tolerance"); err != nil {
+	tolSet := f["tolerance"] != nil
+	if tolSet {
+		if t.Tolerance, err = p.duration(f["tolerance"], field+".tolerance"); err != nil {
 			return t, err
-		}
-		if t.Tolerance == 0 {
-			return t, p.errf(v, field+".tolerance", "must be positive (leave it out for the default)")
 		}
 	}
 	if v := f["timebox"]; v != nil {
@@ -341,7 +339,7 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	// The scheduler's own defaults and limits, so that a scenario it would
 	// refuse is refused here with a line.
 	spec := rules.Defaults(rules.Spec{Name: t.Name, Owner: Owner, Kind: Kind,
-		Schedule: events.Schedule{Interval: events.Duration(t.Interval)}, Tolerance: t.Tolerance, Timebox: t.Timebox})
+		Schedule: events.Schedule{Interval: events.Duration(t.Interval)}, Tolerance: t.Tolerance, ToleranceSet: tolSet, Timebox: t.Timebox})
 	if err := rules.Validate(spec); err != nil {
 		var fe *rules.FieldError
 		node := n

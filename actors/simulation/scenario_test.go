@@ -62,6 +62,17 @@ func TestParseDefaultsAndJSON(t *testing.T) {
 	}
 }
 
+// An explicit 0s tolerance is kept, not replaced by the default.
+func TestParseZeroTolerance(t *testing.T) {
+	sc, err := Parse([]byte("tick: 30s\nuntil: \"03:00\"\ntasks:\n  - {name: A, interval: 1m, tolerance: 0s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Tasks[0].Tolerance != 0 {
+		t.Errorf("tolerance = %v, want 0", sc.Tasks[0].Tolerance)
+	}
+}
+
 func TestParseExtensions(t *testing.T) {
 	sc, err := Parse([]byte(`
 tick: 10s
@@ -195,7 +206,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %+v", sc)
 		}
 		for _, task := range sc.Tasks {
-			if task.Interval < time.Second || task.Tolerance <= 0 || 2*task.Tolerance >= task.Interval || task.Timebox <= 0 || task.Timebox > task.Interval || task.Name == "" {
+			if task.Interval < time.Second || task.Tolerance < 0 || 2*task.Tolerance >= task.Interval || task.Timebox <= 0 || task.Timebox > task.Interval || task.Name == "" {
 				t.Fatalf("accepted task %+v", task)
 			}
 			enq := earliestEnqueues(sc.Tick, len(sc.Downtimes) > 0, task, len(task.Runs))
