@@ -296,15 +296,25 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(xa, ya)
 }
 
-// row reads a task's row once the view has folded at least version.
-func (a *api) row(ctx context.Context, id uuid.UUID, version uint64) (crontasks.Task, error) {
+// catchUp waits until the view has folded everything the store holds now,
+// where the store can tell its head.
+func (a *api) catchUp(ctx context.Context) error {
+	h, ok := a.cfg.Store.(interface{ Head() events.Position })
+	if !ok {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ReadTimeout)
 	defer cancel()
-	if h, ok := a.cfg.Store.(interface{ Head() events.Position }); ok {
-		if err := a.cfg.View.WaitFor(ctx, h.Head()); err != nil {
-			return crontasks.Task{}, err
-		}
+	return a.cfg.View.WaitFor(ctx, h.Head())
+}
+
+// row reads a task's row once the view has folded at least version.
+func (a *api) row(ctx context.Context, id uuid.UUID, version uint64) (crontasks.Task, error) {
+	if err := a.catchUp(ctx); err != nil {
+		return crontasks.Task{}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.ReadTimeout)
+	defer cancel()
 	for {
 		t, err := a.cfg.View.Get(ctx, id)
 		if err == nil && t.Version >= version {
@@ -524,6 +534,10 @@ func (a *api) deleteOwner(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := a.cfg.Scheduler.DeleteOwner(r.Context(), owner)
 	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if err := a.catchUp(r.Context()); err != nil {
 		a.fail(w, err)
 		return
 	}

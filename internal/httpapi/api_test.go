@@ -1,0 +1,211 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/worker/kinds"
+	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/internal/httpapi"
+	"github.com/cronactor/cronactor/projections/crontasks"
+)
+
+// server is the API over a real scheduler (virtual clock: nothing runs by
+// itself) and a real view on the in-memory embedded store.
+func server(t *testing.T, token string) *httptest.Server {
+	t.Helper()
+	st, err := embedded.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Register("noop", kinds.Noop())
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		s.Stop(ctx)
+	})
+	v, err := crontasks.Open(crontasks.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { v.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; v.Close() })
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st, Token: token}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type answer struct {
+	code  int
+	body  string
+	field string
+}
+
+func call(t *testing.T, srv *httptest.Server, method, path, body string, hdr ...string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var e struct {
+		Error struct{ Field string } `json:"error"`
+	}
+	json.Unmarshal(b, &e)
+	return answer{code: resp.StatusCode, body: string(b), field: e.Error.Field}
+}
+
+const good = `"name":"poll","owner":"channel/pop3/42","kind":"noop","interval":"1m"`
+
+func TestCreateValidation(t *testing.T) {
+	srv := server(t, "")
+	big := `"` + strings.Repeat("x", 70<<10) + `"`
+	cases := []struct {
+		name, body string
+		code       int
+		field      string
+	}{
+		{"missing name", `{"owner":"o","kind":"noop","interval":"1m"}`, 400, "name"},
+		{"missing owner", `{"name":"n","kind":"noop","interval":"1m"}`, 400, "owner"},
+		{"missing kind", `{"name":"n","owner":"o","interval":"1m"}`, 400, "kind"},
+		{"missing interval", `{"name":"n","owner":"o","kind":"noop"}`, 400, "interval"},
+		{"interval not a duration", `{` + good[:strings.Index(good, `"interval"`)] + `"interval":"often"}`, 400, "interval"},
+		{"interval under 1s", `{"name":"n","owner":"o","kind":"noop","interval":"500ms"}`, 400, "interval"},
+		{"interval not a string", `{"name":"n","owner":"o","kind":"noop","interval":60}`, 400, "interval"},
+		{"negative tolerance", `{` + good + `,"tolerance":"-1s"}`, 400, "tolerance"},
+		{"tolerance half the interval", `{` + good + `,"tolerance":"30s"}`, 400, "tolerance"},
+		{"zero timebox", `{` + good + `,"timebox":"0s"}`, 400, "timebox"},
+		{"timebox over interval", `{` + good + `,"timebox":"61s"}`, 400, "timebox"},
+		{"unknown kind", `{"name":"n","owner":"o","kind":"teleport","interval":"1m"}`, 400, "kind"},
+		{"unknown field", `{` + good + `,"color":"red"}`, 400, "color"},
+		{"payload over 64 KiB", `{` + good + `,"payload":` + big + `}`, 400, "payload"},
+		{"bad first_run", `{` + good + `,"first_run":"tomorrow"}`, 400, "first_run"},
+		{"not JSON", `{"name":`, 400, "body"},
+		{"trailing data", `{` + good + `} {}`, 400, "body"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := call(t, srv, "POST", "/v1/tasks", c.body)
+			if a.code != c.code || a.field != c.field {
+				t.Fatalf("got %d field %q: %s; want %d field %q", a.code, a.field, a.body, c.code, c.field)
+			}
+		})
+	}
+	// Nothing was half-applied: no task exists.
+	if a := call(t, srv, "GET", "/v1/tasks", ""); !strings.Contains(a.body, `"tasks": []`) {
+		t.Fatalf("rejected creates left tasks behind: %s", a.body)
+	}
+}
+
+func TestCreateIsIdempotentByOwnerAndName(t *testing.T) {
+	srv := server(t, "")
+	a := call(t, srv, "POST", "/v1/tasks", `{`+good+`,"payload":{"a":1,"b":2},"tolerance":"0s","first_run":"2026-01-01T00:00:30Z"}`)
+	if a.code != 201 {
+		t.Fatalf("create: %d %s", a.code, a.body)
+	}
+	var t1 crontasks.Task
+	json.Unmarshal([]byte(a.body), &t1)
+	if t1.Tolerance.D() != 0 || t1.NextRun == nil || !t1.NextRun.Equal(time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)) {
+		t.Fatalf("created %+v", t1)
+	}
+	same := call(t, srv, "POST", "/v1/tasks", `{`+good+`,"payload":{"b":2,"a":1},"tolerance":"0s"}`)
+	if same.code != 200 || !strings.Contains(same.body, t1.ID.String()) {
+		t.Fatalf("same spec again: %d %s", same.code, same.body)
+	}
+	if other := call(t, srv, "POST", "/v1/tasks", `{`+good+`,"payload":{"a":2}}`); other.code != 409 {
+		t.Fatalf("different spec: %d %s", other.code, other.body)
+	}
+}
+
+func TestTaskEndpoints(t *testing.T) {
+	srv := server(t, "")
+	a := call(t, srv, "POST", "/v1/tasks", `{`+good+`}`)
+	var tk crontasks.Task
+	json.Unmarshal([]byte(a.body), &tk)
+	id := tk.ID.String()
+	if g := call(t, srv, "GET", "/v1/tasks/"+id, ""); g.code != 200 {
+		t.Fatalf("get: %d", g.code)
+	}
+	if g := call(t, srv, "GET", "/v1/tasks/1e0a4a28-3b24-4d2c-9d6b-7a1f9b3a5b10", ""); g.code != 404 {
+		t.Fatalf("unknown task: %d", g.code)
+	}
+	if g := call(t, srv, "GET", "/v1/tasks/not-a-uuid", ""); g.code != 400 || g.field != "id" {
+		t.Fatalf("bad id: %d %s", g.code, g.body)
+	}
+	if p := call(t, srv, "PATCH", "/v1/tasks/"+id, `{"interval":"2m","priority":5}`); p.code != 200 || !strings.Contains(p.body, `"interval": "2m0s"`) || !strings.Contains(p.body, `"priority": 5`) {
+		t.Fatalf("patch: %d %s", p.code, p.body)
+	}
+	if p := call(t, srv, "PATCH", "/v1/tasks/"+id, `{"timebox":"3m"}`); p.code != 400 || p.field != "timebox" {
+		t.Fatalf("patch bad timebox: %d %s", p.code, p.body)
+	}
+	if p := call(t, srv, "PATCH", "/v1/tasks/"+id, `{"name":"renamed"}`); p.code != 400 || p.field != "name" {
+		t.Fatalf("patch unknown field: %d %s", p.code, p.body)
+	}
+	if p := call(t, srv, "POST", "/v1/tasks/"+id+"/pause", ""); p.code != 200 || !strings.Contains(p.body, `"status": "paused"`) {
+		t.Fatalf("pause: %d %s", p.code, p.body)
+	}
+	if l := call(t, srv, "GET", "/v1/tasks?status=paused", ""); !strings.Contains(l.body, id) {
+		t.Fatalf("list paused: %s", l.body)
+	}
+	if l := call(t, srv, "GET", "/v1/tasks?colour=red", ""); l.code != 400 || l.field != "colour" {
+		t.Fatalf("unknown query parameter: %d %s", l.code, l.body)
+	}
+	if l := call(t, srv, "GET", "/v1/tasks?limit=0", ""); l.code != 400 || l.field != "limit" {
+		t.Fatalf("bad limit: %d %s", l.code, l.body)
+	}
+	if p := call(t, srv, "POST", "/v1/tasks/"+id+"/resume", ""); p.code != 200 || !strings.Contains(p.body, `"status": "active"`) {
+		t.Fatalf("resume: %d %s", p.code, p.body)
+	}
+	if e := call(t, srv, "GET", "/v1/tasks/"+id+"/events", ""); e.code != 200 || strings.Count(e.body, `"type"`) != 4 {
+		t.Fatalf("events: %d %s", e.code, e.body)
+	}
+	if o := call(t, srv, "DELETE", "/v1/owners/channel%2Fpop3%2F42/tasks", ""); o.code != 200 || !strings.Contains(o.body, `"deleted": 1`) {
+		t.Fatalf("delete owner: %d %s", o.code, o.body)
+	}
+	if g := call(t, srv, "GET", "/v1/tasks/"+id, ""); !strings.Contains(g.body, `"status": "deleted"`) {
+		t.Fatalf("after owner delete: %s", g.body)
+	}
+	if p := call(t, srv, "POST", "/v1/tasks/"+id+"/pause", ""); p.code != 409 {
+		t.Fatalf("pause a deleted task: %d %s", p.code, p.body)
+	}
+}
+
+func TestToken(t *testing.T) {
+	srv := server(t, "s3cret")
+	if a := call(t, srv, "GET", "/v1/tasks", ""); a.code != 401 {
+		t.Fatalf("no token: %d", a.code)
+	}
+	if a := call(t, srv, "GET", "/v1/tasks", "", "Authorization", "Bearer wrong"); a.code != 401 {
+		t.Fatalf("wrong token: %d", a.code)
+	}
+	if a := call(t, srv, "GET", "/v1/tasks", "", "Authorization", "Bearer s3cret"); a.code != 200 {
+		t.Fatalf("right token: %d %s", a.code, a.body)
+	}
+	if a := call(t, srv, "GET", "/healthz", ""); a.code != 200 {
+		t.Fatalf("healthz needs no token: %d", a.code)
+	}
+}
