@@ -19,9 +19,16 @@ test: ## go vet, then every test with the race detector
 
 bench: build ## print throughput figures next to their baselines
 	./bin/cronactor bench store --duration 5s
+	./bin/cronactor bench projections --duration 5s
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./events/esdb -run '^$$' -fuzz FuzzDecodeMetadata -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./actors/simulation -run '^$$' -fuzz FuzzParse -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./projections/crontasks -run '^$$' -fuzz FuzzQueryCursor -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./projections/crontasks -run '^$$' -fuzz FuzzParsePoint -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./projections/history -run '^$$' -fuzz FuzzParseClock -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./projections/history -run '^$$' -fuzz FuzzEventListJSON -fuzztime $${FUZZTIME:-30s}
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
