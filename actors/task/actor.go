@@ -84,6 +84,11 @@ type Actor struct {
 	// lost holds runs found started on recovery: their process is gone.
 	lost   map[uuid.UUID]bool
 	timers map[uuid.UUID]clock.Timer
+	// incarnation tells this actor's decisions apart from those of another
+	// actor of the same task: event IDs derive from it, so a retry by this
+	// actor is recognised as such by the store while the same decision made
+	// by another actor at the same instant still conflicts.
+	incarnation string
 }
 
 // New returns the producer of the actor for task id. With initial nil the
@@ -91,7 +96,8 @@ type Actor struct {
 // caller already folded from the log (recovery reads the log once for all).
 func New(cfg Config, id uuid.UUID, initial *rules.State) actor.Producer {
 	return func() actor.Actor {
-		a := &Actor{cfg: cfg, id: id, stream: events.TaskStream(id), lost: map[uuid.UUID]bool{}, timers: map[uuid.UUID]clock.Timer{}}
+		a := &Actor{cfg: cfg, id: id, stream: events.TaskStream(id), lost: map[uuid.UUID]bool{}, timers: map[uuid.UUID]clock.Timer{},
+			incarnation: uuid.NewString()}
 		if initial != nil {
 			a.state, a.loaded = *initial, true
 		}
@@ -212,7 +218,7 @@ func (a *Actor) execute(ctx actor.Context, cmd rules.Command) ([]events.Event, e
 			if err != nil {
 				return nil, err
 			}
-			p.ID = events.ContentID(a.stream, expected, i, p.Type, p.Data)
+			p.ID = events.ContentID(a.stream+"\x00"+a.incarnation, expected, i, p.Type, p.Data)
 			proposed[i] = p
 		}
 		res, err := a.cfg.Store.Append(context.Background(), a.stream, expected, proposed...)
