@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -238,6 +239,32 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	}
 	if d2.task(noopTask.ID.String()).CompletedCount < 2 {
 		t.Fatal("the noop task lost its completed runs")
+	}
+
+	// The CLI clients against the real daemon.
+	cli := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append(args, "--server", d2.url)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("cronactor %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := cli("task", "list", "--owner", "demo"); !strings.Contains(out, noopTask.ID.String()) || !strings.Contains(out, "active") {
+		t.Fatalf("task list:\n%s", out)
+	}
+	if out := cli("history", httpTask.ID.String()); !strings.Contains(out, "| Initial state |") || !strings.Contains(out, "poll1 begins execution") {
+		t.Fatalf("history:\n%s", out)
+	}
+	if out := cli("task", "pause", noopTask.ID.String()); !strings.Contains(out, "paused") {
+		t.Fatalf("task pause:\n%s", out)
+	}
+	if out := cli("owner", "delete", "demo"); !strings.Contains(out, "deleted 1 task") {
+		t.Fatalf("owner delete:\n%s", out)
+	}
+	out, err := exec.Command(bin, "task", "get", "00000000-0000-0000-0000-000000000000", "--server", d2.url).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "404") {
+		t.Fatalf("task get of an unknown task: %v\n%s", err, out)
 	}
 }
 
