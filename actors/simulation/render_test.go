@@ -3,7 +3,6 @@ package simulation_test
 import (
 	"bytes"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,34 +12,13 @@ import (
 	"github.com/google/uuid"
 )
 
-// render prints entries as `cronactor simulate` does (cmd/cronactor keeps
-// its own copy; this one keeps the simulation package free of projections).
+// render prints entries as `cronactor simulate` does.
 func render(w io.Writer, entries []simulation.Entry, format string) error {
-	var tr history.Tracker
-	var rows []history.Row
-	for _, e := range entries {
-		var row history.Row
-		var err error
-		if e.Tick {
-			row, err = tr.Tick(e.TaskID, e.At)
-		} else {
-			row, err = tr.Apply(e.Record)
-		}
-		if err != nil {
-			return err
-		}
-		if row.Event == "CheckpointSaved" {
-			continue
-		}
-		// A panic's error carries a stack trace: keep its first line.
-		row.Detail, _, _ = strings.Cut(row.Detail, "\n")
-		rows = append(rows, row)
+	tl := make([]history.TimelineEntry, len(entries))
+	for i, e := range entries {
+		tl[i] = history.TimelineEntry{At: e.At, TaskID: e.TaskID, Tick: e.Tick, Record: e.Record}
 	}
-	tf := history.Relative(simulation.Epoch)
-	if format == "json" {
-		return history.WriteLines(w, rows, tf, false)
-	}
-	return history.WriteTable(w, rows, tf)
+	return history.WriteTimeline(w, tl, simulation.Epoch, format)
 }
 
 func clock(s string) time.Time {

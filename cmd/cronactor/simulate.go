@@ -78,31 +78,14 @@ func readScenario(path string) ([]byte, error) {
 
 // writeSimulation renders a simulation's timeline with projections/history,
 // the renderer of `cronactor history`: the design's table, or JSON lines.
-// Checkpoint saves are in the log but not printed.
 func writeSimulation(w io.Writer, entries []simulation.Entry, format string) error {
-	var tr history.Tracker
-	rows := make([]history.Row, 0, len(entries))
-	for _, e := range entries {
-		var row history.Row
-		var err error
-		if e.Tick {
-			row, err = tr.Tick(e.TaskID, e.At)
-		} else {
-			row, err = tr.Apply(e.Record)
-		}
-		if err != nil {
-			return fmt.Errorf("simulate: %w", err)
-		}
-		if row.Event == "CheckpointSaved" {
-			continue
-		}
-		// A panic's error carries a stack trace: keep its first line.
-		row.Detail, _, _ = strings.Cut(row.Detail, "\n")
-		rows = append(rows, row)
+	return history.WriteTimeline(w, timeline(entries), simulation.Epoch, format)
+}
+
+func timeline(entries []simulation.Entry) []history.TimelineEntry {
+	out := make([]history.TimelineEntry, len(entries))
+	for i, e := range entries {
+		out[i] = history.TimelineEntry{At: e.At, TaskID: e.TaskID, Tick: e.Tick, Record: e.Record}
 	}
-	tf := history.Relative(simulation.Epoch)
-	if format == "json" {
-		return history.WriteLines(w, rows, tf, false)
-	}
-	return history.WriteTable(w, rows, tf)
+	return out
 }

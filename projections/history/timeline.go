@@ -1,0 +1,52 @@
+package history
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// TimelineEntry is one moment of a timeline of several tasks: a recorded
+// event, or (Tick) a tick that enqueued nothing for the task.
+type TimelineEntry struct {
+	At     time.Time
+	TaskID uuid.UUID
+	Tick   bool
+	Record events.Recorded
+}
+
+// WriteTimeline renders entries, already in time order, as the DESIGN §2
+// table (format "table") or as JSON lines ("json"), with times relative to
+// start. Checkpoint saves are left out, and an error's detail is cut to its
+// first line (a panic's stack trace differs between builds). It is what
+// `cronactor simulate` prints.
+func WriteTimeline(w io.Writer, entries []TimelineEntry, start time.Time, format string) error {
+	var tr Tracker
+	rows := make([]Row, 0, len(entries))
+	for _, e := range entries {
+		var row Row
+		var err error
+		if e.Tick {
+			row, err = tr.Tick(e.TaskID, e.At)
+		} else {
+			row, err = tr.Apply(e.Record)
+		}
+		if err != nil {
+			return fmt.Errorf("history: timeline: %w", err)
+		}
+		if row.Event == "CheckpointSaved" {
+			continue
+		}
+		row.Detail, _, _ = strings.Cut(row.Detail, "\n")
+		rows = append(rows, row)
+	}
+	tf := Relative(start)
+	if format == "json" {
+		return WriteLines(w, rows, tf, false)
+	}
+	return WriteTable(w, rows, tf)
+}
