@@ -15,7 +15,9 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func TestTimersFireInTimeThenCreationOrder(t *testing.T) {
 	v := clock.NewVirtual(t0)
 	var got []string
-	add := func(d time.Duration, name string) { v.AfterFunc(d, func() { got = append(got, name+"@"+v.Now().Sub(t0).String()) }) }
+	add := func(d time.Duration, name string) {
+		v.AfterFunc(d, func() { got = append(got, name+"@"+v.Now().Sub(t0).String()) })
+	}
 	add(2*time.Second, "c")
 	add(time.Second, "a")
 	add(time.Second, "b")
