@@ -260,3 +260,40 @@ func TestRestartRecoversRuns(t *testing.T) {
 	}
 	stopNow(e2.s)
 }
+
+// TestQueueTakesRunsByPriority keeps the only worker busy while three runs
+// wait, then checks they are taken by priority.
+func TestQueueTakesRunsByPriority(t *testing.T) {
+	clk := clock.NewVirtual(t0)
+	st := memStore(t)
+	ctx := context.Background()
+	var order []string
+	record := worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
+		order = append(order, r.TaskName) // one worker: never concurrent
+		return nil, nil
+	})
+	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Register("block", sleeper(clk, 40*time.Second))
+	s.Register("record", record)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer stopNow(s)
+	mk := func(name, kind string, prio int, first time.Duration) {
+		if _, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: name, Owner: "o", Kind: kind, Interval: time.Minute,
+			Timebox: 50 * time.Second, Priority: prio, FirstRun: t0.Add(first)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("blocker", "block", 0, 30*time.Second) // runs 00:30–01:10 on the only worker
+	mk("low", "record", 0, 45*time.Second)    // these three are enqueued at 01:00 and wait
+	mk("high", "record", 9, 45*time.Second)
+	mk("mid", "record", 4, 45*time.Second)
+	clk.RunUntil(t0.Add(80 * time.Second))
+	if got := strings.Join(order, ","); got != "high,mid,low" {
+		t.Fatalf("runs taken in order %s, want high,mid,low", got)
+	}
+}
