@@ -276,23 +276,25 @@ func TestQueueTakesRunsByPriority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Register("block", sleeper(clk, 40*time.Second))
+	s.Register("block", sleeper(clk, 100*time.Second))
 	s.Register("record", record)
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer stopNow(s)
 	mk := func(name, kind string, prio int, first time.Duration) {
-		if _, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: name, Owner: "o", Kind: kind, Interval: time.Minute,
-			Timebox: 50 * time.Second, Priority: prio, FirstRun: t0.Add(first)}); err != nil {
+		if _, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: name, Owner: "o", Kind: kind, Interval: 2 * time.Minute,
+			Timebox: 110 * time.Second, Priority: prio, FirstRun: t0.Add(first)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mk("blocker", "block", 0, 30*time.Second) // runs 00:30–01:10 on the only worker
-	mk("low", "record", 0, 45*time.Second)    // these three are enqueued at 01:00 and wait
-	mk("high", "record", 9, 45*time.Second)
-	mk("mid", "record", 4, 45*time.Second)
-	clk.RunUntil(t0.Add(80 * time.Second))
+	mk("blocker", "block", 0, 30*time.Second) // runs 00:30–02:10 on the only worker
+	// Enqueued in the order low (01:00), mid (01:30), high (02:00), all
+	// waiting for the worker: taken by priority, not by enqueue order.
+	mk("low", "record", 0, 45*time.Second)
+	mk("mid", "record", 4, 75*time.Second)
+	mk("high", "record", 9, 105*time.Second)
+	clk.RunUntil(t0.Add(140 * time.Second))
 	if got := strings.Join(order, ","); got != "high,mid,low" {
 		t.Fatalf("runs taken in order %s, want high,mid,low", got)
 	}
