@@ -20,6 +20,7 @@ test: ## go vet, then every test with the race detector
 bench: build ## print throughput figures next to their baselines
 	./bin/cronactor bench store --duration 5s
 	./bin/cronactor bench projections --duration 5s
+	./bin/cronactor bench scheduler --tasks 100000
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}
