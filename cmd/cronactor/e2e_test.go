@@ -67,7 +67,12 @@ func startDaemon(t *testing.T, bin, data, addr string) *daemon {
 		t.Fatal(err)
 	}
 	d := &daemon{t: t, cmd: cmd, url: "http://" + addr}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
 	waitFor(t, 20*time.Second, "daemon up\n"+logs.String(), func() bool {
 		resp, err := http.Get(d.url + "/healthz")
 		if err != nil {
@@ -265,6 +270,34 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	out, err := exec.Command(bin, "task", "get", "00000000-0000-0000-0000-000000000000", "--server", d2.url).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "404") {
 		t.Fatalf("task get of an unknown task: %v\n%s", err, out)
+	}
+
+	// Metrics count the runs since this start.
+	resp, err := http.Get(d2.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, series := range []string{`cronactor_runs_total{outcome="completed"}`, "cronactor_scheduling_lag_seconds_count", "cronactor_queue_depth", "cronactor_busy_workers", "cronactor_append_seconds_count", "cronactor_projection_lag_seconds"} {
+		if !strings.Contains(string(metrics), series) {
+			t.Fatalf("/metrics lacks %s", series)
+		}
+	}
+
+	// SIGTERM: a graceful stop that exits 0.
+	if err := d2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- d2.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("daemon exited with %v after SIGTERM", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon did not stop after SIGTERM")
 	}
 }
 
