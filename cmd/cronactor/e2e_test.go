@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/esdb/esdbtestserver"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/cronactor/cronactor/projections/history"
 )
@@ -319,4 +320,40 @@ func compact(b []byte) string {
 		return string(b)
 	}
 	return buf.String()
+}
+
+// TestDaemonOnEventStoreDB runs the whole daemon on the EventStoreDB store,
+// against the in-process test double of the server (no real server runs on
+// the build machines; see events/esdb for the real-server contract run).
+func TestDaemonOnEventStoreDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test builds and runs the daemon")
+	}
+	bin := buildBinary(t)
+	es := esdbtestserver.Run(t)
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--store", "esdb", "--esdb", es.URL(), "--listen", addr, "--tick", "100ms")
+	logs := &syncBuf{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	d := &daemon{t: t, cmd: cmd, url: "http://" + addr}
+	waitFor(t, 30*time.Second, "daemon up on esdb\n"+logs.String(), func() bool {
+		resp, err := http.Get(d.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	var tk crontasks.Task
+	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "tick", "owner": "demo", "kind": "noop", "interval": "1s"}, &tk); code != 201 {
+		t.Fatalf("create: %d\n%s", code, logs.String())
+	}
+	waitFor(t, 30*time.Second, "runs on esdb", func() bool { return d.task(tk.ID.String()).CompletedCount >= 2 })
+	if n := len(d.events(tk.ID.String())); n < 7 {
+		t.Fatalf("only %d events in the task's stream", n)
+	}
 }
