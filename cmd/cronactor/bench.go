@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 )
@@ -44,4 +45,17 @@ func percentile[T any](sorted []T, p float64) T {
 	}
 	i := int(float64(len(sorted)-1) * p / 100)
 	return sorted[i]
+}
+
+// benchDir returns the directory a benchmark writes under: dir if given
+// (kept afterwards), else a new temporary one removed by cleanup.
+func benchDir(dir string) (base string, cleanup func(), err error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	d, err := os.MkdirTemp("", "cronactor-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return d, func() { os.RemoveAll(d) }, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -59,15 +58,11 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	if *tasks < 1 || *tasks > 10_000_000 || *workers < 1 || *workers > 10000 {
 		return fmt.Errorf("%w: --tasks must be 1..10000000 and --workers 1..10000", errUsage)
 	}
-	base := *dir
-	if base == "" {
-		d, err := os.MkdirTemp("", "cronactor-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		base = d
+	base, cleanup, err := benchDir(*dir)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	fmt.Fprintf(env.stderr, "bench scheduler: raw appends with %d writers for 3s...\n", *workers)
 	raw, err := benchEmbedded(ctx, filepath.Join(base, "raw"), *workers, 3*time.Second)
 	if err != nil {

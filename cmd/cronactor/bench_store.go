@@ -62,15 +62,11 @@ func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
 	if *writers > 0 {
 		counts = []int{*writers}
 	}
-	base := *dir
-	if base == "" {
-		d, err := os.MkdirTemp("", "cronactor-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		base = d
+	base, cleanup, err := benchDir(*dir)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	fmt.Fprintf(env.stderr, "bench store: %d-byte events, %s per measurement, files under %s\n", benchEventSize, *duration, base)
 	for _, n := range counts {
 		run := filepath.Join(base, fmt.Sprintf("w%d", n))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -68,15 +67,11 @@ func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error 
 	if *duration < 100*time.Millisecond || *duration > time.Hour {
 		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
 	}
-	base := *dir
-	if base == "" {
-		d, err := os.MkdirTemp("", "cronactor-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		base = d
+	base, cleanup, err := benchDir(*dir)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	r := projectionsBenchResult{Writers: *writers, DurationS: duration.Seconds()}
 
 	fmt.Fprintf(env.stderr, "bench projections: %d writers, %d rounds of %s without then with the view, files under %s\n", *writers, *rounds, *duration, base)
