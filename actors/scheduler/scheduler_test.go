@@ -299,3 +299,36 @@ func TestQueueTakesRunsByPriority(t *testing.T) {
 		t.Fatalf("runs taken in order %s, want high,mid,low", got)
 	}
 }
+
+// With a single worker, a panicking handler must leave that worker able to
+// take the next run; with several workers another one could hide its loss.
+func TestPanicKeepsTheOnlyWorker(t *testing.T) {
+	clk := clock.NewVirtual(t0)
+	st := memStore(t)
+	ctx := context.Background()
+	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register("panic", worker.HandlerFunc(func(context.Context, *worker.Run) (json.RawMessage, error) {
+		panic("handler bug")
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register("noop", sleeper(clk, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer stopNow(s)
+	pan, _, _ := s.CreateTask(ctx, scheduler.TaskSpec{Name: "panic", Owner: "o", Kind: "panic", Interval: time.Minute, FirstRun: t0.Add(30 * time.Second)})
+	ok, _, _ := s.CreateTask(ctx, scheduler.TaskSpec{Name: "ok", Owner: "o", Kind: "noop", Interval: time.Minute, FirstRun: t0.Add(90 * time.Second)})
+	clk.RunUntil(t0.Add(100 * time.Second))
+	if got := trail(t, st, pan.ID); !strings.Contains(got, "00:30 RunFailed 1 panic: handler bug") || !strings.Contains(got, "01:30 RunFailed 2 panic") {
+		t.Fatalf("panic task:\n%s", got)
+	}
+	if got := trail(t, st, ok.ID); !strings.Contains(got, "01:30 RunCompleted 1") {
+		t.Fatalf("the only worker did not survive the panic:\n%s", got)
+	}
+}
