@@ -5,9 +5,12 @@
 // batch (fsync of the write-ahead log), so an acknowledged append survives
 // kill -9 and power loss. Appends from many goroutines are group-committed:
 // a single committer goroutine takes every append waiting at that moment,
-// checks expected versions in order, and writes them all in one synced batch.
-// Global positions are assigned by the committer, so the global log has no
-// gaps and readers only ever see durable events.
+// checks expected versions in order, and writes them all in one batch; the
+// appends are answered once that batch's log sync is done. Global positions
+// are assigned by the committer, so the global log has no gaps. Pebble shows
+// a batch before its sync ends, so reads and subscriptions stop at the last
+// durable position: readers only ever see durable events. After a failed
+// write or sync the store refuses appends until it is reopened.
 //
 // The data directory holds a format marker (CRONACTOR_FORMAT), a lock file
 // (LOCK, held with flock while open) and Pebble's files under events/.
