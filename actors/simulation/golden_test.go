@@ -3,6 +3,7 @@ package simulation_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -74,5 +75,52 @@ func TestGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJSONLinesMatchContract: every JSON line of every scenario carries the
+// fields DESIGN §5 publishes and no others: at, task, event, next_run and
+// last_run always; run on run events; reason exactly on drops and forced
+// ends.
+func TestJSONLinesMatchContract(t *testing.T) {
+	paths, err := filepath.Glob("testdata/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	allowed := map[string]bool{"at": true, "task": true, "event": true, "run": true, "next_run": true, "last_run": true, "reason": true}
+	reasons := 0
+	for _, path := range paths {
+		var b bytes.Buffer
+		if err := render(&b, simulate(t, path).Entries, "json"); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n")) {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(line, &m); err != nil {
+				t.Fatalf("%s: %v: %s", path, err, line)
+			}
+			for k := range m {
+				if !allowed[k] {
+					t.Errorf("%s: field %q is not in the contract: %s", path, k, line)
+				}
+			}
+			for _, k := range []string{"at", "task", "event", "next_run", "last_run"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("%s: field %q missing: %s", path, k, line)
+				}
+			}
+			var ev string
+			_ = json.Unmarshal(m["event"], &ev)
+			_, hasReason := m["reason"]
+			if wantReason := ev == "RunDropped" || ev == "RunForcedEnd"; hasReason != wantReason {
+				t.Errorf("%s: reason present = %v on %s: %s", path, hasReason, ev, line)
+			}
+			if hasReason {
+				reasons++
+			}
+		}
+	}
+	if reasons == 0 {
+		t.Fatal("no scenario drops or force-ends a run; the reason check saw nothing")
 	}
 }

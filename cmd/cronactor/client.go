@@ -304,7 +304,7 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *format == "json" {
-		return history.WriteLines(env.stdout, rows, history.Absolute(), true)
+		return history.WriteLines(env.stdout, rows, history.Absolute(), history.LineFields{RunID: true, Detail: true})
 	}
 	return history.WriteTable(env.stdout, rows, history.Absolute())
 }

@@ -82,7 +82,7 @@ func ExampleWriteLines() {
 		fmt.Println(err)
 		return
 	}
-	history.WriteLines(os.Stdout, rows, history.Relative(start), false)
+	history.WriteLines(os.Stdout, rows, history.Relative(start), history.LineFields{})
 	// Output:
 	// {"at":"00:00","task":"A","event":"TaskCreated","next_run":"00:30","last_run":null}
 	// {"at":"00:30","task":"A","event":"RunEnqueued","run":1,"next_run":"01:30","last_run":null}

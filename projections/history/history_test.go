@@ -207,7 +207,7 @@ func TestOutcomesGolden(t *testing.T) {
 	golden(t, "absolute.md", b.Bytes())
 
 	b.Reset()
-	if err := history.WriteLines(&b, rows, history.Relative(t0), false); err != nil {
+	if err := history.WriteLines(&b, rows, history.Relative(t0), history.LineFields{Detail: true}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "outcomes.jsonl", b.Bytes())
@@ -285,7 +285,7 @@ func TestInterleaved(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := history.WriteLines(&out, rows, history.Relative(t0), false); err != nil {
+	if err := history.WriteLines(&out, rows, history.Relative(t0), history.LineFields{}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"at":"00:00","task":"A","event":"TaskCreated","next_run":"00:30","last_run":null}

@@ -200,8 +200,10 @@ func escapeCell(s string) string {
 //	{"at":"00:35","task":"A","event":"RunStarted","run":1,"next_run":"01:30","last_run":"00:35"}
 //
 // Times are rendered with the caller's TimeFormat; next_run and last_run are
-// null when unset; reason is set for drops and forced ends, detail when the
-// event carries words (a drop's numbers, a failure's error).
+// null when unset; reason is set for drops and forced ends. run_id and detail
+// (the event's words: a drop's numbers, a failure's error) are added only
+// when LineFields asks for them, so the simulation prints exactly the fields
+// of its published contract.
 type Line struct {
 	At      string  `json:"at"`
 	Task    string  `json:"task"`
@@ -214,8 +216,14 @@ type Line struct {
 	Detail  string  `json:"detail,omitempty"`
 }
 
-// Line returns the JSON form of r; withRunID adds the run ID.
-func (r Row) Line(tf TimeFormat, withRunID bool) Line {
+// LineFields chooses the optional fields of a Line.
+type LineFields struct {
+	RunID  bool // run_id on run events
+	Detail bool // detail when the event carries words
+}
+
+// Line returns the JSON form of r with the optional fields f asks for.
+func (r Row) Line(tf TimeFormat, f LineFields) Line {
 	opt := func(t *time.Time) *string {
 		if t == nil {
 			return nil
@@ -224,18 +232,21 @@ func (r Row) Line(tf TimeFormat, withRunID bool) Line {
 		return &s
 	}
 	l := Line{At: tf.Format(r.At), Task: r.Task, Event: r.Event, Run: r.Run,
-		NextRun: opt(r.NextRun), LastRun: opt(r.LastRun), Reason: r.Reason, Detail: r.Detail}
-	if withRunID && r.Run > 0 {
+		NextRun: opt(r.NextRun), LastRun: opt(r.LastRun), Reason: r.Reason}
+	if f.Detail {
+		l.Detail = r.Detail
+	}
+	if f.RunID && r.Run > 0 {
 		l.RunID = r.RunID.String()
 	}
 	return l
 }
 
 // WriteLines writes rows as JSON lines (see Line).
-func WriteLines(w io.Writer, rows []Row, tf TimeFormat, withRunID bool) error {
+func WriteLines(w io.Writer, rows []Row, tf TimeFormat, f LineFields) error {
 	enc := json.NewEncoder(w)
 	for _, r := range rows {
-		if err := enc.Encode(r.Line(tf, withRunID)); err != nil {
+		if err := enc.Encode(r.Line(tf, f)); err != nil {
 			return err
 		}
 	}

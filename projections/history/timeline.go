@@ -46,7 +46,7 @@ func WriteTimeline(w io.Writer, entries []TimelineEntry, start time.Time, format
 	}
 	tf := Relative(start)
 	if format == "json" {
-		return WriteLines(w, rows, tf, false)
+		return WriteLines(w, rows, tf, LineFields{})
 	}
 	return WriteTable(w, rows, tf)
 }
