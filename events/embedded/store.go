@@ -348,7 +348,6 @@ type appendReq struct {
 	evs      []events.Proposed
 	result   events.AppendResult
 	err      error
-	wrote    bool // its events are in the group's batch
 	done     chan struct{}
 }
 
@@ -534,7 +533,6 @@ func (s *Store) commit(pending []*appendReq) {
 		}
 		s.heads[r.stream] = streamVersion{version: v - 1, exists: true}
 		r.result = events.AppendResult{Version: v - 1, Position: events.Position{Commit: pos, Prepare: pos}}
-		r.wrote = true
 	}
 	if pos > s.next {
 		if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
