@@ -89,9 +89,8 @@ type Store struct {
 	opts    Options
 	lock    *os.File
 	appends chan *appendReq
-	groups  chan *group   // the applied group waiting for its sync
 	done    chan struct{} // closed by Close
-	stopped chan struct{} // closed when the last group is settled
+	stopped chan struct{} // closed when the committer has exited
 
 	closeOnce sync.Once
 	// closeMu is held for reading by every Append hand-off and every read of
@@ -121,10 +120,9 @@ type streamVersion struct {
 // group is one group commit: a Pebble batch applied with ApplyNoSyncWait
 // and the appends it answers.
 type group struct {
-	b       *pebble.Batch // nil when the group wrote nothing
-	reqs    []*appendReq
-	last    uint64        // global position of its last event
-	settled chan struct{} // closed by syncLoop once every append is answered
+	b    *pebble.Batch // nil when the group wrote nothing
+	reqs []*appendReq
+	last uint64 // global position of its last event
 }
 
 var _ events.Store = (*Store)(nil)
@@ -200,7 +198,6 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		fs:      fs,
 		opts:    opts,
 		appends: make(chan *appendReq, 1024),
-		groups:  make(chan *group, 1),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		notify:  make(chan struct{}),
@@ -216,7 +213,6 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	go s.commitLoop()
-	go s.syncLoop()
 	return s, nil
 }
 
@@ -384,7 +380,7 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 }
 
 func (s *Store) commitLoop() {
-	defer close(s.groups)
+	defer close(s.stopped)
 	var pending []*appendReq
 	for {
 		pending = pending[:0]
@@ -470,10 +466,9 @@ func (s *Store) fail(err error) error {
 }
 
 // commit decides every append of pending against the stream heads, applies
-// the accepted ones to Pebble in one batch, hands the group to syncLoop and
-// waits until syncLoop has answered it. Every append, accepted or not, is
-// answered only after its group is durable, so no answer rests on state
-// that could still be lost.
+// the accepted ones to Pebble in one batch and settles it. Every append,
+// accepted or not, is answered only after its group is durable, so no answer
+// rests on state that could still be lost.
 //
 // One group is in flight at a time, on purpose. Cutting the next group while
 // the previous one syncs (up to 4 in flight) split 64 writers into small
@@ -489,7 +484,7 @@ func (s *Store) commit(pending []*appendReq) {
 		return
 	}
 	b := s.db.NewBatch()
-	g := &group{reqs: make([]*appendReq, 0, len(pending)), settled: make(chan struct{})}
+	g := &group{reqs: make([]*appendReq, 0, len(pending))}
 	pos := s.next
 	for _, r := range pending {
 		g.reqs = append(g.reqs, r)
@@ -548,42 +543,32 @@ func (s *Store) commit(pending []*appendReq) {
 	} else {
 		b.Close()
 	}
-	s.groups <- g
-	<-g.settled
+	s.settle(g)
 }
 
-// syncLoop settles the groups in the order they were applied: it waits for
-// each one's WAL sync, publishes the new durable head to readers, and only
-// then answers the appends.
-func (s *Store) syncLoop() {
-	defer close(s.stopped)
-	for g := range s.groups {
-		var err error
-		if g.b != nil {
-			if err = g.b.SyncWait(); err == nil {
-				err = g.b.Close()
-			}
+// settle waits for g's WAL sync, publishes the new durable head to readers,
+// and only then answers the appends.
+func (s *Store) settle(g *group) {
+	var err error
+	if g.b != nil {
+		if err = g.b.SyncWait(); err == nil {
+			err = g.b.Close()
 		}
-		if err != nil {
-			err = s.fail(fmt.Errorf("sync: %w", err))
-		}
+	}
+	if err != nil {
+		err = s.fail(fmt.Errorf("sync: %w", err))
+	} else if g.b != nil {
 		s.mu.Lock()
-		if err == nil && s.broken != nil {
-			err = s.broken
-		}
-		if err == nil && g.b != nil {
-			s.head = g.last
-			close(s.notify)
-			s.notify = make(chan struct{})
-		}
+		s.head = g.last
+		close(s.notify)
+		s.notify = make(chan struct{})
 		s.mu.Unlock()
-		for _, r := range g.reqs {
-			if err != nil && r.err == nil {
-				r.result, r.err = events.AppendResult{}, err
-			}
-			close(r.done)
+	}
+	for _, r := range g.reqs {
+		if err != nil && r.err == nil {
+			r.result, r.err = events.AppendResult{}, err
 		}
-		close(g.settled)
+		close(r.done)
 	}
 }
 
