@@ -23,6 +23,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/internal/ui"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/cronactor/cronactor/projections/history"
 	"github.com/google/uuid"
@@ -41,6 +42,8 @@ type Config struct {
 	Metrics http.Handler
 	// ReadTimeout bounds waiting for the view to catch up. Default 10s.
 	ReadTimeout time.Duration
+	// Stream tunes GET /v1/events/stream (stream.go).
+	Stream StreamConfig
 }
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
@@ -62,6 +65,11 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("DELETE /v1/tasks/{id}", a.delete)
 	mux.HandleFunc("GET /v1/tasks/{id}/events", a.events)
 	mux.HandleFunc("DELETE /v1/owners/", a.deleteOwner)
+	mux.HandleFunc("GET /v1/events/stream", a.stream)
+	mux.HandleFunc("GET /v1/tasks/{id}/history", a.history)
+	mux.HandleFunc("GET /v1/tasks/{id}/explain", a.explain)
+	mux.Handle("GET /ui/", ui.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	})

@@ -1,0 +1,232 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/projections/history"
+	"github.com/google/uuid"
+)
+
+// The audit endpoints serve what `cronactor history` and `cronactor explain`
+// print, computed by projections/history on the server, so that a browser
+// shows the same words without folding events itself.
+
+// HistoryRow is one line of GET /v1/tasks/{id}/history: a row of the audit
+// trail with the text `cronactor history` prints in its Event column.
+type HistoryRow struct {
+	At       time.Time  `json:"at"`
+	Event    string     `json:"event"`
+	Text     string     `json:"text"`
+	Run      int        `json:"run,omitempty"`
+	RunID    *uuid.UUID `json:"run_id,omitempty"`
+	NextRun  *time.Time `json:"next_run"`
+	LastRun  *time.Time `json:"last_run"`
+	Status   string     `json:"status"`
+	Reason   string     `json:"reason,omitempty"`
+	Detail   string     `json:"detail,omitempty"`
+	Deadline *time.Time `json:"deadline,omitempty"`
+	Position string     `json:"position"`
+}
+
+// HistoryBody is GET /v1/tasks/{id}/history?since=RFC3339&limit=N: the rows
+// decided at or after since (default: all), at most limit of the latest
+// (default and maximum 10000; truncated says rows were left out).
+type HistoryBody struct {
+	TaskID    uuid.UUID    `json:"task_id"`
+	Task      string       `json:"task"`
+	Rows      []HistoryRow `json:"rows"`
+	Truncated bool         `json:"truncated"`
+}
+
+// maxHistoryRows bounds one history answer.
+const maxHistoryRows = 10000
+
+func (a *api) taskRecords(ctx context.Context, id uuid.UUID) ([]events.Recorded, error) {
+	recs, err := a.cfg.Store.ReadStream(ctx, events.TaskStream(id), 0, 0)
+	if errors.Is(err, events.ErrStreamNotFound) {
+		return nil, scheduler.ErrTaskNotFound
+	}
+	return recs, err
+}
+
+func onlyParams(r *http.Request, names ...string) error {
+	for k := range r.URL.Query() {
+		known := false
+		for _, n := range names {
+			known = known || k == n
+		}
+		if !known {
+			return &fieldErr{k, "unknown query parameter"}
+		}
+	}
+	return nil
+}
+
+func (a *api) history(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err == nil {
+		err = onlyParams(r, "since", "limit")
+	}
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	since, err := parseTime("since", q.Get("since"))
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	limit := maxHistoryRows
+	if l := q.Get("limit"); l != "" {
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > maxHistoryRows {
+			a.fail(w, &fieldErr{"limit", fmt.Sprintf("must be a number from 1 to %d", maxHistoryRows)})
+			return
+		}
+	}
+	recs, err := a.taskRecords(r.Context(), id)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	rows, err := history.Rows(recs)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	body := HistoryBody{TaskID: id, Rows: []HistoryRow{}}
+	if len(rows) > 0 {
+		body.Task = rows[0].Task
+	}
+	first := 0
+	for first < len(rows) && rows[first].At.Before(since) {
+		first++
+	}
+	if len(rows)-first > limit {
+		first, body.Truncated = len(rows)-limit, true
+	}
+	tf := history.Absolute()
+	for _, row := range rows[first:] {
+		hr := HistoryRow{At: row.At, Event: row.Event, Text: row.Text(tf), Run: row.Run, NextRun: row.NextRun,
+			LastRun: row.LastRun, Status: row.Status, Reason: row.Reason, Detail: row.Detail,
+			Deadline: row.Deadline, Position: row.Position.String()}
+		if row.Run > 0 {
+			rid := row.RunID
+			hr.RunID = &rid
+		}
+		body.Rows = append(body.Rows, hr)
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// ExplainDecision is one decision around the explained time.
+type ExplainDecision struct {
+	At    time.Time `json:"at"`
+	Event string    `json:"event"`
+	Run   int       `json:"run,omitempty"`
+	Rule  string    `json:"rule,omitempty"`
+	Text  string    `json:"text"`
+	// Before is true for decisions at or before the explained time.
+	Before bool `json:"before"`
+}
+
+// ExplainRun is a run waiting or running at the explained time.
+type ExplainRun struct {
+	Run      int        `json:"run"`
+	RunID    uuid.UUID  `json:"run_id"`
+	Since    time.Time  `json:"since"`
+	Deadline *time.Time `json:"deadline,omitempty"`
+}
+
+// ExplainBody is GET /v1/tasks/{id}/explain?at=RFC3339[&window=DUR]: the
+// answer of `cronactor explain`, as data and as the text the command prints.
+type ExplainBody struct {
+	TaskID    uuid.UUID         `json:"task_id"`
+	Task      string            `json:"task"`
+	At        time.Time         `json:"at"`
+	Exists    bool              `json:"exists"`
+	Verdict   string            `json:"verdict"`
+	Status    string            `json:"status,omitempty"`
+	Since     *time.Time        `json:"since,omitempty"`
+	NextRun   *time.Time        `json:"next_run"`
+	LastRun   *time.Time        `json:"last_run"`
+	Queued    []ExplainRun      `json:"queued"`
+	Running   []ExplainRun      `json:"running"`
+	Window    events.Duration   `json:"window"`
+	Decisions []ExplainDecision `json:"decisions"`
+	Text      string            `json:"text"`
+}
+
+func (a *api) explain(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r)
+	if err == nil {
+		err = onlyParams(r, "at", "window")
+	}
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	if q.Get("at") == "" {
+		a.fail(w, &fieldErr{"at", "is required: the time to explain, RFC 3339"})
+		return
+	}
+	at, err := time.Parse(time.RFC3339Nano, q.Get("at"))
+	if err != nil {
+		a.fail(w, &fieldErr{"at", fmt.Sprintf("must be an RFC 3339 time like \"2026-01-02T15:04:05Z\", got %q", q.Get("at"))})
+		return
+	}
+	window, err := parseDuration("window", q.Get("window"))
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if window < 0 {
+		a.fail(w, &fieldErr{"window", "must not be negative"})
+		return
+	}
+	recs, err := a.taskRecords(r.Context(), id)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	ex, err := history.Explain(recs, at, window)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	tf := history.Absolute()
+	var text strings.Builder
+	if err := ex.Write(&text, tf); err != nil {
+		a.fail(w, err)
+		return
+	}
+	body := ExplainBody{TaskID: ex.TaskID, Task: ex.Task, At: ex.At, Exists: ex.Exists, Verdict: ex.Verdict(tf),
+		Status: ex.Status, NextRun: ex.NextRun, LastRun: ex.LastRun, Window: events.Duration(ex.Window),
+		Queued: runs(ex.Queued), Running: runs(ex.Running), Decisions: []ExplainDecision{}, Text: text.String()}
+	if ex.Exists {
+		since := ex.Since
+		body.Since = &since
+	}
+	for i, d := range ex.Decisions {
+		body.Decisions = append(body.Decisions, ExplainDecision{At: d.Row.At, Event: d.Row.Event, Run: d.Row.Run,
+			Rule: d.Rule, Text: d.Text(tf), Before: i < ex.Before})
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func runs(rs []history.RunState) []ExplainRun {
+	out := make([]ExplainRun, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, ExplainRun{Run: r.Run, RunID: r.RunID, Since: r.Since, Deadline: r.Deadline})
+	}
+	return out
+}
