@@ -101,6 +101,12 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
+	select {
+	case <-cfg.Shutdown:
+		writeErr(w, http.StatusServiceUnavailable, "", "the server is shutting down")
+		return
+	default:
+	}
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -1,0 +1,106 @@
+// The create form: interval tasks, and cron tasks where the server knows
+// them, with a preview of the next slots as you type.
+import { api } from "./api.js";
+import { h, clear } from "./dom.js";
+import { parseDuration, durationWords, utc, relative, cronWords } from "./fmt.js";
+
+export function createPage(root) {
+  const field = (id, label, input, hint) => h("div.field", {},
+    h("label", { for: id, text: label }), input, hint ? h("small", { id: id + "-hint", text: hint }) : "");
+  const inp = (id, attrs) => h(`input#${id}`, { name: id.slice(2), autocomplete: "off", ...attrs });
+  const name = inp("c-name", { required: true });
+  const owner = inp("c-owner", { required: true, placeholder: "channel/pop3/42" });
+  const kind = h("select#c-kind", { name: "kind" }, ["noop", "http", "exec"].map((k) => h("option", { value: k, text: k })));
+  const interval = inp("c-interval", { placeholder: "1m", "aria-describedby": "c-interval-hint" });
+  const cron = inp("c-cron", { placeholder: "*/5 * * * *", spellcheck: "false", "aria-describedby": "c-cron-hint" });
+  const tz = inp("c-timezone", { placeholder: "UTC" });
+  const tolerance = inp("c-tolerance", { placeholder: "5s" });
+  const timebox = inp("c-timebox", { placeholder: "interval/2" });
+  const priority = inp("c-priority", { type: "number", value: "0" });
+  const firstRun = inp("c-first_run", { placeholder: "RFC 3339, e.g. 2026-11-22T10:00:00Z (default: now + interval)" });
+  const payload = h("textarea#c-payload", { name: "payload", rows: 4, spellcheck: "false", placeholder: '{"url": "https://example.com/hook"}' });
+  const msg = h("p.error#create-error", { role: "alert" });
+  const preview = h("ol.slots#preview");
+  const previewNote = h("p.note", { "aria-live": "polite" });
+  const form = h("form.create", { novalidate: true },
+    h("fieldset", {}, h("legend", { text: "Task" }),
+      field("c-name", "Name", name), field("c-owner", "Owner", owner), field("c-kind", "Kind", kind),
+      field("c-payload", "Payload (JSON, optional)", payload)),
+    h("fieldset", {}, h("legend", { text: "Schedule: an interval, or a cron expression" }),
+      field("c-interval", "Interval", interval, "A Go duration: 30s, 5m, 1h30m."),
+      field("c-cron", "Cron expression", cron, "5 or 6 fields, or @hourly, @daily…; needs a server with cron schedules."),
+      field("c-timezone", "Time zone (cron)", tz),
+      field("c-first_run", "First run (interval)", firstRun)),
+    h("fieldset", {}, h("legend", { text: "Limits (optional)" }),
+      field("c-tolerance", "Tolerance", tolerance), field("c-timebox", "Timebox", timebox), field("c-priority", "Priority", priority)),
+    h("section.preview", { "aria-labelledby": "h-preview" }, h("h2#h-preview", { text: "Next slots" }), previewNote, preview),
+    msg,
+    h("div.buttons", {}, h("a.button", { href: "#/", text: "Cancel" }), h("button.primary", { type: "submit", text: "Create task" })),
+  );
+  root.append(h("h1", { text: "New task" }), form);
+
+  let seq = 0, timer = null;
+  const showSlots = (list, note) => {
+    clear(preview);
+    for (const s of list) preview.append(h("li", {}, h("time", { datetime: s, text: `${utc(s)} (${relative(s)})` })));
+    previewNote.textContent = note;
+  };
+  async function updatePreview() {
+    const my = ++seq;
+    if (cron.value.trim()) {
+      const p = new URLSearchParams({ cron: cron.value.trim(), count: "5" });
+      if (tz.value.trim()) p.set("timezone", tz.value.trim());
+      try {
+        const res = await api("GET", "/v1/schedule/preview?" + p);
+        if (my === seq) showSlots(res.slots || [], cronWords(cron.value));
+      } catch (e) {
+        if (my !== seq) return;
+        showSlots([], e.status === 404 ? "This server cannot preview cron schedules yet." : e.message);
+      }
+      return;
+    }
+    const iv = parseDuration(interval.value.trim());
+    if (!(iv > 0)) return showSlots([], interval.value ? "The interval is not a duration like 30s or 5m." : "Type an interval or a cron expression.");
+    let first = firstRun.value.trim() ? Date.parse(firstRun.value.trim()) : Date.now() + iv;
+    if (isNaN(first)) return showSlots([], "The first run is not an RFC 3339 time.");
+    showSlots([0, 1, 2, 3, 4].map((k) => new Date(first + k * iv).toISOString()), `Every ${durationWords(iv)}.`);
+  }
+  for (const el of [interval, cron, tz, firstRun]) {
+    el.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(updatePreview, 250); });
+  }
+  updatePreview();
+
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    msg.textContent = "";
+    form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
+    const body = { name: name.value, owner: owner.value, kind: kind.value };
+    if (cron.value.trim()) {
+      body.cron = cron.value.trim();
+      if (tz.value.trim()) body.timezone = tz.value.trim();
+    } else {
+      body.interval = interval.value.trim();
+      if (firstRun.value.trim()) body.first_run = firstRun.value.trim();
+    }
+    if (tolerance.value.trim()) body.tolerance = tolerance.value.trim();
+    if (timebox.value.trim()) body.timebox = timebox.value.trim();
+    if (priority.value.trim() && priority.value !== "0") body.priority = Number(priority.value);
+    if (payload.value.trim()) {
+      try { body.payload = JSON.parse(payload.value); } catch (err) {
+        msg.textContent = "payload: not valid JSON: " + err.message;
+        payload.setAttribute("aria-invalid", "true");
+        payload.focus();
+        return;
+      }
+    }
+    try {
+      const t = await api("POST", "/v1/tasks", body);
+      location.hash = `#/tasks/${t.id}`;
+    } catch (err) {
+      msg.textContent = "Not created: " + err.message;
+      const bad = err.field && form.querySelector(`#c-${CSS.escape(err.field)}`);
+      if (bad) { bad.setAttribute("aria-invalid", "true"); bad.focus(); }
+    }
+  });
+  return { dispose() { clearTimeout(timer); seq++; } };
+}
