@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: help run test bench fuzz lint tidy build
+.PHONY: help run test bench fuzz lint tidy build chromium
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -13,9 +13,12 @@ build: ## build bin/cronactor
 run: ## run the scheduler on the embedded store in ./cronactor-data
 	$(GO) run ./cmd/cronactor serve
 
-test: ## go vet, then every test with the race detector
+test: chromium ## go vet, then every test with the race detector (installs Chromium for the browser tests first)
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+chromium: ## install Chromium for the dashboard's browser tests, if missing and root (.ci/install-chromium)
+	@./.ci/install-chromium
 
 bench: build ## print throughput figures next to their baselines
 	./bin/cronactor bench store --duration 5s

@@ -204,9 +204,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		sched.Stop(stopCtx)
 		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
 	}
+	// Shutdown waits for handlers; closing this ends the event streams.
+	streamsDone := make(chan struct{})
 	api := httpapi.New(httpapi.Config{Scheduler: sched, View: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		Token: cfg.token, Logger: logger, Metrics: m.handler()})
+		Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone}})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(func() { close(streamsDone) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	logger.Info("cronactor serving", "listen", ln.Addr().String(), "store", cfg.store, "data", cfg.data,

@@ -51,7 +51,7 @@ export function drawTimeline(el, runs, span, now, onPick) {
     const t = from + (span * i) / 6;
     const d = new Date(t);
     const label = span > 2 * 86400e3 ? d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
-      : d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: span <= 3600e3 ? "2-digit" : undefined });
+      : d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
     svg.append(s("line", { x1: x(t), x2: x(t), y1: TOP - 4, y2: height, class: "grid" }),
       s("text", { x: Math.min(Math.max(x(t), 30), W - 30), y: 12, "text-anchor": "middle", class: "axis", text: label }));
   }
