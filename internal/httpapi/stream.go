@@ -139,10 +139,14 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
 	buf := make(chan events.Recorded, cfg.Buffer)
 	subDone := make(chan error, 1)
+	exited := make(chan struct{})
+	// The subscription touches the response (its write deadline), so the
+	// handler returns only after it has ended.
+	defer func() { cancel(); <-exited }()
 	go func() {
+		defer close(exited)
 		subDone <- a.cfg.Store.Subscribe(ctx, from, func(rec events.Recorded) error {
 			select {
 			case buf <- rec:
