@@ -1,7 +1,7 @@
 // The dashboard: a hash router over three pages (task list, task page,
 // create form), the token gate, and the live event stream that tells the
 // open page to refresh.
-import { api, follow, onTokenNeeded, setToken } from "./api.js";
+import { follow, onTokenNeeded, setToken } from "./api.js";
 import { h, clear } from "./dom.js";
 import { listPage } from "./list.js";
 import { taskPage } from "./task.js";
@@ -86,4 +86,3 @@ follow((ev) => { if (page && page.onEvent) page.onEvent(ev); }, liveState);
 setInterval(() => { if (page && page.tick) page.tick(); }, 5000);
 // Tests and scripts can ask whether the page is following the stream.
 window.cronactorLive = () => wasLive;
-export { api };
