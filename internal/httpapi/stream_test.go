@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -271,9 +270,10 @@ func TestStreamDisconnectsSlowClient(t *testing.T) {
 
 	// The slow client: a raw connection with a tiny receive window that
 	// sends its request and never reads.
-	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-	}}
+	d, ok := smallWindowDialer()
+	if !ok {
+		t.Skip("needs SO_RCVBUF (unix)")
+	}
 	conn, err := d.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
