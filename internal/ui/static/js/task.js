@@ -72,7 +72,7 @@ export function taskPage(root, id) {
       loadMsg.textContent = "";
       task = t;
       rows = hist.rows || [];
-      trailNote.textContent = hist.truncated ? "Only the latest rows are shown." : "";
+      trailNote.textContent = "As `cronactor history` prints it, newest first" + (hist.truncated ? "; only the latest rows are shown." : ".");
       render();
       loadSlots(my);
     } catch (e) {
