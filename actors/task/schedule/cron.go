@@ -63,7 +63,7 @@ func parseExpr(s string) (*expr, error) {
 	}
 	parts := strings.Fields(s)
 	if p := strings.ToUpper(parts[0]); strings.HasPrefix(p, "CRON_TZ=") || strings.HasPrefix(p, "TZ=") {
-		return nil, fmt.Errorf("a %s prefix is not accepted: give the zone in timezone", parts[0][:strings.IndexByte(parts[0], '=')+1])
+		return nil, fmt.Errorf("a %s prefix is not accepted; use timezone (an IANA zone name)", parts[0][:strings.IndexByte(parts[0], '=')+1])
 	}
 	if strings.HasPrefix(parts[0], "@") {
 		m, ok := macros[strings.ToLower(parts[0])]

@@ -49,7 +49,7 @@ func TestZoneVectors(t *testing.T) {
 	)
 	for _, c := range []struct {
 		name, cron, zone, gap, overlap, from string
-		want                               []string
+		want                                 []string
 	}{
 		// New York, spring forward: 02:00–02:59 does not exist on 8 March.
 		{"ny gap shift", "30 2 * * *", ny, "shift", "", "2026-03-07T00:00:00-05:00",
