@@ -63,6 +63,22 @@ func ParseCron(expr string, loc *time.Location, gap Gap, overlap Overlap) (*Cron
 // zoneAt is the offset in force at the instant u and the bounds of the
 // period it stays in force ([start, end), open ends as MinInt64/MaxInt64).
 func zoneAt(loc *time.Location, u int64) (off, start, end int64) {
+	off, start, end = bounds(loc, u)
+	if end <= u {
+		// Past the zone's table, ZoneBounds cuts the rule-made periods at
+		// each new year, and asked about the very instant of such a cut it
+		// answers the period that ends there. The period after it is the
+		// one wanted (the offset does not change at a cut).
+		off, _, end = bounds(loc, u+1)
+		start = u
+		if end <= u {
+			end = u + 3600 // never reached; keeps the walk moving
+		}
+	}
+	return off, min(start, u), end
+}
+
+func bounds(loc *time.Location, u int64) (off, start, end int64) {
 	t := time.Unix(u, 0).In(loc)
 	_, o := t.Zone()
 	zs, ze := t.ZoneBounds()

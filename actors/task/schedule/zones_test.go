@@ -152,6 +152,13 @@ func TestZoneVectors(t *testing.T) {
 		{"apia the missing day skip", "59 23 30 12 *", apw, "skip", "", "2011-12-01T00:00:00-10:00",
 			[]string{"2012-12-30T23:59:00+14:00"}},
 
+		// Past the zone table (2037), where the zone's rules take over and
+		// time.Time.ZoneBounds cuts periods at each new year.
+		{"berlin across a new year past the table", "0 9 * * *", ber, "", "", "2040-12-31T10:00:00+01:00",
+			[]string{"2041-01-01T09:00:00+01:00", "2041-01-02T09:00:00+01:00"}},
+		{"ny gap shift past the table", "30 2 * * *", ny, "shift", "", "2040-03-10T12:00:00-05:00",
+			[]string{"2040-03-11T03:30:00-04:00", "2040-03-12T02:30:00-04:00"}},
+
 		// UTC by default.
 		{"utc default", "0 12 * * *", "", "", "", "2026-03-08T00:00:00Z",
 			[]string{"2026-03-08T12:00:00Z", "2026-03-09T12:00:00Z"}},

@@ -1,0 +1,66 @@
+package schedule_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/actors/task/schedule"
+)
+
+var fuzzZones = []string{"", "America/New_York", "Europe/Berlin", "America/Santiago", "Australia/Lord_Howe", "Asia/Kolkata", "Pacific/Apia", "Pacific/Kiritimati", "Antarctica/Troll"}
+
+// FuzzParse: any text either compiles or is rejected with a *schedule.Error;
+// never a panic.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"* * * * *", "0 9 * * MON-FRI", "15/35 20-35/15 1/2 */2 * *", "@weekly", "0 0 30 2 *",
+		"CRON_TZ=UTC * * * * *", "*/0 * * * *", "1-2-3 * * * *", "0 0 29 2 MON/2", "7/3 * * * 7/2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		_, err := schedule.Compile(schedule.Spec{Cron: []string{expr}})
+		var se *schedule.Error
+		if err != nil && (!errors.As(err, &se) || se.Field != "cron") {
+			t.Fatalf("%q: %v is not a cron *schedule.Error", expr, err)
+		}
+	})
+}
+
+// FuzzNext: for every expression that compiles, every zone and policy and
+// any instant, Next terminates and slots strictly increase; a compiled
+// expression has a slot within the horizon from 2026.
+func FuzzNext(f *testing.F) {
+	f.Add("30 2 * * *", uint8(1), uint8(0), int64(1772935200))
+	f.Add("*/30 * * * *", uint8(2), uint8(5), int64(1793520000))
+	f.Add("0 0 * * *", uint8(3), uint8(3), int64(1788580800))
+	f.Add("45 1 * * *", uint8(4), uint8(4), int64(1775311200))
+	f.Add("59 23 30 12 *", uint8(6), uint8(1), int64(1325152800))
+	f.Add("0 0 29 2 *", uint8(0), uint8(0), int64(-62135596800))
+	f.Add("* * * * * *", uint8(5), uint8(2), int64(253402300790))
+	f.Fuzz(func(t *testing.T, expr string, zone, policy uint8, unix int64) {
+		spec := schedule.Spec{Cron: []string{expr}, Timezone: fuzzZones[int(zone)%len(fuzzZones)],
+			DSTGap: []string{"shift", "skip"}[policy%2], DSTOverlap: []string{"first", "last", "both"}[int(policy/2)%3]}
+		s, err := schedule.Compile(spec)
+		if err != nil {
+			return
+		}
+		after := time.Unix(unix, int64(policy)*7e6)
+		prev := after
+		for i := 0; i < 20; i++ {
+			n := s.Next(prev)
+			if n.IsZero() {
+				break
+			}
+			if !n.After(prev) {
+				t.Fatalf("%+v: slot %s after %s is not later", spec, n, prev)
+			}
+			if n.Nanosecond() != 0 {
+				t.Fatalf("%+v: slot %s is not a whole second", spec, n)
+			}
+			prev = n
+		}
+		if s.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
+			t.Fatalf("%+v compiles but never fires after 2026", spec)
+		}
+	})
+}
