@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // zones work on hosts without a zone database
+
+	"github.com/cronactor/cronactor/actors/task/schedule"
+)
+
+func init() {
+	commands["schedule"] = command{
+		summary: "offline schedule tools: schedule preview --cron EXPR [--timezone TZ] [--count N]",
+		run:     runSchedule,
+	}
+}
+
+const scheduleUsage = `usage: cronactor schedule preview --cron EXPR [--timezone TZ] [--dst-gap shift|skip]
+                                 [--dst-overlap first|last|both] [--from RFC3339] [--count N]
+
+Prints the next N slots of a cron schedule strictly after --from, one per
+line, in RFC 3339 with the zone's offset. Needs no daemon.
+`
+
+func runSchedule(ctx context.Context, env *cliEnv, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(env.stderr, scheduleUsage)
+		return fmt.Errorf("%w: schedule: give a subcommand (preview)", errUsage)
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(env.stdout, scheduleUsage)
+		return nil
+	case "preview":
+		return runSchedulePreview(env, args[1:], time.Now)
+	}
+	fmt.Fprint(env.stderr, scheduleUsage)
+	return fmt.Errorf("%w: schedule: unknown subcommand %q", errUsage, args[0])
+}
+
+// cronList collects --cron, which may repeat (the slots are united).
+type cronList []string
+
+func (c *cronList) String() string     { return strings.Join(*c, "; ") }
+func (c *cronList) Set(s string) error { *c = append(*c, s); return nil }
+
+// runSchedulePreview: an unknown flag or a stray argument is a usage error
+// (exit 2); a bad value — expression, zone, policy, time, count — exits 1
+// with the error on stderr and nothing on stdout (DESIGN §5).
+func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error {
+	fs := flag.NewFlagSet("schedule preview", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var crons cronList
+	fs.Var(&crons, "cron", "cron expression: 5 fields, 6 (seconds first) or a macro; repeat for several")
+	zone := fs.String("timezone", "UTC", "IANA zone the expression is read in")
+	gap := fs.String("dst-gap", "shift", "a wall time that does not exist: shift or skip")
+	overlap := fs.String("dst-overlap", "first", "a wall time that happens twice: first, last or both")
+	from := fs.String("from", "", "list slots strictly after this RFC 3339 time (default now)")
+	count := fs.String("count", "10", "how many slots")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, scheduleUsage, "\nflags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(env.stdout)
+			return nil
+		}
+		usage(env.stderr)
+		return fmt.Errorf("%w: schedule preview: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: schedule preview: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if len(crons) == 0 {
+		return errors.New("schedule preview: --cron is required")
+	}
+	n, err := strconv.Atoi(*count)
+	if err != nil || n < 1 {
+		return fmt.Errorf("schedule preview: --count: want a whole number of at least 1, got %q", *count)
+	}
+	after := now()
+	if *from != "" {
+		if after, err = time.Parse(time.RFC3339Nano, *from); err != nil {
+			return fmt.Errorf("schedule preview: --from: want an RFC 3339 time like 2026-03-08T00:00:00Z, got %q", *from)
+		}
+	}
+	s, err := schedule.Compile(schedule.Spec{Cron: crons, Timezone: *zone, DSTGap: *gap, DSTOverlap: *overlap})
+	if err != nil {
+		return fmt.Errorf("schedule preview: %s", flagNames(err))
+	}
+	var out strings.Builder
+	for slot := range s.Slots(after) {
+		if n == 0 {
+			break
+		}
+		n--
+		out.WriteString(slot.Format(time.RFC3339))
+		out.WriteByte('\n')
+	}
+	_, err = io.WriteString(env.stdout, out.String())
+	return err
+}
+
+// flagNames words a schedule rejection with the flag's name instead of the
+// API field's (dst_gap → --dst-gap, cron[1] → the second --cron).
+func flagNames(err error) string {
+	var se *schedule.Error
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	field := "--" + strings.ReplaceAll(se.Field, "_", "-")
+	if i, ok := strings.CutPrefix(se.Field, "cron["); ok {
+		n, _ := strconv.Atoi(strings.TrimSuffix(i, "]"))
+		field = fmt.Sprintf("--cron (expression %d)", n+1)
+	}
+	return field + ": " + se.Message
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// schedulePreview runs the command in-process and says what main would
+// exit with.
+func schedulePreview(args ...string) (stdout, stderr string, exit int) {
+	var out, errOut bytes.Buffer
+	env := &cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+	err := dispatch(context.Background(), env, append([]string{"schedule"}, args...))
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		exit = 2
+		errOut.WriteString(err.Error())
+	default:
+		exit = 1
+		errOut.WriteString(err.Error())
+	}
+	return out.String(), errOut.String(), exit
+}
+
+func TestSchedulePreview(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"preview", "--cron", "30 2 * * *", "--timezone", "America/New_York", "--from", "2026-03-07T12:00:00Z", "--count", "3"},
+			"2026-03-08T03:30:00-04:00\n2026-03-09T02:30:00-04:00\n2026-03-10T02:30:00-04:00\n"},
+		{[]string{"preview", "--cron", "30 2 * * *", "--timezone", "America/New_York", "--dst-gap", "skip", "--from", "2026-03-07T12:00:00Z", "--count", "1"},
+			"2026-03-09T02:30:00-04:00\n"},
+		{[]string{"preview", "--cron=30 1 * * *", "--timezone=America/New_York", "--dst-overlap=both", "--from=2026-10-31T12:00:00Z", "--count=3"},
+			"2026-11-01T01:30:00-04:00\n2026-11-01T01:30:00-05:00\n2026-11-02T01:30:00-05:00\n"},
+		{[]string{"preview", "--cron", "30 1 * * *", "--timezone", "America/New_York", "--dst-overlap", "last", "--from", "2026-10-31T12:00:00Z", "--count", "1"},
+			"2026-11-01T01:30:00-05:00\n"},
+		// UTC by default; strictly after --from; a list of expressions.
+		{[]string{"preview", "--cron", "0 9 * * MON-FRI", "--cron", "0 12 * * SAT", "--from", "2026-03-06T09:00:00Z", "--count", "2"},
+			"2026-03-07T12:00:00Z\n2026-03-09T09:00:00Z\n"},
+	} {
+		out, errOut, exit := schedulePreview(c.args...)
+		if exit != 0 || out != c.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want stdout %q", c.args, exit, out, errOut, c.want)
+		}
+	}
+	// The default count is 10.
+	out, _, _ := schedulePreview("preview", "--cron", "@hourly", "--from", "2026-01-01T00:00:00Z")
+	if n := strings.Count(out, "\n"); n != 10 {
+		t.Errorf("default count: %d lines", n)
+	}
+	// The default --from is now: one slot, in the future.
+	if out, _, exit := schedulePreview("preview", "--cron", "* * * * * *", "--count", "1"); exit != 0 || len(out) != len("2026-01-01T00:00:00Z\n") {
+		t.Errorf("from now: %q", out)
+	}
+}
+
+// TestSchedulePreviewRejects: a bad value exits 1 with nothing on stdout and
+// the reason on stderr; a flag the command does not know is a usage error
+// (2), like everywhere in the CLI; help exits 0.
+func TestSchedulePreviewRejects(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		exit   int
+		reason string
+	}{
+		{[]string{"preview", "--cron", "0 24 * * *"}, 1, "field 2 (hour): 24 is above 23"},
+		{[]string{"preview", "--cron", "0 0 30 2 *"}, 1, "never matches"},
+		{[]string{"preview", "--cron", "CRON_TZ=Europe/Berlin 0 9 * * *"}, 1, "use timezone"},
+		{[]string{"preview", "--cron", "@daily", "--cron", "0 99 * * *"}, 1, "--cron (expression 2): field 2 (hour)"},
+		{[]string{"preview", "--cron", "@daily", "--timezone", "Mars/Olympus_Mons"}, 1, "--timezone: unknown zone"},
+		{[]string{"preview", "--cron", "@daily", "--dst-gap", "sideways"}, 1, "--dst-gap: must be shift or skip"},
+		{[]string{"preview", "--cron", "@daily", "--dst-overlap", "twice"}, 1, "--dst-overlap"},
+		{[]string{"preview", "--cron", "@daily", "--from", "yesterday"}, 1, "--from"},
+		{[]string{"preview", "--cron", "@daily", "--count", "0"}, 1, "--count"},
+		{[]string{"preview", "--cron", "@daily", "--count", "ten"}, 1, "--count"},
+		{[]string{"preview"}, 1, "--cron is required"},
+		{[]string{"preview", "--cron", "@daily", "--bogus"}, 2, "bogus"},
+		{[]string{"preview", "--cron", "@daily", "extra"}, 2, "extra"},
+		{[]string{"bogus"}, 2, "unknown subcommand"},
+		{nil, 2, "subcommand"},
+	} {
+		out, errOut, exit := schedulePreview(c.args...)
+		if exit != c.exit || out != "" || !strings.Contains(errOut, c.reason) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, exit, out, errOut, c.exit, c.reason)
+		}
+	}
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"preview", "-h"}, {"preview", "--help"}, {"preview", "--cron", "@daily", "-h"}} {
+		out, errOut, exit := schedulePreview(args...)
+		if exit != 0 || !strings.Contains(out, "usage: cronactor schedule preview") || errOut != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, exit, out, errOut)
+		}
+	}
+}
