@@ -70,6 +70,7 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("GET /v1/tasks/{id}/explain", a.explain)
 	mux.Handle("GET /ui/", ui.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
+	mux.HandleFunc("GET /v1/schedule/preview", a.preview)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	})
