@@ -33,6 +33,8 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./projections/crontasks -run '^$$' -fuzz FuzzParsePoint -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./projections/history -run '^$$' -fuzz FuzzParseClock -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./projections/history -run '^$$' -fuzz FuzzEventListJSON -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./actors/task/schedule -run '^$$' -fuzz FuzzParse -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./actors/task/schedule -run '^$$' -fuzz FuzzNext -fuzztime $${FUZZTIME:-30s}
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

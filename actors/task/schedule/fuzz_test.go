@@ -57,6 +57,12 @@ func FuzzNext(f *testing.F) {
 			if n.Nanosecond() != 0 {
 				t.Fatalf("%+v: slot %s is not a whole second", spec, n)
 			}
+			if i > 0 && i < 3 {
+				// The slot before a slot is the one Next gave before it.
+				if p := s.Prev(n); !p.Equal(prev) {
+					t.Fatalf("%+v: Prev(%s) = %s, want %s", spec, n, p, prev)
+				}
+			}
 			prev = n
 		}
 		if s.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {

@@ -11,9 +11,10 @@ import (
 // expression can have (29 February: 8 years across 2100).
 const Horizon = 20 * 366 * 24 * time.Hour
 
-// The instants a schedule can name: years 1 to 9999.
+// The instants a schedule can name: years 1 to 9999, less the very first
+// second, which is the zero time.Time that means "no slot".
 var (
-	minUnix = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	minUnix = time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC).Unix()
 	maxUnix = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
 )
 
