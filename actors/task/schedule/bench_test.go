@@ -58,3 +58,15 @@ func BenchmarkSlots(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompile measures compiling a task's schedule (done when a task's
+// events are folded, so once per task on restart).
+func BenchmarkCompile(b *testing.B) {
+	spec := schedule.Spec{Cron: []string{"0 9 * * MON-FRI"}, Timezone: "Europe/Berlin"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := schedule.Compile(spec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

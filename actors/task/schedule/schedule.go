@@ -243,3 +243,24 @@ func (s *Schedule) Advance(slot, tick time.Time, runs int) Step {
 // First is a new task's first slot: the first strictly after created (at or
 // after start_at when that is later); zero when the schedule has none.
 func (s *Schedule) First(created time.Time) time.Time { return s.Next(created) }
+
+// Live checks, at a task's creation or update, that the schedule has a slot
+// strictly after now — a task with none would finish before it began. The
+// rejection names the field to blame: at (every instant has passed), end_at
+// (passed, or no slot falls before it), or cron (no slot within Horizon).
+func (s *Schedule) Live(now time.Time) error {
+	if !s.Next(now).IsZero() {
+		return nil
+	}
+	switch {
+	case len(s.at) > 0 && !s.at[len(s.at)-1].After(now):
+		return &Error{Field: "at", Message: "every instant is in the past"}
+	case !s.endAt.IsZero() && !s.endAt.After(now):
+		return &Error{Field: "end_at", Message: "is in the past: no slot is left"}
+	case !s.endAt.IsZero():
+		return &Error{Field: "end_at", Message: "no slot falls between start_at (or now) and end_at"}
+	case len(s.at) > 0:
+		return &Error{Field: "at", Message: "no instant falls at or after start_at"}
+	}
+	return &Error{Field: "cron", Message: fmt.Sprintf("has no slot in the %d years after now", int(Horizon/(366*24*time.Hour)))}
+}

@@ -1,6 +1,7 @@
 package schedule_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -229,3 +230,34 @@ func TestJitter(t *testing.T) {
 }
 
 const goldenJitter = 31*time.Minute + 3993*time.Millisecond
+
+// TestLive: a schedule with no slot left after now is rejected at create,
+// naming the field to blame.
+func TestLive(t *testing.T) {
+	now := mustTime(t, "2026-03-02T10:00:00Z")
+	for _, c := range []struct {
+		spec  schedule.Spec
+		field string
+	}{
+		{schedule.Spec{At: []time.Time{now.Add(-time.Hour), now}}, "at"},
+		{schedule.Spec{At: []time.Time{now.Add(time.Hour)}, StartAt: now.Add(2 * time.Hour)}, "at"},
+		{schedule.Spec{Cron: []string{"@daily"}, EndAt: now.Add(-time.Hour)}, "end_at"},
+		{schedule.Spec{Cron: []string{"0 0 1 1 *"}, EndAt: now.Add(24 * time.Hour)}, "end_at"},
+		{schedule.Spec{Cron: []string{"0 0 6 9 *"}, Timezone: "America/Santiago", DSTGap: "skip", StartAt: mustTime(t, "2026-09-06T12:00:00Z"), EndAt: mustTime(t, "2026-09-06T23:00:00Z")}, "end_at"},
+	} {
+		err := compile(t, c.spec).Live(now)
+		var se *schedule.Error
+		if !errors.As(err, &se) || se.Field != c.field {
+			t.Errorf("%+v: %v, want a rejection of %s", c.spec, err, c.field)
+		}
+	}
+	for _, spec := range []schedule.Spec{
+		{At: []time.Time{now.Add(-time.Hour), now.Add(time.Second)}},
+		{Cron: []string{"0 0 29 2 *"}},
+		{Cron: []string{"@hourly"}, EndAt: now.Add(time.Hour)},
+	} {
+		if err := compile(t, spec).Live(now); err != nil {
+			t.Errorf("%+v: %v", spec, err)
+		}
+	}
+}
