@@ -70,3 +70,19 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCount measures counting the missed slots of a year's downtime of
+// a per-second schedule in a zone with DST (R8/R10).
+func BenchmarkCount(b *testing.B) {
+	s, err := schedule.Compile(schedule.Spec{Cron: []string{"* * * * * *"}, Timezone: "Europe/Berlin"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if s.Count(from, from.AddDate(1, 0, 0)) == 0 {
+			b.Fatal("no slot")
+		}
+	}
+}

@@ -114,6 +114,10 @@ func TestAgainstBruteForce(t *testing.T) {
 						t.Errorf("%s %q gap %s overlap %s around %s:\n got %s\nwant %s", name, e.cron, p.gap, p.overlap,
 							time.Unix(tr, 0).In(loc).Format(time.RFC3339), show(got, loc), show(want, loc))
 					}
+					if n := s.Count(time.Unix(a-1, 0), time.Unix(b-1, 0)); n != len(want) {
+						t.Errorf("%s %q gap %s overlap %s around %s: Count %d, want %d", name, e.cron, p.gap, p.overlap,
+							time.Unix(tr, 0).In(loc).Format(time.RFC3339), n, len(want))
+					}
 					checked++
 				}
 			}

@@ -196,8 +196,10 @@ func (s *Schedule) Spacing(slot time.Time) time.Duration {
 	return slot.Sub(p)
 }
 
-// MaxMissed bounds the count of missed slots Advance reports: after a long
-// downtime of a schedule that fires every second, counting stops there.
+// MaxMissed bounds the count of missed slots of a list of several cron
+// expressions (whose slots may coincide, so they are counted one by one):
+// after a long downtime of such a list that fires every second, counting
+// stops there. A single expression and an at list are counted exactly.
 const MaxMissed = 1 << 20
 
 // Step is what a tick that finds a slot due does to the schedule (R10).
@@ -210,7 +212,7 @@ type Step struct {
 	// Next - Prev.
 	Prev time.Time
 	// Missed counts the slots passed over: after the slot due, at or before
-	// the tick (at most MaxMissed).
+	// the tick.
 	Missed int
 	// Finished: no slot is left after this run, or it is the max_runs-th.
 	Finished bool
@@ -220,21 +222,15 @@ type Step struct {
 // slot; runs is the number of scheduled runs the task has made including
 // this one (for max_runs).
 func (s *Schedule) Advance(slot, tick time.Time, runs int) Step {
-	st := Step{Prev: slot}
-	n := s.Next(slot)
-	for ; !n.IsZero() && !n.After(tick); n = s.Next(n) {
-		if st.Missed == MaxMissed {
-			n = s.Next(tick)
-			if p := s.Prev(tick.Add(time.Nanosecond)); !p.IsZero() {
-				st.Prev = p
-			}
-			break
+	st := Step{Prev: slot, Next: s.Next(slot)}
+	if !st.Next.IsZero() && !st.Next.After(tick) {
+		st.Missed = s.Count(slot, tick)
+		st.Next = s.Next(tick)
+		if p := s.Prev(tick.Add(time.Nanosecond)); !p.IsZero() {
+			st.Prev = p
 		}
-		st.Missed++
-		st.Prev = n
 	}
-	st.Next = n
-	if n.IsZero() || (s.maxRuns > 0 && runs >= s.maxRuns) {
+	if st.Next.IsZero() || (s.maxRuns > 0 && runs >= s.maxRuns) {
 		st.Next, st.Finished = time.Time{}, true
 	}
 	return st
