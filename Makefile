@@ -24,6 +24,7 @@ bench: build ## print throughput figures next to their baselines
 	./bin/cronactor bench store --duration 5s
 	./bin/cronactor bench projections --duration 5s
 	./bin/cronactor bench scheduler --tasks 100000
+	$(GO) test ./actors/task/schedule -run '^$$' -bench . -benchmem
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}

@@ -46,11 +46,13 @@ func FuzzNext(f *testing.F) {
 		}
 		after := time.Unix(unix, int64(policy)*7e6)
 		prev := after
+		walked := 0
 		for i := 0; i < 20; i++ {
 			n := s.Next(prev)
 			if n.IsZero() {
 				break
 			}
+			walked++
 			if !n.After(prev) {
 				t.Fatalf("%+v: slot %s after %s is not later", spec, n, prev)
 			}
@@ -64,6 +66,9 @@ func FuzzNext(f *testing.F) {
 				}
 			}
 			prev = n
+		}
+		if got := s.Count(after, prev); got != walked {
+			t.Fatalf("%+v: Count(%s, %s) = %d, walking gives %d", spec, after, prev, got, walked)
 		}
 		if s.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
 			t.Fatalf("%+v compiles but never fires after 2026", spec)
