@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +25,23 @@ var (
 	ErrUnknownCommand   = errors.New("rules: unknown command")
 	ErrEmptyCheckpoint  = errors.New("rules: checkpoint is empty")
 	ErrUnknownForceKind = errors.New("rules: unknown forced-end reason")
+	// ErrVersionMismatch: a command's expected version is not the task's
+	// version (a stale If-Match); nothing is recorded.
+	ErrVersionMismatch = errors.New("rules: task version does not match the expected one")
 )
+
+// VersionMismatchError is the rejection of a command whose IfVersion is not
+// the task's version. It matches ErrVersionMismatch.
+type VersionMismatchError struct {
+	Expected, Actual uint64
+}
+
+func (e *VersionMismatchError) Error() string {
+	return fmt.Sprintf("rules: the task is at version %d, not the expected %d", e.Actual, e.Expected)
+}
+
+// Is makes errors.Is(err, ErrVersionMismatch) true.
+func (e *VersionMismatchError) Is(target error) bool { return target == ErrVersionMismatch }
 
 // FieldError names the spec field a value is wrong for. It matches
 // ErrInvalidSpec.
@@ -49,28 +66,45 @@ const (
 type Command interface{ command() }
 
 // Create makes the task. Zero Tolerance and Timebox take their defaults
-// (see Defaults); FirstRun is the first nextRun.
+// (see Defaults); FirstRun is the first nextRun. Creating a deleted task
+// starts a new incarnation (see package events/taskstate): the runs of the
+// old one still waiting are dropped (reason deleted) in the same decision.
 type Create struct {
 	TaskID   uuid.UUID
 	Spec     Spec
 	FirstRun time.Time
 }
 
-// Update replaces the spec. NextRun, when non-zero, moves nextRun too.
+// Update changes some of the spec, decided against the task's current
+// state: a nil field keeps the current value. A new Interval takes the
+// default tolerance and timebox for it unless Tolerance or Timebox is given
+// too. NextRun moves nextRun. An update that changes nothing records
+// nothing.
 type Update struct {
-	Spec    Spec
-	NextRun time.Time
+	// Payload, when not nil, replaces the payload (JSON null clears it).
+	Payload   json.RawMessage
+	Interval  *time.Duration
+	Tolerance *time.Duration
+	Timebox   *time.Duration
+	Priority  *int
+	NextRun   *time.Time
+	// IfVersion, when set, is the version the task must be at (see
+	// VersionMismatchError).
+	IfVersion *uint64
 }
 
 // Pause stops enqueueing (R7). Pausing a paused task changes nothing.
-type Pause struct{}
+type Pause struct{ IfVersion *uint64 }
 
 // Resume lets a paused task enqueue again; if its nextRun passed while
 // paused it falls due at the next tick, without counting missed intervals.
-type Resume struct{}
+type Resume struct{ IfVersion *uint64 }
 
 // Delete ends the task (R6, R7). Deleting a deleted task changes nothing.
-type Delete struct{ Reason string }
+type Delete struct {
+	Reason    string
+	IfVersion *uint64
+}
 
 // Tick is the clock's tick (R1, R8).
 type Tick struct{}
@@ -164,25 +198,14 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 	if _, ok := cmd.(Create); !ok && !s.Exists() {
 		return nil, ErrNotCreated
 	}
+	if v := ifVersion(cmd); v != nil && *v != s.Version {
+		return nil, &VersionMismatchError{Expected: *v, Actual: s.Version}
+	}
 	switch c := cmd.(type) {
 	case Create:
 		return decideCreate(s, c)
 	case Update:
-		if s.Status == StatusDeleted {
-			return nil, ErrTaskDeleted
-		}
-		spec := Defaults(c.Spec)
-		spec.Name, spec.Owner, spec.Kind = s.Spec.Name, s.Spec.Owner, s.Spec.Kind
-		if err := Validate(spec); err != nil {
-			return nil, err
-		}
-		next := s.NextRun
-		if !c.NextRun.IsZero() {
-			next = c.NextRun.UTC()
-		}
-		return []events.Event{events.TaskUpdated{Payload: spec.Payload, Schedule: spec.Schedule,
-			Tolerance: events.Duration(spec.Tolerance), Timebox: events.Duration(spec.Timebox),
-			Priority: spec.Priority, NextRun: next}}, nil
+		return decideUpdate(s, c)
 	case Pause:
 		switch s.Status {
 		case StatusDeleted:
@@ -239,6 +262,66 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 	return nil, fmt.Errorf("%w: %T", ErrUnknownCommand, cmd)
 }
 
+// ifVersion is a command's expected version, if it has one.
+func ifVersion(cmd Command) *uint64 {
+	switch c := cmd.(type) {
+	case Update:
+		return c.IfVersion
+	case Pause:
+		return c.IfVersion
+	case Resume:
+		return c.IfVersion
+	case Delete:
+		return c.IfVersion
+	}
+	return nil
+}
+
+// decideUpdate applies the fields an Update sets to the current spec.
+func decideUpdate(s State, c Update) ([]events.Event, error) {
+	if s.Status == StatusDeleted {
+		return nil, ErrTaskDeleted
+	}
+	spec := s.Spec
+	spec.ToleranceSet = true
+	if c.Interval != nil {
+		spec.Schedule.Interval = events.Duration(*c.Interval)
+		// A new interval takes the default tolerance and timebox for it
+		// unless they are given too.
+		spec.Tolerance, spec.ToleranceSet, spec.Timebox = 0, false, 0
+	}
+	if c.Tolerance != nil {
+		spec.Tolerance, spec.ToleranceSet = *c.Tolerance, true
+	}
+	if c.Timebox != nil {
+		if *c.Timebox <= 0 {
+			return nil, &FieldError{"timebox", fmt.Sprintf("must be positive, got %s", *c.Timebox)}
+		}
+		spec.Timebox = *c.Timebox
+	}
+	if c.Payload != nil {
+		spec.Payload = c.Payload
+	}
+	if c.Priority != nil {
+		spec.Priority = *c.Priority
+	}
+	spec = Defaults(spec)
+	if err := Validate(spec); err != nil {
+		return nil, err
+	}
+	next := s.NextRun
+	if c.NextRun != nil && !c.NextRun.IsZero() {
+		next = c.NextRun.UTC()
+	}
+	if spec.Schedule == s.Spec.Schedule && spec.Tolerance == s.Spec.Tolerance && spec.Timebox == s.Spec.Timebox &&
+		spec.Priority == s.Spec.Priority && bytes.Equal(spec.Payload, s.Spec.Payload) && next.Equal(s.NextRun) {
+		return nil, nil
+	}
+	return []events.Event{events.TaskUpdated{Payload: spec.Payload, Schedule: spec.Schedule,
+		Tolerance: events.Duration(spec.Tolerance), Timebox: events.Duration(spec.Timebox),
+		Priority: spec.Priority, NextRun: next}}, nil
+}
+
 func decideCreate(s State, c Create) ([]events.Event, error) {
 	if s.Exists() && s.Status != StatusDeleted {
 		return nil, ErrAlreadyExists
@@ -253,9 +336,17 @@ func decideCreate(s State, c Create) ([]events.Event, error) {
 	if c.FirstRun.IsZero() {
 		return nil, &FieldError{"first_run", "is required"}
 	}
-	return []events.Event{events.TaskCreated{TaskID: c.TaskID, Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
+	// A new incarnation: the old one's waiting runs get their outcome now,
+	// so none of them can start under the new task (R9). Its running runs
+	// end on their own; their outcome no longer touches the task.
+	var out []events.Event
+	for _, r := range s.Waiting() {
+		out = append(out, events.RunDropped{RunID: r.ID, Run: r.Number, Reason: events.DropDeleted,
+			Detail: "the task was deleted before this run started; it was created again"})
+	}
+	return append(out, events.TaskCreated{TaskID: c.TaskID, Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
 		Payload: spec.Payload, Schedule: spec.Schedule, Tolerance: events.Duration(spec.Tolerance),
-		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: c.FirstRun.UTC()}}, nil
+		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: c.FirstRun.UTC()}), nil
 }
 
 // decideTick is R1 and R8: a due, active task gets one run, and nextRun
@@ -287,6 +378,12 @@ func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error)
 		return nil, ErrRunNotWaiting
 	}
 	drop := events.RunDropped{RunID: r.ID, Run: r.Number}
+	if !s.Current(r) {
+		// Only in logs written before re-creating dropped the old waiting
+		// runs: a run of a deleted incarnation never starts.
+		drop.Reason, drop.Detail = events.DropDeleted, "the task was deleted before this run started; it was created again"
+		return []events.Event{drop}, nil
+	}
 	switch s.Status {
 	case StatusPaused:
 		drop.Reason, drop.Detail = events.DropPaused, "the task is paused"

@@ -1,0 +1,23 @@
+// Package taskstate is the one fold of a task stream: what a task's events
+// leave it as (State), by one Evolve. Everything that reads a task stream
+// derives from it — the task actor's decisions (package
+// actors/task/rules, whose Decide takes a State), the cron_tasks view
+// (projections/crontasks) and the audit trail (projections/history) — and
+// adds only counters and formatting, never its own reading of an event.
+//
+// It lives under events, not beside the rules, so that projections, which
+// import only events, can use it. It imports nothing but the standard
+// library, events and uuid, reads no clock, does no I/O, and is pure.
+//
+// Incarnations. A task stream outlives a delete: creating the task again
+// (same owner and name, so the same ID and stream) starts a new incarnation
+// that starts clean — new spec, status and nextRun, no lastRun, no
+// checkpoint. Run numbers keep counting up across incarnations, so run IDs
+// (derived from the task ID and the number) never repeat. A run keeps the
+// incarnation it was enqueued in: its outcome is still recorded (R9), but a
+// run of an earlier incarnation never moves the current incarnation's
+// lastRun or checkpoint.
+//
+// Concurrency: State is a value; Evolve never changes its input, so states
+// may be shared between goroutines freely.
+package taskstate

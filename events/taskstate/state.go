@@ -1,0 +1,257 @@
+package taskstate
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// Status of a task.
+type Status int
+
+const (
+	// StatusNone: no TaskCreated yet.
+	StatusNone Status = iota
+	StatusActive
+	StatusPaused
+	StatusDeleted
+)
+
+// String is the status word every reader shows (the view's and the audit
+// trail's status column, the scheduler's Task.Status).
+func (s Status) String() string {
+	switch s {
+	case StatusActive:
+		return "active"
+	case StatusPaused:
+		return "paused"
+	case StatusDeleted:
+		return "deleted"
+	default:
+		return "none"
+	}
+}
+
+// Run is a run that was enqueued and has no outcome yet.
+type Run struct {
+	ID         uuid.UUID
+	Number     int
+	Due        time.Time
+	EnqueuedAt time.Time
+	Priority   int
+	// Incarnation is the task's incarnation when the run was enqueued (see
+	// the package doc).
+	Incarnation int
+	// Started is set once RunStarted is recorded.
+	Started   bool
+	StartedAt time.Time
+	Deadline  time.Time
+	// Checkpoint is the last one this run saved while running.
+	Checkpoint json.RawMessage
+}
+
+// Spec is what a task is told to do.
+type Spec struct {
+	Name      string
+	Owner     string
+	Kind      string
+	Payload   json.RawMessage
+	Schedule  events.Schedule
+	Tolerance time.Duration
+	Timebox   time.Duration
+	Priority  int
+	// ToleranceSet makes a zero Tolerance mean zero rather than "default"
+	// in a command. It is not recorded: events carry the tolerance itself.
+	ToleranceSet bool
+}
+
+// State is a task as its events leave it. It is a value: Evolve returns a
+// new State and never changes the one it was given.
+type State struct {
+	ID     uuid.UUID
+	Spec   Spec
+	Status Status
+	// NextRun is when the task next falls due (R1).
+	NextRun time.Time
+	// LastRun is the start time of the latest run of this incarnation that
+	// started (R3); zero when none has.
+	LastRun time.Time
+	// Runs counts the runs enqueued so far, over all incarnations: the
+	// number of the latest one.
+	Runs int
+	// Checkpoint is what the next run is handed (R5).
+	Checkpoint json.RawMessage
+	// Open lists enqueued runs without an outcome, in enqueue order; runs
+	// of an earlier incarnation among them, too.
+	Open []Run
+	// Incarnation counts the TaskCreated events: 1 for a task created
+	// once, 2 after it was deleted and created again, …
+	Incarnation int
+	// Version is the stream version of the last event applied; meaningful
+	// only when Status != StatusNone.
+	Version uint64
+	// CreatedAt is the time of this incarnation's TaskCreated, UpdatedAt
+	// that of the latest event.
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Exists reports whether the task was created.
+func (s State) Exists() bool { return s.Status != StatusNone }
+
+// Interval is the task's interval (the only schedule kind today).
+func (s State) Interval() time.Duration { return s.Spec.Schedule.Interval.D() }
+
+// Run finds an open run by ID.
+func (s State) Run(id uuid.UUID) (Run, bool) {
+	for _, r := range s.Open {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Run{}, false
+}
+
+// Current reports whether r belongs to the task's current incarnation.
+func (s State) Current(r Run) bool { return r.Incarnation == s.Incarnation }
+
+// Waiting lists open runs not started yet, in enqueue order.
+func (s State) Waiting() []Run {
+	var out []Run
+	for _, r := range s.Open {
+		if !r.Started {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Running lists open runs that started.
+func (s State) Running() []Run {
+	var out []Run
+	for _, r := range s.Open {
+		if r.Started {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s State) withRun(id uuid.UUID, f func(*Run)) State {
+	open := slices.Clone(s.Open)
+	for i := range open {
+		if open[i].ID == id {
+			f(&open[i])
+		}
+	}
+	s.Open = open
+	return s
+}
+
+// closeRun removes a run and settles the checkpoint handed to the next run:
+// the one the outcome carries, else the last one the run saved (R5). A run
+// of an earlier incarnation hands nothing on.
+func (s State) closeRun(id uuid.UUID, outcome json.RawMessage) State {
+	open := make([]Run, 0, len(s.Open))
+	current := true
+	for _, r := range s.Open {
+		if r.ID != id {
+			open = append(open, r)
+			continue
+		}
+		current = s.Current(r)
+		if current && present(r.Checkpoint) {
+			s.Checkpoint = r.Checkpoint
+		}
+	}
+	if current && present(outcome) {
+		s.Checkpoint = outcome
+	}
+	s.Open = open
+	return s
+}
+
+// present reports whether a recorded checkpoint says something: absent and
+// JSON null both mean "none".
+func present(cp json.RawMessage) bool { return len(cp) > 0 && string(cp) != "null" }
+
+// Evolve applies one recorded event. meta.At is when it was decided; for
+// RunStarted it becomes LastRun. Unknown event types leave the state as is
+// (apart from Version and UpdatedAt).
+func Evolve(s State, meta events.Metadata, e events.Event) State {
+	s.UpdatedAt = meta.At
+	s.Version = meta.Version
+	switch e := e.(type) {
+	case events.TaskCreated:
+		// A new incarnation starts clean; only the run counter and the
+		// open runs of earlier incarnations carry over.
+		s.Incarnation++
+		s.ID = e.TaskID
+		s.Spec = Spec{Name: e.Name, Owner: e.Owner, Kind: e.Kind, Payload: e.Payload, Schedule: e.Schedule,
+			Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority}
+		s.Status = StatusActive
+		s.NextRun = e.NextRun
+		s.LastRun = time.Time{}
+		s.Checkpoint = nil
+		s.CreatedAt = meta.At
+	case events.TaskUpdated:
+		s.Spec.Payload = e.Payload
+		s.Spec.Schedule = e.Schedule
+		s.Spec.Tolerance = e.Tolerance.D()
+		s.Spec.Timebox = e.Timebox.D()
+		s.Spec.Priority = e.Priority
+		if !e.NextRun.IsZero() { // an update without one keeps nextRun
+			s.NextRun = e.NextRun
+		}
+	case events.TaskPaused:
+		s.Status = StatusPaused
+	case events.TaskResumed:
+		s.Status = StatusActive
+		if !e.NextRun.IsZero() {
+			s.NextRun = e.NextRun
+		}
+	case events.TaskDeleted:
+		s.Status = StatusDeleted
+	case events.RunEnqueued:
+		s.Runs = e.Run
+		s.NextRun = e.NextRun
+		s.Open = append(slices.Clone(s.Open), Run{ID: e.RunID, Number: e.Run, Due: e.Due, EnqueuedAt: meta.At,
+			Priority: e.Priority, Incarnation: s.Incarnation})
+	case events.RunStarted:
+		if r, ok := s.Run(e.RunID); !ok || s.Current(r) {
+			s.LastRun = meta.At
+		}
+		s = s.withRun(e.RunID, func(r *Run) {
+			r.Started, r.StartedAt, r.Deadline = true, meta.At, e.Deadline
+		})
+	case events.CheckpointSaved:
+		if present(e.Checkpoint) {
+			s = s.withRun(e.RunID, func(r *Run) { r.Checkpoint = e.Checkpoint })
+		}
+	case events.RunCompleted:
+		s = s.closeRun(e.RunID, e.Checkpoint)
+	case events.RunFailed:
+		s = s.closeRun(e.RunID, e.Checkpoint)
+	case events.RunForcedEnd:
+		s = s.closeRun(e.RunID, e.Checkpoint)
+	case events.RunDropped:
+		s = s.closeRun(e.RunID, nil)
+	}
+	return s
+}
+
+// Replay folds a task's recorded events into its state.
+func Replay(recs []events.Recorded) (State, error) {
+	var s State
+	for _, r := range recs {
+		e, err := events.Decode(r)
+		if err != nil {
+			return s, err
+		}
+		s = Evolve(s, r.Metadata, e)
+	}
+	return s, nil
+}
