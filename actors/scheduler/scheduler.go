@@ -40,12 +40,39 @@ var (
 	ErrStarted      = errors.New("scheduler: already started")
 	ErrUnknownKind  = errors.New("scheduler: no handler registered for kind")
 	ErrTaskDeleted  = rules.ErrTaskDeleted
+	// ErrVersionMismatch: a write's IfVersion is not the task's version;
+	// nothing was recorded. The error is a *VersionMismatchError.
+	ErrVersionMismatch = rules.ErrVersionMismatch
 	// ErrInvalidSpec matches every *FieldError.
 	ErrInvalidSpec = rules.ErrInvalidSpec
 )
 
 // FieldError names the field of a spec that is wrong.
 type FieldError = rules.FieldError
+
+// VersionMismatchError says which version a write expected and which the
+// task is at. It matches ErrVersionMismatch.
+type VersionMismatchError = rules.VersionMismatchError
+
+// WriteOption qualifies a write to a task (UpdateTask, PauseTask,
+// ResumeTask, DeleteTask).
+type WriteOption func(*writeOptions)
+
+type writeOptions struct{ ifVersion *uint64 }
+
+// IfVersion makes a write apply only if the task is at version v (its
+// Task.Version, the HTTP ETag), decided by the task's actor against its
+// current state; otherwise the write records nothing and fails with a
+// *VersionMismatchError.
+func IfVersion(v uint64) WriteOption { return func(o *writeOptions) { o.ifVersion = &v } }
+
+func writeOpts(opts []WriteOption) writeOptions {
+	var o writeOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
 
 // Config configures a Scheduler. Only Store is required.
 type Config struct {
@@ -128,18 +155,47 @@ type TaskSpec struct {
 	FirstRun time.Time
 }
 
-// TaskUpdate replaces a task's spec. Zero Interval keeps the current one;
-// zero Tolerance and Timebox take their defaults for the interval; nil
-// Payload keeps the current payload; zero NextRun keeps nextRun.
+// TaskUpdate changes some fields of a task; every field is optional and
+// an unset one keeps the task's current value. The task's actor applies it
+// to the state it holds when the update arrives, so concurrent updates of
+// different fields all survive (no read-merge-write).
+//
+// A new Interval takes the default tolerance and timebox for it unless
+// Tolerance (with ToleranceSet when zero) or Timebox is given too.
 type TaskUpdate struct {
-	Payload   json.RawMessage
-	Interval  time.Duration
-	Tolerance time.Duration
-	// ToleranceSet makes a zero Tolerance mean zero, not the default.
+	// Payload, when not nil, replaces the payload (JSON null clears it).
+	Payload json.RawMessage
+	// Interval, when not zero, replaces the interval.
+	Interval time.Duration
+	// Tolerance, when not zero or when ToleranceSet, replaces the
+	// tolerance.
+	Tolerance    time.Duration
 	ToleranceSet bool
-	Timebox      time.Duration
-	Priority     *int
-	NextRun      time.Time
+	// Timebox, when not zero, replaces the timebox.
+	Timebox time.Duration
+	// Priority, when not nil, replaces the priority.
+	Priority *int
+	// NextRun, when not zero, moves nextRun.
+	NextRun time.Time
+}
+
+// command is the update as the rules' command.
+func (u TaskUpdate) command() rules.Update {
+	var c rules.Update
+	c.Payload, c.Priority = u.Payload, u.Priority
+	if u.Interval != 0 {
+		c.Interval = &u.Interval
+	}
+	if u.Tolerance != 0 || u.ToleranceSet {
+		c.Tolerance = &u.Tolerance
+	}
+	if u.Timebox != 0 {
+		c.Timebox = &u.Timebox
+	}
+	if !u.NextRun.IsZero() {
+		c.NextRun = &u.NextRun
+	}
+	return c
 }
 
 // Task is a task as its actor holds it.
@@ -396,7 +452,10 @@ func TaskID(owner, name string) uuid.UUID {
 
 // CreateTask creates a task, or returns the existing one with that owner and
 // name (created false) — whatever its spec (R6). Creating a task that was
-// deleted creates it again on the same stream; run numbers go on.
+// deleted creates it again on the same stream as a new incarnation that
+// starts clean (no lastRun, no checkpoint); run numbers go on, and runs of
+// the old incarnation never start under the new one (see package
+// events/taskstate).
 func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, error) {
 	if _, ok := s.handlers[spec.Kind]; !ok && spec.Kind != "" {
 		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q", spec.Kind)}
@@ -521,40 +580,28 @@ func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
 	return out, nil
 }
 
-// UpdateTask replaces a task's spec.
-func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate) (Task, error) {
-	cur, err := s.get(id)
-	if err != nil {
-		return Task{}, err
-	}
-	spec := rules.Spec{Payload: cur.Payload, Schedule: events.Schedule{Interval: events.Duration(cur.Interval)},
-		Tolerance: u.Tolerance, ToleranceSet: u.ToleranceSet, Timebox: u.Timebox, Priority: cur.Priority}
-	if u.Interval != 0 {
-		spec.Schedule.Interval = events.Duration(u.Interval)
-	}
-	if u.Payload != nil {
-		spec.Payload = u.Payload
-	}
-	if u.Priority != nil {
-		spec.Priority = *u.Priority
-	}
-	return s.command(id, rules.Update{Spec: spec, NextRun: u.NextRun})
+// UpdateTask changes the fields u sets; the task's actor decides it against
+// its current state. An update that changes nothing records nothing.
+func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate, opts ...WriteOption) (Task, error) {
+	c := u.command()
+	c.IfVersion = writeOpts(opts).ifVersion
+	return s.command(id, c)
 }
 
 // PauseTask stops a task from enqueueing runs; its waiting runs are dropped
 // when a worker asks for them (R7).
-func (s *Scheduler) PauseTask(ctx context.Context, id uuid.UUID) (Task, error) {
-	return s.command(id, rules.Pause{})
+func (s *Scheduler) PauseTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
+	return s.command(id, rules.Pause{IfVersion: writeOpts(opts).ifVersion})
 }
 
 // ResumeTask lets a paused task run again.
-func (s *Scheduler) ResumeTask(ctx context.Context, id uuid.UUID) (Task, error) {
-	return s.command(id, rules.Resume{})
+func (s *Scheduler) ResumeTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
+	return s.command(id, rules.Resume{IfVersion: writeOpts(opts).ifVersion})
 }
 
 // DeleteTask deletes a task (R7).
-func (s *Scheduler) DeleteTask(ctx context.Context, id uuid.UUID) (Task, error) {
-	t, err := s.command(id, rules.Delete{Reason: "deleted"})
+func (s *Scheduler) DeleteTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
+	t, err := s.command(id, rules.Delete{Reason: "deleted", IfVersion: writeOpts(opts).ifVersion})
 	if err == nil {
 		s.mu.Lock()
 		delete(s.owners[t.Owner], id)

@@ -139,6 +139,13 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 		writeErr(w, http.StatusNotFound, "id", "no such task")
 	case errors.Is(err, scheduler.ErrTaskDeleted):
 		writeErr(w, http.StatusConflict, "id", "the task is deleted")
+	case errors.Is(err, scheduler.ErrVersionMismatch):
+		msg := "the task changed since the version in If-Match"
+		var ve *scheduler.VersionMismatchError
+		if errors.As(err, &ve) {
+			msg = fmt.Sprintf("the task is at version %d (ETag %s), not %d; nothing was changed", ve.Actual, etag(ve.Actual), ve.Expected)
+		}
+		writeErr(w, http.StatusPreconditionFailed, "If-Match", msg)
 	case errors.Is(err, crontasks.ErrBadQuery):
 		writeErr(w, http.StatusBadRequest, "query", err.Error())
 	default:
@@ -274,6 +281,7 @@ func (a *api) create(w http.ResponseWriter, r *http.Request) {
 	if !created {
 		status = http.StatusOK
 	}
+	setETag(w, row)
 	writeJSON(w, status, row)
 }
 
@@ -366,6 +374,7 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, err)
 			return
 		}
+		setETag(w, t)
 		writeJSON(w, http.StatusOK, t)
 		return
 	}
@@ -374,6 +383,7 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
+	setETag(w, t)
 	writeJSON(w, http.StatusOK, t)
 }
 
@@ -446,24 +456,29 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
+	opts, err := ifMatch(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
 	var b updateBody
 	if err := decode(r, &b); err != nil {
 		a.fail(w, err)
 		return
 	}
-	cur, err := a.cfg.Scheduler.Task(r.Context(), id)
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	u := scheduler.TaskUpdate{Payload: b.Payload, Priority: b.Priority, Tolerance: cur.Tolerance, ToleranceSet: true, Timebox: cur.Timebox}
+	// Only the fields the body names go to the task's actor, which applies
+	// them to its current state: two PATCHes of different fields both
+	// survive.
+	u := scheduler.TaskUpdate{Payload: b.Payload, Priority: b.Priority}
 	if b.Interval != nil {
 		if u.Interval, err = parseDuration("interval", *b.Interval); err != nil {
 			a.fail(w, err)
 			return
 		}
-		// A new interval takes the default tolerance and timebox unless given.
-		u.Tolerance, u.ToleranceSet, u.Timebox = 0, false, 0
+		if u.Interval <= 0 {
+			a.fail(w, &fieldErr{"interval", "must be positive"})
+			return
+		}
 	}
 	if b.Tolerance != nil {
 		if u.Tolerance, err = parseDuration("tolerance", *b.Tolerance); err != nil {
@@ -488,8 +503,31 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	t, err := a.cfg.Scheduler.UpdateTask(r.Context(), id, u)
+	t, err := a.cfg.Scheduler.UpdateTask(r.Context(), id, u, opts...)
 	a.answer(w, r, t, err)
+}
+
+// etag is the entity tag of a task at a version: the task stream's version,
+// quoted.
+func etag(version uint64) string { return `"` + strconv.FormatUint(version, 10) + `"` }
+
+func setETag(w http.ResponseWriter, t crontasks.Task) { w.Header().Set("ETag", etag(t.Version)) }
+
+// ifMatch reads an If-Match header: one entity tag as ETag gives it (a weak
+// one, W/"7", is taken as "7"), or "*" for any version. Absent or "*": no
+// condition.
+func ifMatch(r *http.Request) ([]scheduler.WriteOption, error) {
+	h := strings.TrimSpace(r.Header.Get("If-Match"))
+	if h == "" || h == "*" {
+		return nil, nil
+	}
+	tag := strings.TrimPrefix(h, "W/")
+	if len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' {
+		if v, err := strconv.ParseUint(tag[1:len(tag)-1], 10, 64); err == nil {
+			return []scheduler.WriteOption{scheduler.IfVersion(v)}, nil
+		}
+	}
+	return nil, &fieldErr{"If-Match", fmt.Sprintf("must be one entity tag as ETag gives it (e.g. %s) or *, got %q", etag(7), h)}
 }
 
 func (a *api) answer(w http.ResponseWriter, r *http.Request, t scheduler.Task, err error) {
@@ -502,6 +540,7 @@ func (a *api) answer(w http.ResponseWriter, r *http.Request, t scheduler.Task, e
 		a.fail(w, err)
 		return
 	}
+	setETag(w, row)
 	writeJSON(w, http.StatusOK, row)
 }
 
@@ -517,13 +556,18 @@ func (a *api) delete(w http.ResponseWriter, r *http.Request) {
 	a.do(w, r, a.cfg.Scheduler.DeleteTask)
 }
 
-func (a *api) do(w http.ResponseWriter, r *http.Request, f func(context.Context, uuid.UUID) (scheduler.Task, error)) {
+func (a *api) do(w http.ResponseWriter, r *http.Request, f func(context.Context, uuid.UUID, ...scheduler.WriteOption) (scheduler.Task, error)) {
 	id, err := pathID(r)
 	if err != nil {
 		a.fail(w, err)
 		return
 	}
-	t, err := f(r.Context(), id)
+	opts, err := ifMatch(r)
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	t, err := f(r.Context(), id, opts...)
 	a.answer(w, r, t, err)
 }
 
