@@ -77,7 +77,7 @@ func TestOlderFormatIsRebuilt(t *testing.T) {
 	}
 	v.Close()
 
-	for _, marker := range []string{"cronactor-view 3", "cronactor-view x", "something else"} {
+	for _, marker := range []string{"cronactor-view 4", "cronactor-view x", "something else"} {
 		rewrite(marker)
 		if _, err := Open(cfg); !errors.Is(err, ErrForeignDB) {
 			t.Errorf("marker %q: %v, want ErrForeignDB", marker, err)

@@ -16,6 +16,8 @@ const (
 	prefixOwner  = 'o'
 	prefixStatus = 's'
 	prefixDue    = 'd'
+	// prefixFold keys the task state each row derives from (Task.Fold).
+	prefixFold = 'f'
 )
 
 var (
@@ -25,7 +27,7 @@ var (
 
 // formatValue marks a view database; the number changes when the fold or
 // the layout does, and an older view is then rebuilt.
-const formatValue = formatName + "2"
+const formatValue = formatName + "3"
 
 const formatName = "cronactor-view "
 
@@ -43,6 +45,10 @@ func olderFormat(marker string) bool {
 
 func taskKey(id uuid.UUID) []byte {
 	return append([]byte{prefixTask, '/'}, id[:]...)
+}
+
+func foldKey(id uuid.UUID) []byte {
+	return append([]byte{prefixFold, '/'}, id[:]...)
 }
 
 func appendString(b []byte, s string) []byte {

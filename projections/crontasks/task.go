@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/taskstate"
 	"github.com/google/uuid"
 )
 
@@ -59,7 +60,8 @@ type Task struct {
 	// MissedCount sums the whole intervals skipped by enqueues after
 	// downtime (R8).
 	MissedCount int64 `json:"missed_count"`
-	// Checkpoint is the latest one saved by a run, handed to the next (R5).
+	// Checkpoint is the one the next run is handed (R5): what the latest
+	// run of this incarnation that ended left.
 	Checkpoint json.RawMessage `json:"checkpoint"`
 	// LastOutcome is how the latest run that ended, ended.
 	LastOutcome *Outcome   `json:"last_outcome"`
@@ -72,6 +74,10 @@ type Task struct {
 	// global position (events.Position.String form).
 	Version  uint64 `json:"version"`
 	Position string `json:"position"`
+
+	// fold is the task's state the row derives from; the applier keeps it
+	// (in memory and under its own key) to fold the next event.
+	fold *taskstate.State
 }
 
 // Outcome is how one run ended.
@@ -84,85 +90,118 @@ type Outcome struct {
 	Detail  string    `json:"detail,omitempty"`
 }
 
-func tp(t time.Time) *time.Time { t = t.UTC(); return &t }
-
-func keepCheckpoint(t *Task, cp json.RawMessage) {
-	if len(cp) > 0 && string(cp) != "null" {
-		t.Checkpoint = append(json.RawMessage(nil), cp...)
+func tp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
 	}
+	t = t.UTC()
+	return &t
 }
 
 // Evolve folds one event of a task into its row and returns the new row.
 // cur is nil before the task's TaskCreated. It is pure: the view, AsOf and
 // tests all fold through it.
+//
+// The row's shared fields (spec, status, nextRun, lastRun, checkpoint,
+// created_at) are the task's state as the one fold of a task stream
+// (events/taskstate) leaves it; the row keeps that state beside it (Fold)
+// and adds only counters, the last outcome and the deletion's time and
+// reason. Counters span every incarnation of the stream, so that each run
+// enqueued is counted once with its one outcome; the last outcome, the
+// deletion and everything the state holds belong to the current one.
 func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	at := m.At.UTC()
 	var t Task
-	if cur != nil {
+	var prev taskstate.State
+	switch {
+	case cur != nil:
 		t = *cur
-	} else if c, ok := ev.(events.TaskCreated); ok {
-		t = Task{ID: c.TaskID, CreatedAt: at}
-	} else {
+		if cur.fold == nil {
+			return nil, fmt.Errorf("crontasks: row of task %s has no fold state", cur.ID)
+		}
+		prev = *cur.fold
+	case isCreated(ev):
+	default:
 		return nil, fmt.Errorf("%w: %s %s@%d", ErrOrphanEvent, ev.EventType(), m.Stream, m.Version)
 	}
+	st := taskstate.Evolve(prev, m, ev)
+	// end records an outcome: counted always, the last outcome only for a
+	// run of the current incarnation.
 	end := func(run int, id uuid.UUID, outcome, reason, detail string) {
+		if r, ok := prev.Run(id); ok && !prev.Current(r) {
+			return
+		}
 		t.LastOutcome = &Outcome{Run: run, RunID: id, Outcome: outcome, At: at, Reason: reason, Detail: detail}
 	}
 	switch e := ev.(type) {
 	case events.TaskCreated:
-		t.Name, t.Owner, t.Kind, t.Payload = e.Name, e.Owner, e.Kind, e.Payload
-		t.Interval, t.Tolerance, t.Timebox, t.Priority = e.Schedule.Interval, e.Tolerance, e.Timebox, e.Priority
-		t.Status = StatusActive
-		if !e.NextRun.IsZero() {
-			t.NextRun = tp(e.NextRun)
-		}
-	case events.TaskUpdated:
-		t.Payload = e.Payload
-		t.Interval, t.Tolerance, t.Timebox, t.Priority = e.Schedule.Interval, e.Tolerance, e.Timebox, e.Priority
-		if !e.NextRun.IsZero() { // an update without one keeps the old nextRun
-			t.NextRun = tp(e.NextRun)
-		}
-	case events.TaskPaused:
-		t.Status = StatusPaused
-	case events.TaskResumed:
-		t.Status = StatusActive
-		if !e.NextRun.IsZero() {
-			t.NextRun = tp(e.NextRun)
-		}
+		// A new incarnation: no trace of the deletion or the old outcomes.
+		t.DeletedAt, t.DeleteReason, t.LastOutcome = nil, "", nil
+	case events.TaskUpdated, events.TaskPaused, events.TaskResumed:
 	case events.TaskDeleted:
-		t.Status, t.DeletedAt, t.DeleteReason = StatusDeleted, tp(at), e.Reason
+		t.DeletedAt, t.DeleteReason = tp(at), e.Reason
 	case events.RunEnqueued:
 		t.RunCount++
 		t.MissedCount += int64(e.Missed)
-		t.NextRun = tp(e.NextRun)
 	case events.RunStarted:
 		t.StartedCount++
-		t.LastRun = tp(at)
 	case events.RunCompleted:
 		t.CompletedCount++
-		keepCheckpoint(&t, e.Checkpoint)
 		end(e.Run, e.RunID, OutcomeCompleted, "", "")
 	case events.RunFailed:
 		t.FailedCount++
-		keepCheckpoint(&t, e.Checkpoint)
 		end(e.Run, e.RunID, OutcomeFailed, "", e.Error)
 	case events.RunDropped:
 		t.DroppedCount++
 		end(e.Run, e.RunID, OutcomeDropped, e.Reason, e.Detail)
 	case events.RunForcedEnd:
 		t.ForcedCount++
-		keepCheckpoint(&t, e.Checkpoint)
 		end(e.Run, e.RunID, OutcomeForcedEnd, e.Reason, e.Detail)
 	case events.CheckpointSaved:
-		keepCheckpoint(&t, e.Checkpoint)
 	default:
 		return nil, fmt.Errorf("crontasks: %s %s@%d: no rule to fold this event type", ev.EventType(), m.Stream, m.Version)
 	}
+	t.ID, t.Name, t.Owner, t.Kind, t.Payload = st.ID, st.Spec.Name, st.Spec.Owner, st.Spec.Kind, st.Spec.Payload
+	t.Interval, t.Tolerance, t.Timebox, t.Priority = st.Spec.Schedule.Interval, events.Duration(st.Spec.Tolerance),
+		events.Duration(st.Spec.Timebox), st.Spec.Priority
+	t.Status = st.Status.String()
+	t.NextRun, t.LastRun = tp(st.NextRun), tp(st.LastRun)
+	t.Checkpoint = st.Checkpoint
+	t.CreatedAt = st.CreatedAt.UTC()
 	t.PendingCount = t.RunCount - t.CompletedCount - t.DroppedCount - t.ForcedCount - t.FailedCount
 	t.UpdatedAt = at
 	t.Version = m.Version
 	t.Position = m.Position.String()
+	t.fold = &st
 	return &t, nil
+}
+
+func isCreated(ev events.Event) bool { _, ok := ev.(events.TaskCreated); return ok }
+
+// Fold is the task's state as the one fold of its stream leaves it, which
+// the row derives from; nil for a row read by a query.
+func (t *Task) Fold() *taskstate.State { return t.fold }
+
+// encodeFold and decodeFold store a row's fold state beside the row.
+func encodeFold(s *taskstate.State) ([]byte, error) { return json.Marshal(s) }
+
+func decodeFold(b []byte) (*taskstate.State, error) {
+	var s taskstate.State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	// JSON null comes back as the bytes "null"; the fold says nil.
+	unnull := func(m *json.RawMessage) {
+		if string(*m) == "null" {
+			*m = nil
+		}
+	}
+	unnull(&s.Spec.Payload)
+	unnull(&s.Checkpoint)
+	for i := range s.Open {
+		unnull(&s.Open[i].Checkpoint)
+	}
+	return &s, nil
 }
 
 // UnmarshalJSON reads a row, turning a null payload or checkpoint back into

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/taskstate"
 	"github.com/google/uuid"
 )
 
@@ -76,29 +77,29 @@ type Row struct {
 	Version  uint64
 }
 
-// taskState is what a Tracker knows of one task.
-type taskState struct {
-	id        uuid.UUID
-	name      string
-	status    string
-	nextRun   *time.Time
-	lastRun   *time.Time
-	interval  time.Duration
-	tolerance time.Duration
-	timebox   time.Duration
-}
-
 // Tracker folds task events into Rows. It keeps the state of every task it
 // has seen, so events of several tasks may be applied interleaved, in the
 // order they were recorded. The zero value is ready to use.
+//
+// A row's task fields (status, nextRun, lastRun, spec) are the task's state
+// as the one fold of a task stream (events/taskstate) leaves it; the row
+// adds only what the event itself says and R3's numbers.
 type Tracker struct {
-	tasks map[uuid.UUID]*taskState
+	tasks map[uuid.UUID]*taskstate.State
 }
 
 // NewTracker returns an empty Tracker.
 func NewTracker() *Tracker { return &Tracker{} }
 
 func tp(t time.Time) *time.Time { return &t }
+
+// tz is t in UTC, nil when unset.
+func tz(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return tp(t.UTC())
+}
 
 // Apply folds one recorded event of a task stream and returns its row.
 // Events of a stream must be applied in stream order, starting with its
@@ -114,7 +115,7 @@ func (t *Tracker) Apply(r events.Recorded) (Row, error) {
 // ApplyEvent is Apply for an event already decoded.
 func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	if t.tasks == nil {
-		t.tasks = map[uuid.UUID]*taskState{}
+		t.tasks = map[uuid.UUID]*taskstate.State{}
 	}
 	var id uuid.UUID
 	if c, ok := ev.(events.TaskCreated); ok {
@@ -127,58 +128,36 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	}
 	st := t.tasks[id]
 	if st == nil {
-		c, ok := ev.(events.TaskCreated)
-		if !ok {
+		if _, ok := ev.(events.TaskCreated); !ok {
 			return Row{}, fmt.Errorf("%w: %s %s@%d comes before TaskCreated", ErrUnknownTask, ev.EventType(), m.Stream, m.Version)
 		}
-		st = &taskState{id: id, name: c.Name}
+		st = &taskstate.State{}
 		t.tasks[id] = st
 	}
+	prev := *st
 	at := m.At.UTC()
 	row := Row{At: at, TaskID: id, Event: ev.EventType(), Position: m.Position, Version: m.Version}
 	switch e := ev.(type) {
-	case events.TaskCreated:
-		st.status = StatusActive
-		if !e.NextRun.IsZero() {
-			st.nextRun = tp(e.NextRun.UTC())
-		}
-		st.interval, st.tolerance, st.timebox = e.Schedule.Interval.D(), e.Tolerance.D(), e.Timebox.D()
-	case events.TaskUpdated:
-		if !e.NextRun.IsZero() { // an update without one keeps the old nextRun
-			st.nextRun = tp(e.NextRun.UTC())
-		}
-		st.interval, st.tolerance, st.timebox = e.Schedule.Interval.D(), e.Tolerance.D(), e.Timebox.D()
-	case events.TaskPaused:
-		st.status = StatusPaused
-	case events.TaskResumed:
-		st.status = StatusActive
-		if !e.NextRun.IsZero() {
-			st.nextRun = tp(e.NextRun.UTC())
-		}
+	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed:
 	case events.TaskDeleted:
-		st.status = StatusDeleted
 		row.Detail = e.Reason
 	case events.RunEnqueued:
 		row.Run, row.RunID, row.Missed = e.Run, e.RunID, e.Missed
-		st.nextRun = tp(e.NextRun.UTC())
 	case events.RunStarted:
 		row.Run, row.RunID = e.Run, e.RunID
 		row.Deadline = tp(e.Deadline.UTC())
-		row.Needed = st.interval - st.tolerance
-		if st.lastRun != nil {
-			row.PrevLastRun = tp(*st.lastRun)
-			row.SinceLastStart = at.Sub(*st.lastRun)
+		row.Needed = prev.Interval() - prev.Spec.Tolerance
+		if !prev.LastRun.IsZero() {
+			row.PrevLastRun = tz(prev.LastRun)
+			row.SinceLastStart = at.Sub(prev.LastRun)
 		}
-		st.lastRun = tp(at)
 	case events.RunCompleted:
 		row.Run, row.RunID = e.Run, e.RunID
 	case events.RunFailed:
 		row.Run, row.RunID, row.Detail = e.Run, e.RunID, e.Error
 	case events.RunDropped:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
-		if st.lastRun != nil {
-			row.PrevLastRun = tp(*st.lastRun)
-		}
+		row.PrevLastRun = tz(prev.LastRun)
 		if e.LastRun != nil {
 			row.PrevLastRun = tp(e.LastRun.UTC())
 		}
@@ -189,7 +168,7 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 			row.SinceLastStart = at.Sub(*row.PrevLastRun)
 		}
 		if e.Reason == events.DropTooSoon && row.Needed == 0 {
-			row.Needed = st.interval - st.tolerance
+			row.Needed = prev.Interval() - prev.Spec.Tolerance
 		}
 	case events.RunForcedEnd:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
@@ -199,20 +178,27 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	default:
 		return Row{}, fmt.Errorf("history: %s %s@%d: no rule to fold this event type", ev.EventType(), m.Stream, m.Version)
 	}
-	t.fill(&row, st)
+	*st = taskstate.Evolve(prev, m, ev)
+	fill(&row, st)
 	return row, nil
 }
 
-func (t *Tracker) fill(row *Row, st *taskState) {
-	row.Task = st.name
-	row.Status = st.status
-	row.Interval, row.Tolerance, row.Timebox = st.interval, st.tolerance, st.timebox
-	if st.nextRun != nil {
-		row.NextRun = tp(*st.nextRun)
+// fill copies the task's state after the event into its row.
+func fill(row *Row, st *taskstate.State) {
+	row.Task = st.Spec.Name
+	row.Status = st.Status.String()
+	row.Interval, row.Tolerance, row.Timebox = st.Interval(), st.Spec.Tolerance, st.Spec.Timebox
+	row.NextRun, row.LastRun = tz(st.NextRun), tz(st.LastRun)
+}
+
+// State is the task's state after the events applied so far (the one fold
+// of its stream); false when the Tracker has not seen the task created.
+func (t *Tracker) State(task uuid.UUID) (taskstate.State, bool) {
+	st := t.tasks[task]
+	if st == nil {
+		return taskstate.State{}, false
 	}
-	if st.lastRun != nil {
-		row.LastRun = tp(*st.lastRun)
-	}
+	return *st, true
 }
 
 // Tick returns the row of a tick at time at that enqueued nothing for the
@@ -224,7 +210,7 @@ func (t *Tracker) Tick(task uuid.UUID, at time.Time) (Row, error) {
 		return Row{}, fmt.Errorf("%w: tick for %s", ErrUnknownTask, task)
 	}
 	row := Row{At: at.UTC(), TaskID: task, Event: EventTick}
-	t.fill(&row, st)
+	fill(&row, st)
 	return row, nil
 }
 
