@@ -431,7 +431,10 @@ func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) 
 	var detail string
 	switch c.Reason {
 	case events.ForcedTimebox:
-		detail = fmt.Sprintf("still running at its deadline, %s after it started (timebox %s)", r.Deadline.Sub(r.StartedAt), s.Spec.Timebox)
+		// The run's own timebox (its deadline), not the spec's now: the task
+		// may have been updated or created again since the run started.
+		tb := r.Deadline.Sub(r.StartedAt)
+		detail = fmt.Sprintf("still running at its deadline, %s after it started (timebox %s)", tb, tb)
 	case events.ForcedProcessLost:
 		detail = fmt.Sprintf("the process running it stopped; its deadline %s has passed", r.Deadline.UTC().Format(time.RFC3339))
 	default:
