@@ -7,6 +7,12 @@
 // ask the task actor for permission before running a handler. See
 // docs/architecture.md.
 //
+// Writes are commands decided by the task's actor against its current
+// state: UpdateTask sends only the fields a TaskUpdate sets (an unset
+// Tolerance keeps the current one; before issue 12 it took the default),
+// and every write may carry IfVersion to apply only at the version the
+// caller read.
+//
 // Concurrency: a Scheduler is safe for concurrent use once Start returned.
 // Register handlers before Start.
 package scheduler

@@ -4,6 +4,12 @@
 //	Decide(state, command, now) → events, or a rejection
 //	Evolve(state, metadata, event) → state
 //
+// The state and Evolve are those of package events/taskstate, the one fold
+// of a task stream that the cron_tasks view and the audit trail derive from
+// too; this package aliases them and owns Decide. Commands that change a
+// task (Update, Pause, Resume, Delete) may carry the version the caller
+// expects the task at (IfVersion); Update names only the fields it changes.
+//
 // It imports nothing but the standard library, events and uuid: no actors,
 // no clock reads, no I/O, no randomness, no logging. Time is an argument.
 // The task actor (package task) runs the loop around it: decide, append the
