@@ -35,6 +35,10 @@ func (d Decision) Text(tf TimeFormat) string {
 	next := func() string { return fmtOpt(tf, r.NextRun) }
 	switch r.Event {
 	case "TaskCreated":
+		if r.Incarnation > 1 {
+			return fmt.Sprintf("%s was created again after it was deleted (incarnation %d, starting with no lastRun and no checkpoint): every %s, tolerance %s, timebox %s; first due at %s",
+				r.Task, r.Incarnation, r.Interval, r.Tolerance, r.Timebox, next())
+		}
 		return fmt.Sprintf("%s was created: every %s, tolerance %s, timebox %s; first due at %s", r.Task, r.Interval, r.Tolerance, r.Timebox, next())
 	case "TaskUpdated":
 		return fmt.Sprintf("%s was updated: every %s, tolerance %s, timebox %s; next due at %s", r.Task, r.Interval, r.Tolerance, r.Timebox, next())

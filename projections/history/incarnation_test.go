@@ -38,6 +38,9 @@ func TestRecreatedTaskHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if text := rows[len(rows)-2].Text(history.Relative(at("00:00"))); text != "A is created again (incarnation 2: no lastRun, no checkpoint)" {
+		t.Errorf("the re-create reads %q", text)
+	}
 	for _, i := range []int{len(rows) - 2, len(rows) - 1} { // the re-create and the old run's end
 		r := rows[i]
 		if r.Status != history.StatusActive || r.LastRun != nil || r.NextRun == nil || !r.NextRun.Equal(at("05:00")) ||

@@ -47,6 +47,10 @@ type Row struct {
 	LastRun *time.Time
 	// Status is active, paused or deleted after the event.
 	Status string
+	// Incarnation counts the task's TaskCreated events so far: above 1
+	// once the task was deleted and created again (a new incarnation that
+	// starts clean; see package events/taskstate).
+	Incarnation int
 	// Reason is the machine reason of a drop or forced end
 	// (events.DropTooSoon, events.ForcedTimebox, …).
 	Reason string
@@ -187,6 +191,7 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 func fill(row *Row, st *taskstate.State) {
 	row.Task = st.Spec.Name
 	row.Status = st.Status.String()
+	row.Incarnation = st.Incarnation
 	row.Interval, row.Tolerance, row.Timebox = st.Interval(), st.Spec.Tolerance, st.Spec.Timebox
 	row.NextRun, row.LastRun = tz(st.NextRun), tz(st.LastRun)
 }

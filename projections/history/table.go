@@ -91,6 +91,9 @@ func (r Row) Text(tf TimeFormat) string {
 	case EventTick:
 		return "Cron executes"
 	case "TaskCreated":
+		if r.Incarnation > 1 {
+			return fmt.Sprintf("%s is created again (incarnation %d: no lastRun, no checkpoint)", r.Task, r.Incarnation)
+		}
 		return "Initial state"
 	case "TaskUpdated":
 		return fmt.Sprintf("%s is updated (interval %s, tolerance %s, timebox %s)", r.Task, span(r.Interval), span(r.Tolerance), span(r.Timebox))
