@@ -187,7 +187,11 @@ func TestConcurrentPatchesOfDifferentFieldsBothSurvive(t *testing.T) {
 			t.Fatalf("PATCH: %d %s", a.code, a.body)
 		}
 	}
-	got := decodeRow(t, serve(h, "GET", "/v1/tasks/"+id, ""))
+	answer := serve(h, "GET", "/v1/tasks/"+id, "")
+	if strings.Contains(answer.body, "_fold") {
+		t.Fatalf("the API shows the view's stored task state: %s", answer.body)
+	}
+	got := decodeRow(t, answer)
 	var payload struct{ Page int }
 	json.Unmarshal(got.Payload, &payload)
 	if got.Priority != 5 || payload.Page != 2 {

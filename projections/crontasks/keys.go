@@ -16,8 +16,6 @@ const (
 	prefixOwner  = 'o'
 	prefixStatus = 's'
 	prefixDue    = 'd'
-	// prefixFold keys the task state each row derives from (Task.Fold).
-	prefixFold = 'f'
 )
 
 var (
@@ -45,10 +43,6 @@ func olderFormat(marker string) bool {
 
 func taskKey(id uuid.UUID) []byte {
 	return append([]byte{prefixTask, '/'}, id[:]...)
-}
-
-func foldKey(id uuid.UUID) []byte {
-	return append([]byte{prefixFold, '/'}, id[:]...)
 }
 
 func appendString(b []byte, s string) []byte {

@@ -75,8 +75,8 @@ type Task struct {
 	Version  uint64 `json:"version"`
 	Position string `json:"position"`
 
-	// fold is the task's state the row derives from; the applier keeps it
-	// (in memory and under its own key) to fold the next event.
+	// fold is the task's state the row derives from; the view stores it
+	// with the row (encodeRow) to fold the next event.
 	fold *taskstate.State
 }
 
@@ -179,11 +179,20 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 func isCreated(ev events.Event) bool { _, ok := ev.(events.TaskCreated); return ok }
 
 // Fold is the task's state as the one fold of its stream leaves it, which
-// the row derives from; nil for a row read by a query.
+// the row derives from; nil for a row decoded from the API's JSON.
 func (t *Task) Fold() *taskstate.State { return t.fold }
 
-// encodeFold and decodeFold store a row's fold state beside the row.
-func encodeFold(s *taskstate.State) ([]byte, error) { return json.Marshal(s) }
+// encodeRow is a row as the view stores it: the row's JSON with, under
+// "_fold", the task state it derives from, so that the applier folds the
+// next event from there. The API's JSON of a row (Task's own encoding)
+// never carries it.
+func encodeRow(t *Task) ([]byte, error) {
+	type plain Task
+	return json.Marshal(struct {
+		*plain
+		Fold *taskstate.State `json:"_fold,omitempty"`
+	}{(*plain)(t), t.fold})
+}
 
 func decodeFold(b []byte) (*taskstate.State, error) {
 	var s taskstate.State
@@ -208,8 +217,20 @@ func decodeFold(b []byte) (*taskstate.State, error) {
 // nil, so a row read from the view equals the row that was folded.
 func (t *Task) UnmarshalJSON(b []byte) error {
 	type plain Task
-	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+	w := struct {
+		*plain
+		Fold json.RawMessage `json:"_fold"`
+	}{plain: (*plain)(t)}
+	if err := json.Unmarshal(b, &w); err != nil {
 		return err
+	}
+	t.fold = nil
+	if len(w.Fold) > 0 && string(w.Fold) != "null" {
+		f, err := decodeFold(w.Fold)
+		if err != nil {
+			return fmt.Errorf("crontasks: the task state stored with row %s: %w", t.ID, err)
+		}
+		t.fold = f
 	}
 	if string(t.Payload) == "null" {
 		t.Payload = nil

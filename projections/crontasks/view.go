@@ -374,7 +374,8 @@ func (v *View) apply(recs []events.Recorded) error {
 			cur, ok := v.rows.get(id)
 			if !ok {
 				var err error
-				if cur, err = v.getFolded(id); err != nil {
+				cur, err = v.get(v.db, id)
+				if err != nil && !errors.Is(err, ErrNotFound) {
 					return err
 				}
 			}
@@ -403,18 +404,11 @@ func (v *View) apply(recs []events.Recorded) error {
 		if c.task == nil {
 			continue
 		}
-		val, err := json.Marshal(c.task)
+		val, err := encodeRow(c.task)
 		if err != nil {
 			return fmt.Errorf("crontasks: encode task %s: %w", id, err)
 		}
 		if err := b.Set(taskKey(id), val, nil); err != nil {
-			return fmt.Errorf("crontasks: batch: %w", err)
-		}
-		fold, err := encodeFold(c.task.fold)
-		if err != nil {
-			return fmt.Errorf("crontasks: encode the state of task %s: %w", id, err)
-		}
-		if err := b.Set(foldKey(id), fold, nil); err != nil {
 			return fmt.Errorf("crontasks: batch: %w", err)
 		}
 		// Most events (starts, outcomes) leave the index keys as they were.
@@ -497,27 +491,6 @@ func (v *View) get(r reader, id uuid.UUID) (*Task, error) {
 		return nil, fmt.Errorf("%w: task %s: %v", ErrForeignDB, id, err)
 	}
 	return &t, nil
-}
-
-// getFolded reads a row with the task state it derives from, for the
-// applier; nil when the view has no row of the task.
-func (v *View) getFolded(id uuid.UUID) (*Task, error) {
-	t, err := v.get(v.db, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	val, closer, err := v.db.Get(foldKey(id))
-	if err != nil {
-		return nil, fmt.Errorf("crontasks: read the state of task %s: %w", id, err)
-	}
-	defer closer.Close()
-	if t.fold, err = decodeFold(val); err != nil {
-		return nil, fmt.Errorf("%w: state of task %s: %v", ErrForeignDB, id, err)
-	}
-	return t, nil
 }
 
 // Progress reports catch-up work.
