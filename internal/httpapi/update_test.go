@@ -13,6 +13,7 @@ import (
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/httpapi"
 	"github.com/cronactor/cronactor/projections/crontasks"
+	"github.com/google/uuid"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,18 +51,20 @@ func decodeRow(t *testing.T, a answer) row {
 	return r
 }
 
-// lockstep is a clock that holds every call the scheduler's API makes into
-// a task actor (each counted with Begin) until each writer still going has
-// reached its next call, then lets them all go together. Two writers then
-// interleave call by call, every time: a handler that reads, merges and
-// writes back has both reads answered before either write.
+// lockstep is a clock that makes writers through the scheduler's API take
+// turns at the task's actor: before the actor takes its next message from
+// them, every writer still going must have one waiting. The actor then
+// answers their k-th calls before any of their (k+1)-th: a handler that
+// reads, merges and writes back has both reads answered before either
+// write, every time. It holds the actor after it processed a message (in
+// End), never a caller, so no lock a caller holds is kept held.
 type lockstep struct {
 	*clock.Virtual
-	mu      sync.Mutex
-	cond    *sync.Cond
-	writers int // writers still going
-	waiting int
-	round   int
+	mu       sync.Mutex
+	cond     *sync.Cond
+	writers  int // writers still going
+	inFlight int // calls from the API not yet processed by a task actor
+	begun    int // calls from the API so far
 }
 
 func newLockstep(v *clock.Virtual) *lockstep {
@@ -70,14 +73,14 @@ func newLockstep(v *clock.Virtual) *lockstep {
 	return l
 }
 
-// fromAPI reports whether the caller is a Scheduler method (not an actor
-// sending to another actor).
-func fromAPI() bool {
-	pcs := make([]uintptr, 32)
+// calledFrom reports whether fn (a function name fragment) is on the
+// caller's stack.
+func calledFrom(fn string) bool {
+	pcs := make([]uintptr, 64)
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
 	for {
 		f, more := frames.Next()
-		if strings.Contains(f.Function, "scheduler.(*Scheduler)") {
+		if strings.Contains(f.Function, fn) {
 			return true
 		}
 		if !more {
@@ -87,33 +90,44 @@ func fromAPI() bool {
 }
 
 func (l *lockstep) Begin() {
-	if fromAPI() {
+	// Start and Stop talk to the clock's and the queue's actors, not to a
+	// task's.
+	if calledFrom("scheduler.(*Scheduler)") && !calledFrom("scheduler.(*Scheduler).Start") && !calledFrom("scheduler.(*Scheduler).Stop") {
 		l.mu.Lock()
-		if l.writers > 0 {
-			r := l.round
-			l.waiting++
-			l.releaseIfAllWait()
-			for r == l.round {
-				l.cond.Wait()
-			}
-		}
+		l.inFlight++
+		l.begun++
+		l.cond.Broadcast()
 		l.mu.Unlock()
 	}
 	l.Virtual.Begin()
 }
 
-func (l *lockstep) releaseIfAllWait() {
-	if l.waiting > 0 && l.waiting == l.writers {
-		l.waiting = 0
-		l.round++
-		l.cond.Broadcast()
+func (l *lockstep) End() {
+	if calledFrom("task.(*Actor)") {
+		l.mu.Lock()
+		l.inFlight--
+		for l.inFlight < l.writers {
+			l.cond.Wait()
+		}
+		l.mu.Unlock()
 	}
+	l.Virtual.End()
 }
 
-// run runs the writers in lockstep and waits for them.
-func (l *lockstep) run(writers ...func()) {
+// run runs the writers in lockstep and waits for them. prime is one call
+// into the task's actor that holds it until every writer has sent its
+// first call.
+func (l *lockstep) run(prime func(), writers ...func()) {
 	l.mu.Lock()
 	l.writers = len(writers)
+	before := l.begun
+	l.mu.Unlock()
+	primed := make(chan struct{})
+	go func() { prime(); close(primed) }()
+	l.mu.Lock()
+	for l.begun == before { // the primer has been sent
+		l.cond.Wait()
+	}
 	l.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, w := range writers {
@@ -123,16 +137,17 @@ func (l *lockstep) run(writers ...func()) {
 			w()
 			l.mu.Lock()
 			l.writers--
-			l.releaseIfAllWait()
+			l.cond.Broadcast()
 			l.mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	<-primed
 }
 
 // handlerOn is server's handler, with the scheduler on clk, called in
 // process.
-func handlerOn(t *testing.T, clk clock.Clock) http.Handler {
+func handlerOn(t *testing.T, clk clock.Clock) (http.Handler, *scheduler.Scheduler) {
 	t.Helper()
 	st, err := embedded.OpenMemory()
 	if err != nil {
@@ -160,7 +175,7 @@ func handlerOn(t *testing.T, clk clock.Clock) http.Handler {
 	done := make(chan struct{})
 	go func() { v.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; v.Close() })
-	return httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st})
+	return httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st}), s
 }
 
 func serve(h http.Handler, method, path, body string) answer {
@@ -175,10 +190,10 @@ func serve(h http.Handler, method, path, body string) answer {
 // field the other had just changed).
 func TestConcurrentPatchesOfDifferentFieldsBothSurvive(t *testing.T) {
 	clk := newLockstep(clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
-	h := handlerOn(t, clk)
+	h, s := handlerOn(t, clk)
 	id := created(t, serve(h, "POST", "/v1/tasks", `{`+good+`}`))
 	answers := make([]answer, 2)
-	clk.run(
+	clk.run(func() { s.Task(context.Background(), uuid.MustParse(id)) },
 		func() { answers[0] = serve(h, "PATCH", "/v1/tasks/"+id, `{"priority":5}`) },
 		func() { answers[1] = serve(h, "PATCH", "/v1/tasks/"+id, `{"payload":{"page":2}}`) },
 	)
