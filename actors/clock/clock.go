@@ -1,14 +1,20 @@
 // Package clock owns time for the scheduler: the Clock interface (now and
-// timers) that every actor is given, the Real clock the daemon uses, the
-// Virtual clock that drives simulation and tests, and the ticker actors that
-// turn time into ticks for the tasks that are due.
+// timers) that every component is given, the Real clock the daemon uses, and
+// the Virtual clock that drives simulation and tests. It imports nothing but
+// the standard library, so any package may take a Clock, projections
+// included (see docs/architecture.md).
 //
-// Under a Virtual clock time moves only when the actor system is quiescent:
-// every counted message send calls Activity.Begin and its processing ends
-// with Activity.End; goroutines that do work (handlers) are counted too, and
-// wait on the clock with Sleep, which uncounts them while they wait. The
-// driver (Virtual.RunUntil) waits for the count to reach zero, then jumps to
-// the earliest timer. That makes a simulation deterministic.
+// Under a Virtual clock time moves only when nothing is in flight: every
+// unit of work — a message sent between actors (package internal/counted
+// does the counting), a goroutine running a handler — is counted with
+// Clock.Begin and uncounted with Clock.End; a goroutine that waits on the
+// clock uses Sleep, which uncounts it while it waits. The driver
+// (Virtual.RunUntil) waits for the count to reach zero, then jumps to the
+// earliest timer. That makes a simulation deterministic.
+//
+// WithDeadline gives a context that ends at an instant of the clock, with
+// the standard library's contract: Deadline reports the instant and Err is
+// context.DeadlineExceeded once it has passed.
 //
 // Concurrency: Real and Virtual are safe for concurrent use.
 package clock
@@ -80,12 +86,15 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	}
 }
 
-// WithDeadline returns a context that ends when c reaches deadline.
+// WithDeadline returns a context that ends when c reaches deadline (or
+// parent ends, or cancel is called). Its Deadline reports deadline (or the
+// parent's, when earlier) and once the deadline has passed its Err is
+// context.DeadlineExceeded — under every clock. On the Real clock it is
+// context.WithDeadline itself.
 func WithDeadline(parent context.Context, c Clock, deadline time.Time) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	t := c.AfterFunc(deadline.Sub(c.Now()), func() { cancel(context.DeadlineExceeded) })
-	return ctx, func() {
-		t.Stop()
-		cancel(context.Canceled)
+	switch c.(type) {
+	case Real, *Real:
+		return context.WithDeadline(parent, deadline)
 	}
+	return newTimerContext(parent, c, deadline)
 }

@@ -85,11 +85,75 @@ func TestSleepEndsWithItsContext(t *testing.T) {
 		errc <- clock.Sleep(ctx, v, time.Minute)
 	}()
 	v.RunUntil(t0.Add(2 * time.Minute))
-	if err := <-errc; !errors.Is(err, context.Canceled) {
+	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Sleep returned %v", err)
 	}
 	if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		t.Fatalf("cause %v", context.Cause(ctx))
 	}
 	v.Quiesce()
+}
+
+// TestWithDeadlineRealClock: under the wall clock the context reports its
+// deadline and ends with DeadlineExceeded, as context.WithDeadline does.
+func TestWithDeadlineRealClock(t *testing.T) {
+	deadline := time.Now().Add(20 * time.Millisecond)
+	ctx, cancel := clock.WithDeadline(context.Background(), clock.Real{}, deadline)
+	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || !d.Equal(deadline) {
+		t.Fatalf("Deadline() = %v, %v; want %v, true", d, ok, deadline)
+	}
+	<-ctx.Done()
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("Err() = %v, want DeadlineExceeded", ctx.Err())
+	}
+}
+
+// TestWithDeadlineVirtualClock: under the virtual clock the context reports
+// the virtual deadline, ends with DeadlineExceeded when the clock reaches
+// it, and so do contexts derived from it.
+func TestWithDeadlineVirtualClock(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	ctx, cancel := clock.WithDeadline(context.Background(), v, t0.Add(5*time.Second))
+	defer cancel()
+	child, cancelChild := context.WithCancel(ctx)
+	defer cancelChild()
+	if d, ok := ctx.Deadline(); !ok || !d.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("Deadline() = %v, %v", d, ok)
+	}
+	if d, ok := child.Deadline(); !ok || !d.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("child Deadline() = %v, %v", d, ok)
+	}
+	v.RunUntil(t0.Add(4 * time.Second))
+	if ctx.Err() != nil {
+		t.Fatalf("ended early: %v", ctx.Err())
+	}
+	v.RunUntil(t0.Add(5 * time.Second))
+	<-ctx.Done()
+	<-child.Done()
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !errors.Is(child.Err(), context.DeadlineExceeded) {
+		t.Fatalf("Err() = %v, child %v; want DeadlineExceeded", ctx.Err(), child.Err())
+	}
+	if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		t.Fatalf("Cause = %v", context.Cause(ctx))
+	}
+}
+
+// TestWithDeadlineVirtualClockCancel: cancel and the parent end it with
+// Canceled, and stop its timer.
+func TestWithDeadlineVirtualClockCancel(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	parent, cancelParent := context.WithCancel(context.Background())
+	ctx, cancel := clock.WithDeadline(parent, v, t0.Add(time.Hour))
+	defer cancel()
+	cancelParent()
+	<-ctx.Done()
+	if !errors.Is(ctx.Err(), context.Canceled) || v.Pending() != 0 {
+		t.Fatalf("Err() = %v, pending %d", ctx.Err(), v.Pending())
+	}
+	ctx2, cancel2 := clock.WithDeadline(context.Background(), v, t0.Add(time.Hour))
+	cancel2()
+	if !errors.Is(ctx2.Err(), context.Canceled) || v.Pending() != 0 {
+		t.Fatalf("Err() = %v, pending %d", ctx2.Err(), v.Pending())
+	}
 }

@@ -32,10 +32,12 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
 )
 
@@ -316,16 +318,17 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.sys = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
+	counted.Watch(s.sys, c)
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
 	s.tasks, s.owners = map[uuid.UUID]*actor.PID{}, map[string]map[uuid.UUID]struct{}{}
 	for i := 0; i < s.cfg.Shards; i++ {
-		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor { return &clock.Shard{Clock: c} })))
+		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Clock: c} })))
 	}
 	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
 		Clock: c, Workers: s.cfg.Workers, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
-		RequestTimeout: s.cfg.RequestTimeout, Logger: logger, Base: s.base, Stats: s.stats,
+		Ask: s.workerAsk, Logger: logger, Base: s.base, Stats: s.stats,
 	})))
 	ids := make([]uuid.UUID, 0, len(states))
 	for id := range states {
@@ -337,7 +340,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.spawnTask(id, &st)
 	}
 	s.ticker = s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
-		return &clock.Ticker{Clock: c, Interval: s.cfg.Tick, Shards: s.shards}
+		return &dueindex.Ticker{Clock: c, Interval: s.cfg.Tick, Shards: s.shards}
 	}))
 	s.started = true
 	logger.Info("scheduler started", "tasks", len(states), "tick", s.cfg.Tick, "workers", s.cfg.Workers)
@@ -345,7 +348,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 }
 
 func (s *Scheduler) spawn(root *actor.RootContext, props *actor.Props) *actor.PID {
-	pid := clock.Spawn(s.cfg.Clock, root, props)
+	pid := counted.Spawn(s.cfg.Clock, root, props)
 	s.spawned = append(s.spawned, pid)
 	return pid
 }
@@ -414,7 +417,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	_, _ = clock.Request(s.cfg.Clock, s.sys.Root, s.ticker, clock.StopTicking{}, s.cfg.RequestTimeout)
+	_, _ = counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout)
 	drained := make(chan struct{})
 	go func() { s.stats.Running.Wait(); close(drained) }()
 	select {
@@ -512,15 +515,20 @@ func (s *Scheduler) pid(id uuid.UUID, create bool) (*actor.PID, error) {
 }
 
 func (s *Scheduler) ask(pid *actor.PID, cmd rules.Command) (task.Reply, error) {
-	res, err := clock.Request(s.cfg.Clock, s.sys.Root, pid, task.Command{Cmd: cmd}, s.cfg.RequestTimeout)
-	if err != nil {
-		return task.Reply{}, fmt.Errorf("scheduler: ask task: %w", err)
+	reply, err := task.Ask(context.Background(), s.cfg.Clock, s.sys.Root, pid, cmd, s.cfg.RequestTimeout)
+	if err != nil && reply.Err == nil {
+		return task.Reply{}, fmt.Errorf("scheduler: %w", err)
 	}
-	reply := res.(task.Reply)
 	if errors.Is(reply.Err, rules.ErrNotCreated) {
 		return reply, fmt.Errorf("%w: %s", ErrTaskNotFound, reply.State.ID)
 	}
 	return reply, reply.Err
+}
+
+// workerAsk carries a worker's command to a task actor.
+func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
+	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
+	return worker.Decision{Events: r.Events, State: r.State}, err
 }
 
 func (s *Scheduler) command(id uuid.UUID, cmd rules.Command) (Task, error) {
@@ -546,7 +554,7 @@ func (s *Scheduler) get(id uuid.UUID) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	res, err := clock.Request(s.cfg.Clock, s.sys.Root, pid, task.Get{}, s.cfg.RequestTimeout)
+	res, err := counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, pid, task.Get{}, s.cfg.RequestTimeout)
 	if err != nil {
 		return Task{}, fmt.Errorf("scheduler: ask task: %w", err)
 	}

@@ -22,8 +22,11 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
 )
 
@@ -47,17 +50,6 @@ type Reply struct {
 // Get asks for the state without changing it; the reply is a Reply.
 type Get struct{}
 
-// Enqueued is what the task actor puts on the queue for each RunEnqueued.
-type Enqueued struct {
-	TaskID     uuid.UUID
-	Task       *actor.PID
-	RunID      uuid.UUID
-	Run        int
-	Priority   int
-	Due        time.Time
-	EnqueuedAt time.Time
-}
-
 // deadline is the actor's own timer message for a started run.
 type deadline struct{ runID uuid.UUID }
 
@@ -65,9 +57,9 @@ type deadline struct{ runID uuid.UUID }
 type Config struct {
 	Store events.Store
 	Clock clock.Clock
-	// Queue receives an Enqueued for each run enqueued or recovered.
+	// Queue receives a worker.Enqueued for each run enqueued or recovered.
 	Queue *actor.PID
-	// Shard receives a clock.Track whenever nextRun or the status changes.
+	// Shard receives a dueindex.Track whenever nextRun or the status changes.
 	Shard  *actor.PID
 	Logger *slog.Logger
 }
@@ -107,7 +99,7 @@ func New(cfg Config, id uuid.UUID, initial *rules.State) actor.Producer {
 
 // Receive implements actor.Actor.
 func (a *Actor) Receive(ctx actor.Context) {
-	if clock.Counted(ctx.Message()) {
+	if counted.Counted(ctx.Message()) {
 		defer a.cfg.Clock.End()
 	}
 	switch m := ctx.Message().(type) {
@@ -124,7 +116,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 		ctx.Respond(Reply{Events: evs, State: a.state, Err: err})
 	case Get:
 		ctx.Respond(Reply{State: a.state})
-	case clock.Tick:
+	case dueindex.Tick:
 		if _, err := a.execute(ctx, rules.Tick{}); err != nil && !errors.Is(err, rules.ErrNotCreated) {
 			a.cfg.Logger.Error("tick failed", "task_id", a.id, "err", err)
 		}
@@ -178,7 +170,7 @@ func (a *Actor) recover(ctx actor.Context) {
 }
 
 func (a *Actor) enqueue(ctx actor.Context, r rules.Run) {
-	clock.Send(a.cfg.Clock, ctx, a.cfg.Queue, Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
+	counted.Send(a.cfg.Clock, ctx, a.cfg.Queue, worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
 		Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt})
 }
 
@@ -186,7 +178,7 @@ func (a *Actor) track(ctx actor.Context) {
 	if !a.state.Exists() {
 		return
 	}
-	clock.Send(a.cfg.Clock, ctx, a.cfg.Shard, clock.Track{TaskID: a.id, PID: a.self,
+	counted.Send(a.cfg.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, PID: a.self,
 		NextRun: a.state.NextRun, Active: a.state.Status == rules.StatusActive})
 }
 
@@ -196,7 +188,7 @@ func (a *Actor) armDeadline(r rules.Run) {
 	}
 	c, sys, self, id := a.cfg.Clock, a.sys, a.self, r.ID
 	a.timers[r.ID] = c.AfterFunc(r.Deadline.Sub(c.Now()), func() {
-		clock.Send(c, sys.Root, self, deadline{runID: id})
+		counted.Send(c, sys.Root, self, deadline{runID: id})
 	})
 }
 
@@ -279,4 +271,19 @@ func (a *Actor) stopTimer(id uuid.UUID) {
 		delete(a.timers, id)
 	}
 	delete(a.lost, id)
+}
+
+// Ask sends cmd to the task actor at pid and waits for its Reply, at most
+// timeout and no longer than ctx lasts. The error is the transport's, or
+// else the reply's rejection.
+func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (Reply, error) {
+	res, err := counted.Request(ctx, c, from, pid, Command{Cmd: cmd}, timeout)
+	if err != nil {
+		return Reply{}, fmt.Errorf("task: ask: %w", err)
+	}
+	reply, ok := res.(Reply)
+	if !ok {
+		return Reply{}, fmt.Errorf("task: ask: answered %T", res)
+	}
+	return reply, reply.Err
 }

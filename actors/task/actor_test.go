@@ -15,6 +15,7 @@ import (
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
 )
 
@@ -27,7 +28,7 @@ type sink struct {
 }
 
 func (s sink) Receive(ctx actor.Context) {
-	if clock.Counted(ctx.Message()) {
+	if counted.Counted(ctx.Message()) {
 		defer s.clk.End()
 	}
 	if _, ok := ctx.Message().(*actor.Started); ok {
@@ -40,7 +41,7 @@ func (s sink) Receive(ctx actor.Context) {
 
 func ask(t *testing.T, clk clock.Clock, sys *actor.ActorSystem, pid *actor.PID, cmd any) task.Reply {
 	t.Helper()
-	res, err := clock.Request(clk, sys.Root, pid, cmd, 10*time.Second)
+	res, err := counted.Request(context.Background(), clk, sys.Root, pid, cmd, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +65,11 @@ func TestTwoActorsForOneTaskCannotBothStartARun(t *testing.T) {
 	}))
 	var mu sync.Mutex
 	var got []any
-	sinkPID := clock.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor { return sink{clk: clk, mu: &mu, got: &got} }))
+	sinkPID := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor { return sink{clk: clk, mu: &mu, got: &got} }))
 	cfg := task.Config{Store: store, Clock: clk, Queue: sinkPID, Shard: sinkPID, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	id := uuid.New()
 
-	a := clock.Spawn(clk, sys.Root, actor.PropsFromProducer(task.New(cfg, id, nil)))
+	a := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(task.New(cfg, id, nil)))
 	spec := rules.Spec{Name: "A", Owner: "o", Kind: "k", Schedule: events.Schedule{Interval: events.Duration(time.Minute)}}
 	if r := ask(t, clk, sys, a, task.Command{Cmd: rules.Create{TaskID: id, Spec: spec, FirstRun: t0}}); r.Err != nil {
 		t.Fatal(r.Err)
@@ -77,7 +78,7 @@ func TestTwoActorsForOneTaskCannotBothStartARun(t *testing.T) {
 		t.Fatalf("tick: %+v", r)
 	}
 	// The second actor loads the stream as it is now: one run waiting.
-	b := clock.Spawn(clk, sys.Root, actor.PropsFromProducer(task.New(cfg, id, nil)))
+	b := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(task.New(cfg, id, nil)))
 	run := events.RunID(id, 1)
 
 	var wg sync.WaitGroup

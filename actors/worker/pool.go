@@ -14,16 +14,42 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/clock"
-	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/internal/counted"
+	"github.com/google/uuid"
 )
 
 // ErrNoHandler: a run's kind has no registered handler.
 var ErrNoHandler = errors.New("worker: no handler registered for kind")
 
+// Enqueued is what a task actor puts on the queue for each run it enqueued
+// (or found waiting on recovery).
+type Enqueued struct {
+	TaskID uuid.UUID
+	// Task is the task actor that decides whether the run may start.
+	Task       *actor.PID
+	RunID      uuid.UUID
+	Run        int
+	Priority   int
+	Due        time.Time
+	EnqueuedAt time.Time
+}
+
 // QueuedRun is a run waiting in the queue.
-type QueuedRun = task.Enqueued
+type QueuedRun = Enqueued
+
+// Decision is a task actor's answer to a command: the events it recorded
+// (none when nothing changed) and the task's state after them.
+type Decision struct {
+	Events []events.Event
+	State  rules.State
+}
+
+// AskFunc sends cmd to the task actor at task, from from, and waits for its
+// decision, no longer than ctx lasts. A rejection is returned as the error,
+// with the decision's state.
+type AskFunc func(ctx context.Context, from actor.SenderContext, task *actor.PID, cmd rules.Command) (Decision, error)
 
 // PoolConfig configures the queue and its workers.
 type PoolConfig struct {
@@ -35,8 +61,8 @@ type PoolConfig struct {
 	// PickupDelay, if set, says how long a queued run waits before a worker
 	// may take it (simulation scripts pick-up times with it).
 	PickupDelay func(QueuedRun) time.Duration
-	// RequestTimeout bounds each ask to a task actor. Default 30s.
-	RequestTimeout time.Duration
+	// Ask carries the worker's commands to the task actors. Required.
+	Ask    AskFunc
 	Logger         *slog.Logger
 	// Base is the parent of every handler's context; cancelling it abandons
 	// running handlers (their outcomes are then not recorded).
@@ -85,7 +111,7 @@ func NewQueue(cfg PoolConfig) actor.Producer {
 // Receive implements actor.Actor.
 func (q *Queue) Receive(ctx actor.Context) {
 	c := q.cfg.Clock
-	if clock.Counted(ctx.Message()) {
+	if counted.Counted(ctx.Message()) {
 		defer c.End()
 	}
 	switch m := ctx.Message().(type) {
@@ -93,16 +119,16 @@ func (q *Queue) Receive(ctx actor.Context) {
 		q.sys, q.self = ctx.ActorSystem(), ctx.Self()
 		for i := 0; i < q.cfg.Workers; i++ {
 			w := &Worker{cfg: q.cfg, queue: ctx.Self()}
-			q.idle = append(q.idle, clock.Spawn(c, ctx, actor.PropsFromProducer(func() actor.Actor { return w })))
+			q.idle = append(q.idle, counted.Spawn(c, ctx, actor.PropsFromProducer(func() actor.Actor { return w })))
 		}
-	case task.Enqueued:
+	case Enqueued:
 		q.seq++
 		it := queued{run: m, seq: q.seq}
 		q.cfg.Stats.Queued.Add(1)
 		if q.cfg.PickupDelay != nil {
 			if d := q.cfg.PickupDelay(m); d > 0 {
 				sys, self := q.sys, q.self
-				c.AfterFunc(d, func() { clock.Send(c, sys.Root, self, ready{q: it}) })
+				c.AfterFunc(d, func() { counted.Send(c, sys.Root, self, ready{q: it}) })
 				return
 			}
 		}
@@ -123,7 +149,7 @@ func (q *Queue) dispatch(ctx actor.Context) {
 		w := q.idle[0]
 		q.idle = q.idle[1:]
 		q.cfg.Stats.Queued.Add(-1)
-		clock.Send(q.cfg.Clock, ctx, w, work{run: it.run})
+		counted.Send(q.cfg.Clock, ctx, w, work{run: it.run})
 	}
 }
 
@@ -138,7 +164,7 @@ type Worker struct {
 // Receive implements actor.Actor.
 func (w *Worker) Receive(ctx actor.Context) {
 	c := w.cfg.Clock
-	if clock.Counted(ctx.Message()) {
+	if counted.Counted(ctx.Message()) {
 		defer c.End()
 	}
 	m, ok := ctx.Message().(work)
@@ -150,11 +176,11 @@ func (w *Worker) Receive(ctx actor.Context) {
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {
 			w.cfg.Logger.Error("request start failed", "task_id", m.run.TaskID, "run_id", m.run.RunID, "err", err)
 		}
-		clock.Send(c, ctx, w.queue, idle{pid: ctx.Self()})
+		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()})
 		return
 	}
 	if _, started := reply.Events[0].(events.RunStarted); !started {
-		clock.Send(c, ctx, w.queue, idle{pid: ctx.Self()}) // dropped, and recorded as such
+		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()}) // dropped, and recorded as such
 		return
 	}
 	st := reply.State
@@ -192,7 +218,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		if _, err := w.askFrom(root, m.run, cmd); err != nil && !errors.Is(err, rules.ErrUnknownRun) {
 			w.cfg.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
 		}
-		clock.Send(c, root, w.queue, idle{pid: self})
+		counted.Send(c, root, w.queue, idle{pid: self})
 	}()
 }
 
@@ -221,24 +247,16 @@ func firstLines(b []byte, n int) string {
 	return string(b)
 }
 
-func (w *Worker) ask(ctx actor.Context, run QueuedRun, cmd rules.Command) (task.Reply, error) {
+func (w *Worker) ask(ctx actor.Context, run QueuedRun, cmd rules.Command) (Decision, error) {
 	return w.askFrom(ctx, run, cmd)
 }
 
-func (w *Worker) askFrom(ctx actor.SenderContext, run QueuedRun, cmd rules.Command) (task.Reply, error) {
-	timeout := w.cfg.RequestTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	res, err := clock.Request(w.cfg.Clock, ctx, run.Task, task.Command{Cmd: cmd}, timeout)
+func (w *Worker) askFrom(from actor.SenderContext, run QueuedRun, cmd rules.Command) (Decision, error) {
+	d, err := w.cfg.Ask(context.Background(), from, run.Task, cmd)
 	if err != nil {
-		return task.Reply{}, fmt.Errorf("worker: ask task %s: %w", run.TaskID, err)
+		return d, fmt.Errorf("worker: task %s: %w", run.TaskID, err)
 	}
-	reply, ok := res.(task.Reply)
-	if !ok {
-		return task.Reply{}, fmt.Errorf("worker: task %s answered %T", run.TaskID, res)
-	}
-	return reply, reply.Err
+	return d, nil
 }
 
 type runHeap []queued

@@ -1,49 +1,38 @@
-package clock
+// Package dueindex turns time into ticks for the tasks that are due.
+//
+// The Ticker actor ticks every interval (the first tick one interval after
+// it starts, R1) and broadcasts each tick to the Shard actors. A Shard keeps
+// the due-time index of its tasks — a min-heap of (nextRun, task) — and
+// sends a Tick only to the tasks whose nextRun is at or before the tick's
+// instant, so a tick costs work in proportion to the due tasks, not to all
+// tasks. A task answers every Tick with a Track of its new nextRun (or
+// inactive); entries made stale by a later Track are skipped lazily.
+//
+// A task actor that is about to stop sends Untrack; the shard answers
+// Untracked once the task is out of its index, and since messages between
+// two actors arrive in order, no Tick from that shard can reach the task
+// after the answer.
+//
+// Every message is sent with package counted, so the virtual clock sees
+// ticks in flight (see package clock).
+//
+// Concurrency: each actor processes one message at a time; the message
+// types are values.
+package dueindex
 
 import (
 	"container/heap"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
 )
 
-// Send counts msg as in flight on c and sends it; the receiving actor ends
-// the count when it has processed it (see Counted).
-func Send(c Clock, ctx actor.SenderContext, pid *actor.PID, msg any) {
-	c.Begin()
-	ctx.Send(pid, msg)
-}
-
-// Request counts msg as in flight, sends it and waits for the reply.
-func Request(c Clock, ctx actor.SenderContext, pid *actor.PID, msg any, timeout time.Duration) (any, error) {
-	c.Begin()
-	return ctx.RequestFuture(pid, msg, timeout).Result()
-}
-
-// Spawn counts the new actor's start as in flight and spawns it; the actor
-// ends the count when it has processed *actor.Started.
-func Spawn(c Clock, ctx actor.SpawnerContext, props *actor.Props) *actor.PID {
-	c.Begin()
-	return ctx.Spawn(props)
-}
-
-// Counted reports whether msg is one of ours (sent with Send or Request, or
-// the *actor.Started of an actor spawned with Spawn) rather than another
-// lifecycle message of the actor system. Actors end the count of counted
-// messages once processed:
-//
-//	if clock.Counted(ctx.Message()) { defer c.End() }
-func Counted(msg any) bool {
-	switch msg.(type) {
-	case *actor.Stopping, *actor.Stopped, *actor.Restarting,
-		*actor.PoisonPill, *actor.Terminated, *actor.ReceiveTimeout:
-		return false
-	}
-	return true
-}
-
-// Tick tells a due task actor that the clock ticked at At.
+// Tick tells a due task actor that the clock ticked at At. At is the tick's
+// own instant, which may be earlier than the moment the task processes it:
+// decisions use At (R1).
 type Tick struct{ At time.Time }
 
 // Track tells a shard when a task is next due. Active false removes it.
@@ -54,33 +43,43 @@ type Track struct {
 	Active  bool
 }
 
+// Untrack removes a task from the index; the shard answers the sender with
+// Untracked.
+type Untrack struct {
+	TaskID uuid.UUID
+	PID    *actor.PID
+}
+
+// Untracked answers Untrack: no Tick for that task follows it.
+type Untracked struct{ TaskID uuid.UUID }
+
+// StopTicking is sent to the ticker to stop (graceful shutdown); a request
+// is answered with true.
+type StopTicking struct{}
+
 // fire is the ticker's own timer message.
 type fire struct{ at time.Time }
 
 // shardTick is a tick broadcast to the shards.
 type shardTick struct{ at time.Time }
 
-// Ticker is the clock actor: every interval it broadcasts a tick to the
-// shards; the first tick comes one interval after start (R1). Ticks are
-// scheduled from the start time, so they do not drift.
+// Ticker is the clock actor: every Interval it broadcasts a tick to the
+// shards. Ticks are scheduled from the start time, so they do not drift.
 type Ticker struct {
-	Clock    Clock
+	Clock    clock.Clock
 	Interval time.Duration
 	Shards   []*actor.PID
 
 	start time.Time
 	n     int64
-	timer Timer
+	timer clock.Timer
 	pid   *actor.PID
 	sys   *actor.ActorSystem
 }
 
-// StopTicking is sent to the ticker to stop (graceful shutdown).
-type StopTicking struct{}
-
 // Receive implements actor.Actor.
 func (t *Ticker) Receive(ctx actor.Context) {
-	if Counted(ctx.Message()) {
+	if counted.Counted(ctx.Message()) {
 		defer t.Clock.End()
 	}
 	switch m := ctx.Message().(type) {
@@ -92,17 +91,23 @@ func (t *Ticker) Receive(ctx actor.Context) {
 			return // stopped
 		}
 		for _, s := range t.Shards {
-			Send(t.Clock, ctx, s, shardTick{at: m.at})
+			counted.Send(t.Clock, ctx, s, shardTick{at: m.at})
 		}
 		t.arm()
 	case StopTicking:
-		if t.timer != nil {
-			t.timer.Stop()
-			t.timer = nil
-		}
+		t.stop()
 		if ctx.Sender() != nil {
 			ctx.Respond(true)
 		}
+	case *actor.Stopping:
+		t.stop()
+	}
+}
+
+func (t *Ticker) stop() {
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
 	}
 }
 
@@ -110,14 +115,14 @@ func (t *Ticker) arm() {
 	t.n++
 	at := t.start.Add(time.Duration(t.n) * t.Interval)
 	t.timer = t.Clock.AfterFunc(at.Sub(t.Clock.Now()), func() {
-		Send(t.Clock, t.sys.Root, t.pid, fire{at: at})
+		counted.Send(t.Clock, t.sys.Root, t.pid, fire{at: at})
 	})
 }
 
 // Shard keeps the due-time index of its tasks and passes a tick only to the
-// tasks that are due, so a tick costs work in proportion to the due tasks.
+// tasks that are due.
 type Shard struct {
-	Clock Clock
+	Clock clock.Clock
 
 	due  dueHeap
 	next map[uuid.UUID]dueEntry // current nextRun per tracked task
@@ -135,7 +140,7 @@ type dueItem struct {
 
 // Receive implements actor.Actor.
 func (s *Shard) Receive(ctx actor.Context) {
-	if Counted(ctx.Message()) {
+	if counted.Counted(ctx.Message()) {
 		defer s.Clock.End()
 	}
 	switch m := ctx.Message().(type) {
@@ -147,10 +152,17 @@ func (s *Shard) Receive(ctx actor.Context) {
 			return
 		}
 		if cur, ok := s.next[m.TaskID]; ok && cur.at.Equal(m.NextRun) {
+			cur.pid = m.PID // the same time, perhaps a new actor
+			s.next[m.TaskID] = cur
 			return
 		}
 		s.next[m.TaskID] = dueEntry{at: m.NextRun, pid: m.PID}
 		heap.Push(&s.due, dueItem{at: m.NextRun, id: m.TaskID})
+	case Untrack:
+		if cur, ok := s.next[m.TaskID]; ok && cur.pid.Equal(m.PID) {
+			delete(s.next, m.TaskID)
+		}
+		counted.Send(s.Clock, ctx, m.PID, Untracked{TaskID: m.TaskID})
 	case shardTick:
 		for len(s.due) > 0 && !s.due[0].at.After(m.at) {
 			it := heap.Pop(&s.due).(dueItem)
@@ -160,7 +172,7 @@ func (s *Shard) Receive(ctx actor.Context) {
 			}
 			// The task answers with a Track for its new nextRun.
 			delete(s.next, it.id)
-			Send(s.Clock, ctx, cur.pid, Tick{At: m.at})
+			counted.Send(s.Clock, ctx, cur.pid, Tick{At: m.at})
 		}
 	}
 }

@@ -1,0 +1,101 @@
+// Package counted sends messages between actors so that a virtual clock can
+// tell when the actor system is quiescent.
+//
+// Every message sent with Send or Request is counted in flight on the clock
+// (clock.Clock.Begin) before it leaves; the receiving actor ends the count
+// once it has processed it:
+//
+//	func (a *Actor) Receive(ctx actor.Context) {
+//		if counted.Counted(ctx.Message()) {
+//			defer a.clock.End()
+//		}
+//		…
+//	}
+//
+// Spawn counts the new actor's *actor.Started the same way. A message that
+// can no longer be delivered (its actor stopped) is uncounted by the
+// dead-letter watcher that Watch installs, so a stopped actor never holds
+// the clock back. Under the wall clock (clock.Real) counting costs nothing.
+//
+// It is internal: the counting protocol is a detail of how cronactor's own
+// actors cooperate with the virtual clock, not an API for embedders.
+//
+// Concurrency: every function is safe for concurrent use.
+package counted
+
+import (
+	"context"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/clock"
+)
+
+// Send counts msg as in flight on c and sends it; the receiving actor ends
+// the count when it has processed it (see Counted).
+func Send(c clock.Clock, ctx actor.SenderContext, pid *actor.PID, msg any) {
+	c.Begin()
+	ctx.Send(pid, msg)
+}
+
+// Request counts msg as in flight, sends it and waits for the reply, at most
+// timeout, and no longer than ctx lasts: when ctx ends first, Request
+// returns ctx.Err() at once (the actor still processes the message; its
+// reply is discarded). A ctx that has already ended sends nothing.
+func Request(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, msg any, timeout time.Duration) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.Begin()
+	f := from.RequestFuture(pid, msg, timeout)
+	if ctx.Done() == nil { // never ends: no need to watch it
+		return f.Result()
+	}
+	type result struct {
+		v   any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f.Result()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Spawn counts the new actor's start as in flight and spawns it; the actor
+// ends the count when it has processed *actor.Started.
+func Spawn(c clock.Clock, ctx actor.SpawnerContext, props *actor.Props) *actor.PID {
+	c.Begin()
+	return ctx.Spawn(props)
+}
+
+// Counted reports whether msg is one of ours (sent with Send or Request, or
+// the *actor.Started of an actor spawned with Spawn) rather than another
+// lifecycle or system message of the actor system.
+func Counted(msg any) bool {
+	switch msg.(type) {
+	case *actor.Started:
+		return true // counted by Spawn
+	case actor.SystemMessage, actor.AutoReceiveMessage, *actor.ReceiveTimeout,
+		*actor.DeadLetterResponse, *actor.DeadLetterEvent:
+		return false
+	}
+	return true
+}
+
+// Watch installs, on sys, the watcher that uncounts messages sent to an
+// actor that has stopped (they end as dead letters, never processed).
+// Call it once per actor system, before the first Send.
+func Watch(sys *actor.ActorSystem, c clock.Clock) {
+	sys.EventStream.Subscribe(func(evt any) {
+		if dl, ok := evt.(*actor.DeadLetterEvent); ok && Counted(dl.Message) {
+			c.End()
+		}
+	})
+}
