@@ -63,7 +63,7 @@ type PoolConfig struct {
 	PickupDelay func(QueuedRun) time.Duration
 	// Ask carries the worker's commands to the task actors. Required.
 	Ask    AskFunc
-	Logger         *slog.Logger
+	Logger *slog.Logger
 	// Base is the parent of every handler's context; cancelling it abandons
 	// running handlers (their outcomes are then not recorded).
 	Base context.Context
