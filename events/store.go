@@ -229,6 +229,14 @@ type Store interface {
 	Close() error
 }
 
+// HeadReader is implemented by stores that know the position of the last
+// event in the global log without reading it (the embedded store does).
+// Callers test for it with a type assertion; Head is Start while the log is
+// empty.
+type HeadReader interface {
+	Head() Position
+}
+
 // TaskStreamPrefix starts the name of every task stream.
 const TaskStreamPrefix = "task-"
 

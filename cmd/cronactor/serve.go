@@ -276,7 +276,7 @@ func (t *timedStore) Append(ctx context.Context, stream string, exp events.Expec
 
 // Head passes the embedded store's head through, for read-your-writes.
 func (t *timedStore) Head() events.Position {
-	if h, ok := t.Store.(interface{ Head() events.Position }); ok {
+	if h, ok := t.Store.(events.HeadReader); ok {
 		return h.Head()
 	}
 	return events.Start

@@ -54,7 +54,7 @@ func (m *metrics) handler() http.Handler {
 // follow counts run decisions from the log as they are appended.
 func (m *metrics) follow(ctx context.Context, st events.Store, logger *slog.Logger) {
 	from := events.Start
-	if h, ok := st.(interface{ Head() events.Position }); ok {
+	if h, ok := st.(events.HeadReader); ok {
 		from = h.Head()
 	}
 	due := map[uuid.UUID]float64{} // run → due time (unix seconds)

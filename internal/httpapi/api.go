@@ -1,7 +1,8 @@
 // Package httpapi is the daemon's HTTP API under /v1 (DESIGN §5): JSON in
 // and out, every input validated with an error naming the field, nothing
 // half-applied. Writes go to the scheduler; reads come from the cron_tasks
-// view, after it has caught up with the write they follow.
+// view, once it has folded the log up to the position of the write they
+// follow (read-your-writes, without polling).
 //
 // Concurrency: the handler is safe for concurrent requests.
 package httpapi
@@ -272,7 +273,7 @@ func (a *api) create(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusConflict, "name", fmt.Sprintf("owner %q already has a task named %q with a different spec (id %s)", t.Owner, t.Name, t.ID))
 		return
 	}
-	row, err := a.row(r.Context(), t.ID, t.Version)
+	row, err := a.row(r.Context(), t.ID, t.Position)
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -313,39 +314,24 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(xa, ya)
 }
 
-// catchUp waits until the view has folded everything the store holds now,
-// where the store can tell its head.
-func (a *api) catchUp(ctx context.Context) error {
-	h, ok := a.cfg.Store.(interface{ Head() events.Position })
-	if !ok {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.ReadTimeout)
-	defer cancel()
-	return a.cfg.View.WaitFor(ctx, h.Head())
-}
-
-// row reads a task's row once the view has folded at least version.
-func (a *api) row(ctx context.Context, id uuid.UUID, version uint64) (crontasks.Task, error) {
-	if err := a.catchUp(ctx); err != nil {
+// row reads a task's row once the view has folded the log up to pos, the
+// position of the write it follows (read-your-writes).
+func (a *api) row(ctx context.Context, id uuid.UUID, pos events.Position) (crontasks.Task, error) {
+	if err := a.waitFor(ctx, pos); err != nil {
 		return crontasks.Task{}, err
 	}
+	return a.cfg.View.Get(ctx, id)
+}
+
+// waitFor waits, at most ReadTimeout, for the view to fold the log up to
+// pos.
+func (a *api) waitFor(ctx context.Context, pos events.Position) error {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ReadTimeout)
 	defer cancel()
-	for {
-		t, err := a.cfg.View.Get(ctx, id)
-		if err == nil && t.Version >= version {
-			return t, nil
-		}
-		if err != nil && !errors.Is(err, crontasks.ErrNotFound) {
-			return t, err
-		}
-		select {
-		case <-ctx.Done():
-			return t, fmt.Errorf("httpapi: the view did not catch up with task %s: %w", id, ctx.Err())
-		case <-time.After(5 * time.Millisecond):
-		}
+	if err := a.cfg.View.WaitFor(ctx, pos); err != nil {
+		return fmt.Errorf("httpapi: the view did not reach position %s: %w", pos, err)
 	}
+	return nil
 }
 
 func pathID(r *http.Request) (uuid.UUID, error) {
@@ -535,7 +521,7 @@ func (a *api) answer(w http.ResponseWriter, r *http.Request, t scheduler.Task, e
 		a.fail(w, err)
 		return
 	}
-	row, err := a.row(r.Context(), t.ID, t.Version)
+	row, err := a.row(r.Context(), t.ID, t.Position)
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -585,16 +571,16 @@ func (a *api) deleteOwner(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, &fieldErr{"owner", err.Error()})
 		return
 	}
-	n, err := a.cfg.Scheduler.DeleteOwner(r.Context(), owner)
+	d, err := a.cfg.Scheduler.DeleteOwner(r.Context(), owner)
 	if err != nil {
 		a.fail(w, err)
 		return
 	}
-	if err := a.catchUp(r.Context()); err != nil {
+	if err := a.waitFor(r.Context(), d.Position); err != nil {
 		a.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"owner": owner, "deleted": n})
+	writeJSON(w, http.StatusOK, map[string]any{"owner": owner, "deleted": d.Deleted})
 }
 
 func (a *api) events(w http.ResponseWriter, r *http.Request) {

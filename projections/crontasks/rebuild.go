@@ -109,7 +109,7 @@ func AsOf(ctx context.Context, cfg Config, p Point) (*View, error) {
 		return nil, err
 	}
 	var head events.Position
-	if h, ok := cfg.Store.(interface{ Head() events.Position }); ok {
+	if h, ok := cfg.Store.(events.HeadReader); ok {
 		head = h.Head()
 	}
 	ended := map[string]bool{} // streams past p.Time

@@ -159,7 +159,7 @@ func Open(cfg Config) (*View, error) {
 		return nil, err
 	}
 	v.checkpoint = cp
-	if h, ok := cfg.Store.(interface{ Head() events.Position }); ok {
+	if h, ok := cfg.Store.(events.HeadReader); ok {
 		if head := h.Head(); head.Less(cp) {
 			db.Close()
 			return nil, fmt.Errorf("%w: view %s is at position %s, the log ends at %s; run `cronactor projections rebuild`",
@@ -316,7 +316,7 @@ func (v *View) Lag() Lag {
 		}
 	}
 	v.mu.Unlock()
-	if h, ok := v.cfg.Store.(interface{ Head() events.Position }); ok {
+	if h, ok := v.cfg.Store.(events.HeadReader); ok {
 		head := h.Head()
 		if l.Head.Less(head) {
 			l.Head = head
@@ -516,7 +516,7 @@ func (v *View) CatchUp(ctx context.Context, progress func(Progress)) error {
 func (v *View) catchUp(ctx context.Context, progress func(Progress), filter func([]events.Recorded) ([]events.Recorded, bool)) error {
 	start := time.Now()
 	var head events.Position
-	if h, ok := v.cfg.Store.(interface{ Head() events.Position }); ok {
+	if h, ok := v.cfg.Store.(events.HeadReader); ok {
 		head = h.Head()
 	}
 	var applied uint64

@@ -37,7 +37,7 @@ func follow(t testing.TB, v *crontasks.View) {
 	})
 }
 
-func waitHead(t testing.TB, v *crontasks.View, store interface{ Head() events.Position }) {
+func waitHead(t testing.TB, v *crontasks.View, store events.HeadReader) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
