@@ -100,8 +100,13 @@ type Config struct {
 	// PickupDelay, if set, delays when a queued run may be taken by a worker
 	// (simulation uses it to script queue delays). Nil: at once.
 	PickupDelay func(worker.QueuedRun) time.Duration
-	// RequestTimeout bounds each call into a task actor. Default 30s.
+	// RequestTimeout bounds each call into a task actor, on top of the
+	// caller's context (which bounds it too). Default 30s.
 	RequestTimeout time.Duration
+	// StoreTimeout bounds each store call a task actor makes (a read or an
+	// append), so that a hung store cannot block an actor for ever. Wall
+	// clock. Default 10s.
+	StoreTimeout time.Duration
 }
 
 // Validate reports the first field out of its limits.
@@ -117,6 +122,8 @@ func (c Config) Validate() error {
 		return &FieldError{Field: "Shards", Message: fmt.Sprintf("must be between 1 and 1024, got %d", c.Shards)}
 	case c.RequestTimeout < 0:
 		return &FieldError{Field: "RequestTimeout", Message: "must not be negative"}
+	case c.StoreTimeout < 0:
+		return &FieldError{Field: "StoreTimeout", Message: "must not be negative"}
 	}
 	return nil
 }
@@ -139,6 +146,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = 30 * time.Second
+	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = task.DefaultStoreTimeout
 	}
 	return c
 }
@@ -228,22 +238,37 @@ type Task struct {
 	UpdatedAt  time.Time
 	// Version is the task stream's version after the task's last event.
 	Version uint64
+	// Position is the global log position of the task's latest event: what
+	// this call recorded, else the latest event the actor knew of. A view
+	// that has folded the log up to Position shows this task as returned
+	// (read-your-writes: crontasks.View.WaitFor).
+	Position events.Position
 }
 
-func taskFrom(s rules.State) Task {
+func taskFrom(s rules.State, pos events.Position) Task {
 	return Task{ID: s.ID, Name: s.Spec.Name, Owner: s.Spec.Owner, Kind: s.Spec.Kind, Payload: s.Spec.Payload,
 		Interval: s.Interval(), Tolerance: s.Spec.Tolerance, Timebox: s.Spec.Timebox, Priority: s.Spec.Priority,
 		Status: s.Status.String(), NextRun: s.NextRun, LastRun: s.LastRun, Runs: s.Runs,
 		Waiting: len(s.Waiting()), Running: len(s.Running()), Checkpoint: s.Checkpoint,
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version}
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos}
 }
 
 // Stats are live figures of a running scheduler.
 type Stats struct {
+	// Tasks counts the task actors in memory: every task not deleted, and
+	// deleted ones that still have open runs.
 	Tasks   int
 	Queued  int64
 	Busy    int64
 	Workers int
+}
+
+// entry is a task actor in memory.
+type entry struct {
+	pid *actor.PID
+	// leaving is set while the actor leaves (task.Registry); it is closed
+	// when the actor has stopped or stayed.
+	leaving chan struct{}
 }
 
 // Scheduler runs tasks. Build it with New.
@@ -251,6 +276,9 @@ type Scheduler struct {
 	cfg      Config
 	handlers map[string]worker.Handler
 
+	// mu guards what follows; every message to a task actor is sent while
+	// holding it, so that an actor leaving the registry receives nothing
+	// after its last message (see task.Registry).
 	mu      sync.Mutex
 	started bool
 	stopped bool
@@ -258,12 +286,13 @@ type Scheduler struct {
 	ticker  *actor.PID
 	queue   *actor.PID
 	shards  []*actor.PID
-	tasks   map[uuid.UUID]*actor.PID
+	tasks   map[uuid.UUID]*entry
 	owners  map[string]map[uuid.UUID]struct{}
 	stats   *worker.Stats
 	base    context.Context
 	abandon context.CancelFunc
-	spawned []*actor.PID
+	// infra lists the actors that are not task actors: shards, queue, ticker.
+	infra []*actor.PID
 }
 
 // New checks cfg and returns a Scheduler; nothing runs before Start.
@@ -302,7 +331,9 @@ func (s *Scheduler) Kinds() []string {
 
 // Start rebuilds every task from the store (R9: waiting runs go back on the
 // queue, runs that were running are forced to end once their deadline has
-// passed), then starts ticking.
+// passed), then starts ticking. Tasks that are deleted and have nothing
+// open get no actor: they stay in the log and the view, and a later
+// command about them starts one on demand.
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,7 +353,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
-	s.tasks, s.owners = map[uuid.UUID]*actor.PID{}, map[string]map[uuid.UUID]struct{}{}
+	s.tasks, s.owners = map[uuid.UUID]*entry{}, map[string]map[uuid.UUID]struct{}{}
 	for i := 0; i < s.cfg.Shards; i++ {
 		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Clock: c} })))
 	}
@@ -331,7 +362,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		Ask: s.workerAsk, Logger: logger, Base: s.base, Stats: s.stats,
 	})))
 	ids := make([]uuid.UUID, 0, len(states))
-	for id := range states {
+	for id, st := range states {
+		if rules.Idle(st.State) {
+			continue // deleted, nothing open: no actor until asked
+		}
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() }) // deterministic order
@@ -343,19 +377,19 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return &dueindex.Ticker{Clock: c, Interval: s.cfg.Tick, Shards: s.shards}
 	}))
 	s.started = true
-	logger.Info("scheduler started", "tasks", len(states), "tick", s.cfg.Tick, "workers", s.cfg.Workers)
+	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "tick", s.cfg.Tick, "workers", s.cfg.Workers)
 	return nil
 }
 
 func (s *Scheduler) spawn(root *actor.RootContext, props *actor.Props) *actor.PID {
 	pid := counted.Spawn(s.cfg.Clock, root, props)
-	s.spawned = append(s.spawned, pid)
+	s.infra = append(s.infra, pid)
 	return pid
 }
 
 // recoverStates folds the global log into the state of every task.
-func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]rules.State, error) {
-	states := map[uuid.UUID]rules.State{}
+func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]task.Initial, error) {
+	states := map[uuid.UUID]task.Initial{}
 	after := events.Start
 	for {
 		page, err := s.cfg.Store.ReadAll(ctx, after, 4096)
@@ -372,7 +406,8 @@ func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]rules.Stat
 			if err != nil {
 				return nil, fmt.Errorf("scheduler: recover %s version %d: %w", r.Stream, r.Version, err)
 			}
-			states[id] = rules.Evolve(states[id], r.Metadata, e)
+			st := states[id]
+			states[id] = task.Initial{State: rules.Evolve(st.State, r.Metadata, e), Position: r.Position}
 		}
 		if len(page) < 4096 {
 			return states, nil
@@ -381,14 +416,47 @@ func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]rules.Stat
 }
 
 // spawnTask starts the actor of a task; s.mu must be held.
-func (s *Scheduler) spawnTask(id uuid.UUID, st *rules.State) *actor.PID {
-	cfg := task.Config{Store: s.cfg.Store, Clock: s.cfg.Clock, Queue: s.queue, Shard: s.shardOf(id), Logger: s.cfg.Logger}
-	pid := s.spawn(s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)))
-	s.tasks[id] = pid
-	if st != nil && st.Exists() && st.Status != rules.StatusDeleted {
-		s.indexOwner(st.Spec.Owner, id)
+func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
+	cfg := task.Config{Store: s.cfg.Store, Clock: s.cfg.Clock, Queue: s.queue, Shard: s.shardOf(id),
+		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Logger: s.cfg.Logger}
+	e := &entry{pid: counted.Spawn(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)))}
+	s.tasks[id] = e
+	if st != nil && st.State.Exists() && st.State.Status != rules.StatusDeleted {
+		s.indexOwner(st.State.Spec.Owner, id)
 	}
-	return pid
+	return e
+}
+
+// registry is the Scheduler as the task actors' task.Registry.
+type registry Scheduler
+
+// Leave implements task.Registry.
+func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
+	s := (*Scheduler)(r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.tasks[id]; e != nil && e.pid.Equal(self) && e.leaving == nil {
+		e.leaving = make(chan struct{})
+	}
+	send()
+}
+
+// Left implements task.Registry.
+func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool) {
+	s := (*Scheduler)(r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.tasks[id]
+	if e == nil || !e.pid.Equal(self) {
+		return
+	}
+	if e.leaving != nil {
+		close(e.leaving)
+		e.leaving = nil
+	}
+	if stopped {
+		delete(s.tasks, id)
+	}
 }
 
 func (s *Scheduler) indexOwner(owner string, id uuid.UUID) {
@@ -404,11 +472,11 @@ func (s *Scheduler) shardOf(id uuid.UUID) *actor.PID {
 	return s.shards[binary.BigEndian.Uint32(id[:4])%uint32(len(s.shards))]
 }
 
-// Stop shuts the scheduler down gracefully: ticking stops, then running
-// runs may finish or reach their deadline until ctx ends; runs still going
-// then are abandoned (their outcome is left for the next start to record as
-// a forced end). A stopped Scheduler cannot start again; build a new one on
-// the same store.
+// Stop shuts the scheduler down gracefully: ticking stops and no further
+// run starts, then running runs may finish or reach their deadline until
+// ctx ends; runs still going then are abandoned (their outcome is left for
+// the next start to record as a forced end). A stopped Scheduler cannot
+// start again; build a new one on the same store.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.started || s.stopped {
@@ -418,22 +486,33 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.stopped = true
 	s.mu.Unlock()
 	_, _ = counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout)
-	drained := make(chan struct{})
-	go func() { s.stats.Running.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-ctx.Done():
+	s.stats.Close() // no run starts from now on
+	if stopHook != nil {
+		stopHook()
+	}
+	if err := s.stats.Wait(ctx); err != nil {
 		s.abandon()
-		<-drained
+		_ = s.stats.Wait(context.Background()) // handlers end with their context
 	}
 	s.abandon()
-	for _, pid := range s.spawned {
+	s.mu.Lock()
+	pids := make([]*actor.PID, 0, len(s.tasks)+len(s.infra))
+	for _, e := range s.tasks {
+		pids = append(pids, e.pid)
+	}
+	pids = append(pids, s.infra...)
+	s.mu.Unlock()
+	for _, pid := range pids {
 		s.sys.Root.Stop(pid)
 	}
 	s.sys.Shutdown()
 	s.cfg.Logger.Info("scheduler stopped")
 	return nil
 }
+
+// stopHook, if set, is called by Stop once no run may start any more
+// (tests use it to act during the drain).
+var stopHook func()
 
 // Stats returns live figures.
 func (s *Scheduler) Stats() Stats {
@@ -481,13 +560,9 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	if err := rules.Validate(rules.Defaults(cmd.Spec)); err != nil {
 		return Task{}, false, err
 	}
-	pid, err := s.pid(id, true)
-	if err != nil {
-		return Task{}, false, err
-	}
-	reply, err := s.ask(pid, cmd)
+	reply, err := s.ask(ctx, id, cmd)
 	if errors.Is(err, rules.ErrAlreadyExists) {
-		return taskFrom(reply.State), false, nil
+		return taskFrom(reply.State, reply.Position), false, nil
 	}
 	if err != nil {
 		return Task{}, false, err
@@ -495,32 +570,58 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	s.mu.Lock()
 	s.indexOwner(spec.Owner, id)
 	s.mu.Unlock()
-	return taskFrom(reply.State), true, nil
+	return taskFrom(reply.State, reply.Position), true, nil
 }
 
-// pid finds the actor of a task, starting it when create is set.
-func (s *Scheduler) pid(id uuid.UUID, create bool) (*actor.PID, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.started || s.stopped {
-		return nil, ErrNotStarted
+// send sends msg to the actor of task id — starting one if the task has
+// none in memory — and waits for the reply, no longer than ctx lasts or
+// RequestTimeout. An actor that is leaving is waited for.
+func (s *Scheduler) send(ctx context.Context, id uuid.UUID, msg any) (task.Reply, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return task.Reply{}, err
+		}
+		s.mu.Lock()
+		if !s.started || s.stopped {
+			s.mu.Unlock()
+			return task.Reply{}, ErrNotStarted
+		}
+		e := s.tasks[id]
+		if e != nil && e.leaving != nil {
+			left := e.leaving
+			s.mu.Unlock()
+			select {
+			case <-left:
+				continue
+			case <-ctx.Done():
+				return task.Reply{}, ctx.Err()
+			}
+		}
+		if e == nil {
+			e = s.spawnTask(id, nil)
+		}
+		f := counted.RequestFuture(s.cfg.Clock, s.sys.Root, e.pid, msg, s.cfg.RequestTimeout)
+		s.mu.Unlock()
+		res, err := counted.Await(ctx, f)
+		if err != nil {
+			return task.Reply{}, fmt.Errorf("scheduler: ask task %s: %w", id, err)
+		}
+		reply, ok := res.(task.Reply)
+		if !ok {
+			return task.Reply{}, fmt.Errorf("scheduler: task %s answered %T", id, res)
+		}
+		return reply, nil
 	}
-	if pid, ok := s.tasks[id]; ok {
-		return pid, nil
-	}
-	if !create {
-		return nil, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
-	}
-	return s.spawnTask(id, nil), nil
 }
 
-func (s *Scheduler) ask(pid *actor.PID, cmd rules.Command) (task.Reply, error) {
-	reply, err := task.Ask(context.Background(), s.cfg.Clock, s.sys.Root, pid, cmd, s.cfg.RequestTimeout)
-	if err != nil && reply.Err == nil {
-		return task.Reply{}, fmt.Errorf("scheduler: %w", err)
+// ask has the actor of task id decide cmd, within ctx.
+func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (task.Reply, error) {
+	reply, err := s.send(ctx, id, task.Command{Ctx: ctx, Cmd: cmd})
+	if err != nil {
+		return reply, err
 	}
 	if errors.Is(reply.Err, rules.ErrNotCreated) {
-		return reply, fmt.Errorf("%w: %s", ErrTaskNotFound, reply.State.ID)
+		return reply, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
 	}
 	return reply, reply.Err
 }
@@ -531,57 +632,51 @@ func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid
 	return worker.Decision{Events: r.Events, State: r.State}, err
 }
 
-func (s *Scheduler) command(id uuid.UUID, cmd rules.Command) (Task, error) {
-	pid, err := s.pid(id, false)
+func (s *Scheduler) command(ctx context.Context, id uuid.UUID, cmd rules.Command) (Task, error) {
+	reply, err := s.ask(ctx, id, cmd)
 	if err != nil {
-		return Task{}, err
+		return taskFrom(reply.State, reply.Position), err
 	}
-	reply, err := s.ask(pid, cmd)
-	if err != nil {
-		return taskFrom(reply.State), err
-	}
-	return taskFrom(reply.State), nil
+	return taskFrom(reply.State, reply.Position), nil
 }
 
 // Task returns a task's current state.
 func (s *Scheduler) Task(ctx context.Context, id uuid.UUID) (Task, error) {
-	return s.get(id)
-}
-
-// get asks the actor for its state without changing it.
-func (s *Scheduler) get(id uuid.UUID) (Task, error) {
-	pid, err := s.pid(id, false)
+	reply, err := s.send(ctx, id, task.Get{})
 	if err != nil {
 		return Task{}, err
 	}
-	res, err := counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, pid, task.Get{}, s.cfg.RequestTimeout)
-	if err != nil {
-		return Task{}, fmt.Errorf("scheduler: ask task: %w", err)
+	if reply.Err != nil {
+		return Task{}, reply.Err
 	}
-	st := res.(task.Reply).State
-	if !st.Exists() {
+	if !reply.State.Exists() {
 		return Task{}, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
 	}
-	return taskFrom(st), nil
+	return taskFrom(reply.State, reply.Position), nil
 }
 
-// Tasks returns every task the scheduler knows, deleted ones included,
-// ordered by owner then name.
+// Tasks returns every task not deleted, ordered by owner then name.
+// Deleted tasks are in the log and the cron_tasks view.
 func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
 	s.mu.Lock()
-	ids := make([]uuid.UUID, 0, len(s.tasks))
-	for id := range s.tasks {
-		ids = append(ids, id)
+	var ids []uuid.UUID
+	for _, m := range s.owners {
+		for id := range m {
+			ids = append(ids, id)
+		}
 	}
 	s.mu.Unlock()
 	out := make([]Task, 0, len(ids))
 	for _, id := range ids {
-		t, err := s.get(id)
+		t, err := s.Task(ctx, id)
 		if errors.Is(err, ErrTaskNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, err
+		}
+		if t.Status == rules.StatusDeleted.String() {
+			continue
 		}
 		out = append(out, t)
 	}
@@ -599,23 +694,24 @@ func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
 func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate, opts ...WriteOption) (Task, error) {
 	c := u.command()
 	c.IfVersion = writeOpts(opts).ifVersion
-	return s.command(id, c)
+	return s.command(ctx, id, c)
 }
 
 // PauseTask stops a task from enqueueing runs; its waiting runs are dropped
 // when a worker asks for them (R7).
 func (s *Scheduler) PauseTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
-	return s.command(id, rules.Pause{IfVersion: writeOpts(opts).ifVersion})
+	return s.command(ctx, id, rules.Pause{IfVersion: writeOpts(opts).ifVersion})
 }
 
 // ResumeTask lets a paused task run again.
 func (s *Scheduler) ResumeTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
-	return s.command(id, rules.Resume{IfVersion: writeOpts(opts).ifVersion})
+	return s.command(ctx, id, rules.Resume{IfVersion: writeOpts(opts).ifVersion})
 }
 
-// DeleteTask deletes a task (R7).
+// DeleteTask deletes a task (R7). Its actor stops once the task has no open
+// run; the task stays in the log and the view.
 func (s *Scheduler) DeleteTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
-	t, err := s.command(id, rules.Delete{Reason: "deleted", IfVersion: writeOpts(opts).ifVersion})
+	t, err := s.command(ctx, id, rules.Delete{Reason: "deleted", IfVersion: writeOpts(opts).ifVersion})
 	if err == nil {
 		s.mu.Lock()
 		delete(s.owners[t.Owner], id)
@@ -624,9 +720,17 @@ func (s *Scheduler) DeleteTask(ctx context.Context, id uuid.UUID, opts ...WriteO
 	return t, err
 }
 
-// DeleteOwner deletes every task of an owner (R6) and returns how many were
-// deleted.
-func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (int, error) {
+// OwnerDeletion is what DeleteOwner did.
+type OwnerDeletion struct {
+	// Deleted counts the tasks deleted.
+	Deleted int
+	// Position is the global log position of the last deletion recorded (zero
+	// when none was): a view that has folded up to it shows them all.
+	Position events.Position
+}
+
+// DeleteOwner deletes every task of an owner (R6).
+func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (OwnerDeletion, error) {
 	s.mu.Lock()
 	var ids []uuid.UUID
 	for id := range s.owners[owner] {
@@ -634,15 +738,19 @@ func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (int, error) 
 	}
 	s.mu.Unlock()
 	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
-	n := 0
+	var d OwnerDeletion
 	for _, id := range ids {
-		if _, err := s.command(id, rules.Delete{Reason: "owner " + owner + " deleted"}); err != nil {
-			return n, err
+		t, err := s.command(ctx, id, rules.Delete{Reason: "owner " + owner + " deleted"})
+		if err != nil {
+			return d, err
 		}
 		s.mu.Lock()
 		delete(s.owners[owner], id)
 		s.mu.Unlock()
-		n++
+		d.Deleted++
+		if d.Position.Less(t.Position) {
+			d.Position = t.Position
+		}
 	}
-	return n, nil
+	return d, nil
 }

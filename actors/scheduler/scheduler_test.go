@@ -204,8 +204,8 @@ func TestPauseDropsWaitingRunAndOwnerDelete(t *testing.T) {
 		t.Fatalf("paused task:\n%s", got)
 	}
 	n, err := e.s.DeleteOwner(ctx, "chan/1")
-	if err != nil || n != 2 {
-		t.Fatalf("delete owner: %d %v", n, err)
+	if err != nil || n.Deleted != 2 {
+		t.Fatalf("delete owner: %+v %v", n, err)
 	}
 	before := trail(t, st, b.ID)
 	clk.RunUntil(t0.Add(10 * time.Minute))

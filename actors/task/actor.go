@@ -3,11 +3,23 @@
 // happens to the task (package rules) and records every decision.
 //
 // Its loop, for every command: decide (rules.Decide) → append the events
-// with the stream's expected version → evolve the state → only then act:
-// reply, put an enqueued run on the queue, tell the shard the new nextRun,
-// arm the run's deadline timer. A version conflict (another writer of the
+// with the stream's expected version → evolve the state → only then act on
+// the effects the rules name (rules.Effects): put an enqueued run on the
+// queue, tell the due-time index the new nextRun, arm or stop a run's
+// deadline timer — and reply. A version conflict (another writer of the
 // same stream) reloads the stream and decides again, a bounded number of
 // times; so two actors for one task can never both start a run.
+//
+// Every store call runs under a deadline (Config.StoreTimeout, within the
+// caller's context for commands that carry one), so a hung store cannot
+// block the actor's mailbox for ever.
+//
+// Lifecycle: an actor is spawned by the scheduler, with the state recovery
+// folded or loading its stream itself. A load that fails answers every
+// message with the error and passivates, so the next command starts a new
+// actor that loads again. An actor whose task needs none (rules.Passivate:
+// deleted, nothing open, no timer) leaves the due-time index
+// (dueindex.Untrack), then the Registry, and stops; its timers stop with it.
 //
 // Concurrency: the actor processes one message at a time, so decisions for
 // one task are serialized (R3).
@@ -33,25 +45,70 @@ import (
 // ErrConflictRetries: the stream kept changing under the actor.
 var ErrConflictRetries = errors.New("task: version conflicts persisted after retries")
 
+// ErrLoad: the actor could not load its task's stream; the next command
+// tries again.
+var ErrLoad = errors.New("task: cannot load the task")
+
 // maxConflictRetries bounds reload-and-retry on a version conflict.
 const maxConflictRetries = 5
 
-// Command asks the actor to decide cmd; it replies with a Reply.
-type Command struct{ Cmd rules.Command }
+// DefaultStoreTimeout bounds each store call when Config.StoreTimeout is 0.
+const DefaultStoreTimeout = 10 * time.Second
 
-// Reply is the answer to a Command: the events recorded (none when nothing
-// changed), the state after them, or the rejection.
+// Command asks the actor to decide Cmd; it replies with a Reply. Ctx, when
+// set, bounds the command: one that ended before the actor got to it is
+// answered with its error and not decided, and the command's store calls
+// run within it.
+type Command struct {
+	Ctx context.Context
+	Cmd rules.Command
+}
+
+// Reply is the answer to a Command or Get: the events recorded (none when
+// nothing changed), the state after them, or the rejection.
 type Reply struct {
 	Events []events.Event
 	State  rules.State
-	Err    error
+	// Position is the global log position of the task's latest event: the
+	// last event this command recorded, else the latest the actor knows
+	// of. A view that has folded the log up to it shows State. Zero when
+	// the task has no events.
+	Position events.Position
+	Err      error
+}
+
+// Initial is a task's state as recovery folded it from the global log, and
+// the position of its latest event.
+type Initial struct {
+	State    rules.State
+	Position events.Position
 }
 
 // Get asks for the state without changing it; the reply is a Reply.
 type Get struct{}
 
 // deadline is the actor's own timer message for a started run.
-type deadline struct{ runID uuid.UUID }
+type deadline struct {
+	runID  uuid.UUID
+	reason string
+}
+
+// passivate is the actor's last message to itself before it stops; the
+// Registry sends it (see Registry.Leave).
+type passivate struct{}
+
+// Registry is where the scheduler finds task actors. An idle actor leaves
+// it before it stops, so that nobody sends it anything after its last
+// message.
+type Registry interface {
+	// Leave stops handing out self for task id to new callers and, while no
+	// caller can send to self, calls send (which queues the actor's last
+	// message to itself). Callers that arrive meanwhile wait for Left.
+	Leave(id uuid.UUID, self *actor.PID, send func())
+	// Left ends a Leave: stopped true removes self; false (the task needed
+	// its actor again in the meantime) hands out self again.
+	Left(id uuid.UUID, self *actor.PID, stopped bool)
+}
 
 // Config is what a task actor needs.
 type Config struct {
@@ -60,22 +117,43 @@ type Config struct {
 	// Queue receives a worker.Enqueued for each run enqueued or recovered.
 	Queue *actor.PID
 	// Shard receives a dueindex.Track whenever nextRun or the status changes.
-	Shard  *actor.PID
-	Logger *slog.Logger
+	Shard *actor.PID
+	// Registry, if set, is told when the actor stops (see Registry). Nil: the
+	// actor stops without telling anyone.
+	Registry Registry
+	// StoreTimeout bounds each store call (a read or an append). Default
+	// DefaultStoreTimeout. It is measured on the wall clock: it guards real
+	// I/O, which virtual time does not see.
+	StoreTimeout time.Duration
+	Logger       *slog.Logger
 }
+
+// leave is where the actor is in leaving the due-time index and the
+// registry.
+type leave int
+
+const (
+	staying    leave = iota
+	untracking       // Untrack sent, waiting for Untracked
+	leaving          // passivate queued, waiting for it
+)
 
 // Actor is one task's actor. Build it with New.
 type Actor struct {
-	cfg    Config
-	id     uuid.UUID
-	stream string
-	state  rules.State
-	loaded bool
-	self   *actor.PID
-	sys    *actor.ActorSystem
-	// lost holds runs found started on recovery: their process is gone.
-	lost   map[uuid.UUID]bool
-	timers map[uuid.UUID]clock.Timer
+	cfg     Config
+	id      uuid.UUID
+	stream  string
+	state   rules.State
+	pos     events.Position // of the task's latest event known
+	loaded  bool
+	loadErr error
+	self    *actor.PID
+	sys     *actor.ActorSystem
+	timers  map[uuid.UUID]clock.Timer
+	leave   leave
+	// recovered is set once the open runs of the loaded state were put
+	// back to work.
+	recovered bool
 	// incarnation tells this actor's decisions apart from those of another
 	// actor of the same task: event IDs derive from it, so a retry by this
 	// actor is recognised as such by the store while the same decision made
@@ -86,12 +164,15 @@ type Actor struct {
 // New returns the producer of the actor for task id. With initial nil the
 // actor loads its stream when it starts; otherwise initial is the state the
 // caller already folded from the log (recovery reads the log once for all).
-func New(cfg Config, id uuid.UUID, initial *rules.State) actor.Producer {
+func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = DefaultStoreTimeout
+	}
 	return func() actor.Actor {
-		a := &Actor{cfg: cfg, id: id, stream: events.TaskStream(id), lost: map[uuid.UUID]bool{}, timers: map[uuid.UUID]clock.Timer{},
+		a := &Actor{cfg: cfg, id: id, stream: events.TaskStream(id), timers: map[uuid.UUID]clock.Timer{},
 			incarnation: uuid.NewString()}
 		if initial != nil {
-			a.state, a.loaded = *initial, true
+			a.state, a.pos, a.loaded = initial.State, initial.Position, true
 		}
 		return a
 	}
@@ -105,99 +186,162 @@ func (a *Actor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.self, a.sys = ctx.Self(), ctx.ActorSystem()
-		if !a.loaded {
-			if err := a.reload(); err != nil {
-				a.cfg.Logger.Error("task load failed", "task_id", a.id, "err", err)
-			}
-		}
-		a.recover(ctx)
+		a.ensureLoaded(ctx, context.Background())
+		return // the message that made us start says whether we may stop
+	case *actor.Stopping:
+		a.stopTimers()
+		return
 	case Command:
-		evs, err := a.execute(ctx, m.Cmd)
-		ctx.Respond(Reply{Events: evs, State: a.state, Err: err})
-	case Get:
-		ctx.Respond(Reply{State: a.state})
-	case dueindex.Tick:
-		if _, err := a.execute(ctx, rules.Tick{}); err != nil && !errors.Is(err, rules.ErrNotCreated) {
-			a.cfg.Logger.Error("tick failed", "task_id", a.id, "err", err)
+		cctx := m.Ctx
+		if cctx == nil {
+			cctx = context.Background()
 		}
-		// The shard forgot this task when it sent the tick: always tell it
-		// where the task stands now.
-		a.track(ctx)
+		if err := cctx.Err(); err != nil {
+			ctx.Respond(Reply{State: a.state, Err: err})
+			return
+		}
+		if !a.ensureLoaded(ctx, cctx) {
+			ctx.Respond(Reply{Err: a.loadErr})
+			break
+		}
+		evs, err := a.execute(ctx, cctx, m.Cmd, a.cfg.Clock.Now())
+		ctx.Respond(Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
+	case Get:
+		if !a.ensureLoaded(ctx, context.Background()) {
+			ctx.Respond(Reply{Err: a.loadErr})
+			break
+		}
+		ctx.Respond(Reply{State: a.state, Position: a.pos})
+	case dueindex.Tick:
+		if !a.ensureLoaded(ctx, context.Background()) {
+			a.cfg.Logger.Error("tick failed", "task_id", a.id, "err", a.loadErr)
+			break
+		}
+		// R1: the decision is taken at the tick's own instant, whenever
+		// this message is processed.
+		if _, err := a.execute(ctx, context.Background(), rules.Tick{}, m.At); err != nil && !errors.Is(err, rules.ErrNotCreated) {
+			a.cfg.Logger.Error("tick failed", "task_id", a.id, "err", err)
+			// The index forgot the task when it sent the tick.
+			a.do(ctx, rules.Effects(rules.Tick{}, a.state, nil))
+		}
 	case deadline:
 		delete(a.timers, m.runID)
-		reason := events.ForcedTimebox
-		if a.lost[m.runID] {
-			reason = events.ForcedProcessLost
-		}
-		_, err := a.execute(ctx, rules.ForceEnd{RunID: m.runID, Reason: reason})
+		_, err := a.execute(ctx, context.Background(), rules.ForceEnd{RunID: m.runID, Reason: m.reason}, a.cfg.Clock.Now())
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
 			a.cfg.Logger.Error("forced end failed", "task_id", a.id, "run_id", m.runID, "err", err)
 		}
+	case dueindex.Untracked:
+		if a.leave != untracking {
+			return
+		}
+		if !a.idle() {
+			a.leave = staying // needed again meanwhile (and tracked anew)
+			return
+		}
+		a.leave = leaving
+		c, root, self := a.cfg.Clock, a.sys.Root, a.self
+		send := func() { counted.Send(c, root, self, passivate{}) }
+		if a.cfg.Registry == nil {
+			send()
+			return
+		}
+		a.cfg.Registry.Leave(a.id, a.self, send)
+		return
+	case passivate:
+		if a.leave != leaving {
+			return
+		}
+		stop := a.idle()
+		if a.cfg.Registry != nil {
+			a.cfg.Registry.Left(a.id, a.self, stop)
+		}
+		a.leave = staying
+		if stop {
+			a.stopTimers()
+			ctx.Stop(a.self)
+		}
+		return
+	default:
+		return
 	}
+	a.maybeLeave(ctx)
+}
+
+// idle reports whether the actor may stop: its task needs no actor, or its
+// load failed (the next command starts a new actor that tries again).
+func (a *Actor) idle() bool {
+	if !a.loaded {
+		return true
+	}
+	return rules.Idle(a.state) && len(a.timers) == 0
+}
+
+// maybeLeave starts leaving once the actor is idle: first out of the
+// due-time index, so that no tick is in flight to it when it stops.
+func (a *Actor) maybeLeave(ctx actor.Context) {
+	if a.leave != staying || !a.idle() {
+		return
+	}
+	a.leave = untracking
+	counted.Send(a.cfg.Clock, ctx, a.cfg.Shard, dueindex.Untrack{TaskID: a.id, PID: a.self})
+}
+
+// ensureLoaded loads the state if it is not loaded yet and, once loaded,
+// recovers its open runs (once). It reports whether the state is loaded;
+// if not, a.loadErr says why.
+func (a *Actor) ensureLoaded(ctx actor.Context, cctx context.Context) bool {
+	if a.recovered {
+		return true
+	}
+	if !a.loaded {
+		if err := a.reload(cctx); err != nil {
+			a.loadErr = fmt.Errorf("%w %s: %w", ErrLoad, a.id, err)
+			a.cfg.Logger.Error("task load failed", "task_id", a.id, "err", err)
+			return false
+		}
+	}
+	a.loadErr, a.recovered = nil, true
+	a.do(ctx, rules.Recover(a.state))
+	return true
+}
+
+// storeCtx bounds one store call.
+func (a *Actor) storeCtx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, a.cfg.StoreTimeout)
 }
 
 // reload rebuilds the state from the stream.
-func (a *Actor) reload() error {
-	recs, err := a.cfg.Store.ReadStream(context.Background(), a.stream, 0, 0)
+func (a *Actor) reload(cctx context.Context) error {
+	rctx, cancel := a.storeCtx(cctx)
+	defer cancel()
+	recs, err := a.cfg.Store.ReadStream(rctx, a.stream, 0, 0)
 	if errors.Is(err, events.ErrStreamNotFound) {
-		a.state, a.loaded = rules.State{}, true
+		a.state, a.pos, a.loaded = rules.State{}, events.Position{}, true
 		return nil
 	}
 	if err != nil {
+		a.loaded = false
 		return fmt.Errorf("task: load %s: %w", a.stream, err)
 	}
 	s, err := rules.Replay(recs)
 	if err != nil {
+		a.loaded = false
 		return fmt.Errorf("task: replay %s: %w", a.stream, err)
 	}
-	a.state, a.loaded = s, true
+	a.state, a.pos, a.loaded = s, recs[len(recs)-1].Position, true
 	return nil
 }
 
-// recover puts the state's open runs back to work (R9): waiting runs go back
-// on the queue; started runs belong to a process that is gone and are forced
-// to end once their deadline has passed.
-func (a *Actor) recover(ctx actor.Context) {
-	for _, r := range a.state.Open {
-		if r.Started {
-			a.lost[r.ID] = true
-			a.armDeadline(r)
-		} else {
-			a.enqueue(ctx, r)
-		}
-	}
-	a.track(ctx)
-}
-
-func (a *Actor) enqueue(ctx actor.Context, r rules.Run) {
-	counted.Send(a.cfg.Clock, ctx, a.cfg.Queue, worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
-		Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt})
-}
-
-func (a *Actor) track(ctx actor.Context) {
-	if !a.state.Exists() {
-		return
-	}
-	counted.Send(a.cfg.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, PID: a.self,
-		NextRun: a.state.NextRun, Active: a.state.Status == rules.StatusActive})
-}
-
-func (a *Actor) armDeadline(r rules.Run) {
-	if t, ok := a.timers[r.ID]; ok {
-		t.Stop()
-	}
-	c, sys, self, id := a.cfg.Clock, a.sys, a.self, r.ID
-	a.timers[r.ID] = c.AfterFunc(r.Deadline.Sub(c.Now()), func() {
-		counted.Send(c, sys.Root, self, deadline{runID: id})
-	})
-}
-
-// execute is the actor loop for one command.
-func (a *Actor) execute(ctx actor.Context, cmd rules.Command) ([]events.Event, error) {
+// execute is the actor loop for one command decided at instant at: decide,
+// append, evolve, then do the effects. It returns the events recorded.
+func (a *Actor) execute(ctx actor.Context, cctx context.Context, cmd rules.Command, at time.Time) ([]events.Event, error) {
 	for attempt := 0; ; attempt++ {
 		now := a.cfg.Clock.Now()
-		evs, err := rules.Decide(a.state, cmd, now)
+		evs, err := rules.Decide(a.state, cmd, at)
 		if err != nil || len(evs) == 0 {
+			if err == nil {
+				a.do(ctx, rules.Effects(cmd, a.state, nil))
+			}
 			return nil, err
 		}
 		expected := events.NoStream
@@ -213,10 +357,12 @@ func (a *Actor) execute(ctx actor.Context, cmd rules.Command) ([]events.Event, e
 			p.ID = events.ContentID(a.stream+"\x00"+a.incarnation, expected, i, p.Type, p.Data)
 			proposed[i] = p
 		}
-		res, err := a.cfg.Store.Append(context.Background(), a.stream, expected, proposed...)
+		actx, cancel := a.storeCtx(cctx)
+		res, err := a.cfg.Store.Append(actx, a.stream, expected, proposed...)
+		cancel()
 		if errors.Is(err, events.ErrVersionConflict) && attempt < maxConflictRetries {
 			a.cfg.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
-			if err := a.reload(); err != nil {
+			if err := a.reload(cctx); err != nil {
 				return nil, err
 			}
 			continue
@@ -231,38 +377,40 @@ func (a *Actor) execute(ctx actor.Context, cmd rules.Command) ([]events.Event, e
 		for i, e := range evs {
 			a.state = rules.Evolve(a.state, events.Metadata{Stream: a.stream, Version: first + uint64(i), At: now}, e)
 		}
-		a.act(ctx, evs)
+		a.do(ctx, rules.Effects(cmd, a.state, evs))
+		a.pos = res.Position
 		return evs, nil
 	}
 }
 
-// act does what recorded events call for, after they are durable.
-func (a *Actor) act(ctx actor.Context, evs []events.Event) {
-	moved := false
-	for _, e := range evs {
+// do carries out effects, in order, once the events that call for them are
+// durable. Passivate is left to maybeLeave, which every message ends with.
+func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
+	for _, e := range effects {
 		switch e := e.(type) {
-		case events.RunEnqueued:
-			if r, ok := a.state.Run(e.RunID); ok {
-				a.enqueue(ctx, r)
-			}
-		case events.RunStarted:
-			if r, ok := a.state.Run(e.RunID); ok {
-				a.armDeadline(r)
-			}
-		case events.RunCompleted:
+		case rules.Enqueue:
+			r := e.Run
+			counted.Send(a.cfg.Clock, ctx, a.cfg.Queue, worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
+				Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt})
+		case rules.ArmDeadline:
+			a.armDeadline(e.Run, e.Reason)
+		case rules.StopTimer:
 			a.stopTimer(e.RunID)
-		case events.RunFailed:
-			a.stopTimer(e.RunID)
-		case events.RunForcedEnd:
-			a.stopTimer(e.RunID)
-		case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
-			moved = true
+		case rules.Track:
+			counted.Send(a.cfg.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, PID: a.self, NextRun: e.NextRun, Active: e.Active})
+		case rules.Passivate:
 		}
 	}
-	// A tick's Track is sent by the tick handler itself.
-	if moved {
-		a.track(ctx)
+}
+
+func (a *Actor) armDeadline(r rules.Run, reason string) {
+	if t, ok := a.timers[r.ID]; ok {
+		t.Stop()
 	}
+	c, sys, self, id := a.cfg.Clock, a.sys, a.self, r.ID
+	a.timers[r.ID] = c.AfterFunc(r.Deadline.Sub(c.Now()), func() {
+		counted.Send(c, sys.Root, self, deadline{runID: id, reason: reason})
+	})
 }
 
 func (a *Actor) stopTimer(id uuid.UUID) {
@@ -270,14 +418,21 @@ func (a *Actor) stopTimer(id uuid.UUID) {
 		t.Stop()
 		delete(a.timers, id)
 	}
-	delete(a.lost, id)
+}
+
+// stopTimers stops every timer: the actor is stopping.
+func (a *Actor) stopTimers() {
+	for id, t := range a.timers {
+		t.Stop()
+		delete(a.timers, id)
+	}
 }
 
 // Ask sends cmd to the task actor at pid and waits for its Reply, at most
 // timeout and no longer than ctx lasts. The error is the transport's, or
 // else the reply's rejection.
 func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (Reply, error) {
-	res, err := counted.Request(ctx, c, from, pid, Command{Cmd: cmd}, timeout)
+	res, err := counted.Request(ctx, c, from, pid, Command{Ctx: ctx, Cmd: cmd}, timeout)
 	if err != nil {
 		return Reply{}, fmt.Errorf("task: ask: %w", err)
 	}

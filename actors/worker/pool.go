@@ -71,11 +71,70 @@ type PoolConfig struct {
 	Stats *Stats
 }
 
-// Stats are live counters of the pool.
+// Stats are live counters of the pool, and the gate runs start through:
+// once Close is called no run starts any more, and Wait waits for those
+// started to end. (A sync.WaitGroup cannot serve: a run may start while
+// Wait is waiting, and WaitGroup forbids an Add from zero concurrent with
+// Wait.)
 type Stats struct {
-	Queued  atomic.Int64 // runs waiting for a worker
-	Busy    atomic.Int64 // workers executing a run
-	Running sync.WaitGroup
+	Queued atomic.Int64 // runs waiting for a worker
+	Busy   atomic.Int64 // workers executing a run
+
+	mu      sync.Mutex
+	running int           // runs admitted and not ended
+	closed  bool          // no run is admitted any more
+	drained chan struct{} // closed once closed and running == 0
+}
+
+// enter admits one run; false once Close was called.
+func (s *Stats) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.running++
+	return true
+}
+
+// exit ends an admitted run.
+func (s *Stats) exit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running--
+	if s.closed && s.running == 0 && s.drained != nil {
+		close(s.drained)
+		s.drained = nil
+	}
+}
+
+// Close admits no more runs: a worker that takes a run from the queue
+// leaves it waiting (in the log: the next start takes it).
+func (s *Stats) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+}
+
+// Wait waits until Close was called and every admitted run has ended, or
+// ctx ends (returning its error).
+func (s *Stats) Wait(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed && s.running == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.drained == nil {
+		s.drained = make(chan struct{})
+	}
+	ch := s.drained
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 type queued struct {
@@ -171,8 +230,14 @@ func (w *Worker) Receive(ctx actor.Context) {
 	if !ok {
 		return
 	}
+	if !w.cfg.Stats.enter() {
+		// Shutting down: the run stays waiting in the log.
+		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()})
+		return
+	}
 	reply, err := w.ask(ctx, m.run, rules.RequestStart{RunID: m.run.RunID})
 	if err != nil || len(reply.Events) == 0 {
+		w.cfg.Stats.exit()
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {
 			w.cfg.Logger.Error("request start failed", "task_id", m.run.TaskID, "run_id", m.run.RunID, "err", err)
 		}
@@ -180,6 +245,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		return
 	}
 	if _, started := reply.Events[0].(events.RunStarted); !started {
+		w.cfg.Stats.exit()
 		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()}) // dropped, and recorded as such
 		return
 	}
@@ -194,11 +260,10 @@ func (w *Worker) Receive(ctx actor.Context) {
 	}
 	h := w.cfg.Handlers[st.Spec.Kind]
 	w.cfg.Stats.Busy.Add(1)
-	w.cfg.Stats.Running.Add(1)
 	c.Begin() // the handler goroutine is work in flight
 	go func() {
 		defer c.End()
-		defer w.cfg.Stats.Running.Done()
+		defer w.cfg.Stats.exit()
 		defer w.cfg.Stats.Busy.Add(-1)
 		hctx, cancel := clock.WithDeadline(w.cfg.Base, c, r.Deadline)
 		cp, herr := call(hctx, h, run)

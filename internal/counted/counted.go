@@ -46,8 +46,20 @@ func Request(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return Await(ctx, RequestFuture(c, from, pid, msg, timeout))
+}
+
+// RequestFuture counts msg as in flight and sends it; the reply (or a
+// timeout after timeout) completes the future. With Await it is Request
+// split in two, for callers that must send while holding a lock and wait
+// without it.
+func RequestFuture(c clock.Clock, from actor.SenderContext, pid *actor.PID, msg any, timeout time.Duration) *actor.Future {
 	c.Begin()
-	f := from.RequestFuture(pid, msg, timeout)
+	return from.RequestFuture(pid, msg, timeout)
+}
+
+// Await waits for f's result, no longer than ctx lasts.
+func Await(ctx context.Context, f *actor.Future) (any, error) {
 	if ctx.Done() == nil { // never ends: no need to watch it
 		return f.Result()
 	}

@@ -1,0 +1,117 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// Effect is something the task actor must do once a decision's events are
+// durable and applied: the rules say what, the actor does it (the Ready of
+// etcd's raft). Effects are values, so what a decision causes is testable
+// without actors.
+type Effect interface{ effect() }
+
+// Enqueue puts a waiting run on the queue.
+type Enqueue struct{ Run Run }
+
+// ArmDeadline sets a timer at Run.Deadline that forces the run to end with
+// Reason (R4; R9 when the run was found started on recovery). An earlier
+// timer of the same run is replaced.
+type ArmDeadline struct {
+	Run    Run
+	Reason string // events.ForcedTimebox or events.ForcedProcessLost
+}
+
+// StopTimer stops the deadline timer of a run that has its outcome.
+type StopTimer struct{ RunID uuid.UUID }
+
+// Track tells the due-time index when the task is next due; Active false
+// takes it out of the index.
+type Track struct {
+	NextRun time.Time
+	Active  bool
+}
+
+// Passivate says the task needs no actor in memory: it is deleted (or was
+// never created) and has no open run, hence no timer. Its actor may stop;
+// a later command starts a new one from the log.
+type Passivate struct{}
+
+func (Enqueue) effect()     {}
+func (ArmDeadline) effect() {}
+func (StopTimer) effect()   {}
+func (Track) effect()       {}
+func (Passivate) effect()   {}
+
+// Effects is what must happen after cmd was decided, its events evs (none
+// when nothing changed, or when the decision was rejected) recorded, and
+// the state became after. In order: each event's effect, then one Track
+// when the schedule or status moved (always after a Tick: the index
+// forgot the task when it sent the tick), then Passivate when the task
+// needs no actor.
+func Effects(cmd Command, after State, evs []events.Event) []Effect {
+	var out []Effect
+	track := false
+	if _, ok := cmd.(Tick); ok {
+		track = true
+	}
+	for _, e := range evs {
+		switch e := e.(type) {
+		case events.RunEnqueued:
+			if r, ok := after.Run(e.RunID); ok {
+				out = append(out, Enqueue{Run: r})
+			}
+		case events.RunStarted:
+			if r, ok := after.Run(e.RunID); ok {
+				out = append(out, ArmDeadline{Run: r, Reason: events.ForcedTimebox})
+			}
+		case events.RunCompleted:
+			out = append(out, StopTimer{RunID: e.RunID})
+		case events.RunFailed:
+			out = append(out, StopTimer{RunID: e.RunID})
+		case events.RunForcedEnd:
+			out = append(out, StopTimer{RunID: e.RunID})
+		case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
+			track = true
+		}
+	}
+	if track && after.Exists() {
+		out = append(out, trackOf(after))
+	}
+	if Idle(after) {
+		out = append(out, Passivate{})
+	}
+	return out
+}
+
+// Recover is what an actor that has just loaded state must do (R9): put
+// waiting runs back on the queue, arm the deadline of runs found started —
+// their process is gone, so they end as process_lost — and tell the index
+// when the task is due. It does not passivate: an actor is started for a
+// reason, and the effects of what it is asked say when it may stop.
+func Recover(s State) []Effect {
+	var out []Effect
+	for _, r := range s.Open {
+		if r.Started {
+			out = append(out, ArmDeadline{Run: r, Reason: events.ForcedProcessLost})
+		} else {
+			out = append(out, Enqueue{Run: r})
+		}
+	}
+	if s.Exists() {
+		out = append(out, trackOf(s))
+	}
+	return out
+}
+
+// Idle reports whether a task needs no actor: deleted or never created,
+// with no open run.
+func Idle(s State) bool {
+	return (s.Status == StatusDeleted || s.Status == StatusNone) && len(s.Open) == 0
+}
+
+func trackOf(s State) Track {
+	return Track{NextRun: s.NextRun, Active: s.Status == StatusActive}
+}
