@@ -13,6 +13,7 @@ import (
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/worker/kinds"
+	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/httpapi"
 	"github.com/cronactor/cronactor/projections/crontasks"
@@ -22,11 +23,17 @@ import (
 // itself) and a real view on the in-memory embedded store.
 func server(t *testing.T, token string) *httptest.Server {
 	t.Helper()
-	st, err := embedded.OpenMemory()
+	mem, err := embedded.OpenMemory()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { mem.Close() })
+	return serverOn(t, token, mem, 0)
+}
+
+// serverOn is server on the given store, with the API's ReadTimeout.
+func serverOn(t *testing.T, token string, st events.Store, readTimeout time.Duration) *httptest.Server {
+	t.Helper()
 	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk})
 	if err != nil {
@@ -49,7 +56,8 @@ func server(t *testing.T, token string) *httptest.Server {
 	done := make(chan struct{})
 	go func() { v.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; v.Close() })
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st, Token: token}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st, Token: token,
+		ReadTimeout: readTimeout}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -207,5 +215,42 @@ func TestToken(t *testing.T) {
 	}
 	if a := call(t, srv, "GET", "/healthz", ""); a.code != 200 {
 		t.Fatalf("healthz needs no token: %d", a.code)
+	}
+}
+
+// busyLog is a store whose head is always far ahead, as when other writers
+// keep appending: a write's answer must not wait for them.
+type busyLog struct{ *embedded.Store }
+
+func (b busyLog) Head() events.Position {
+	h := b.Store.Head()
+	return events.Position{Commit: h.Commit + 1000, Prepare: h.Prepare + 1000}
+}
+
+// TestWritesWaitForTheirOwnPosition: the answer to a write waits for the view
+// to fold that write, not for the log's head.
+func TestWritesWaitForTheirOwnPosition(t *testing.T) {
+	mem, err := embedded.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	srv := serverOn(t, "", busyLog{mem}, 2*time.Second)
+	a := call(t, srv, "POST", "/v1/tasks", "{"+good+"}")
+	if a.code != http.StatusCreated {
+		t.Fatalf("create: %d %s", a.code, a.body)
+	}
+	var row struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(a.body), &row); err != nil || row.Status != "active" {
+		t.Fatalf("create answered %s", a.body)
+	}
+	if a := call(t, srv, "POST", "/v1/tasks/"+row.ID+"/pause", ""); a.code != http.StatusOK || !strings.Contains(a.body, `"paused"`) {
+		t.Fatalf("pause: %d %s", a.code, a.body)
+	}
+	if a := call(t, srv, "DELETE", "/v1/owners/channel%2Fpop3%2F42/tasks", ""); a.code != http.StatusOK || !strings.Contains(a.body, `"deleted": 1`) {
+		t.Fatalf("delete owner: %d %s", a.code, a.body)
 	}
 }
