@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
@@ -66,9 +67,9 @@ type shardTick struct{ at time.Time }
 // Ticker is the clock actor: every Interval it broadcasts a tick to the
 // shards. Ticks are scheduled from the start time, so they do not drift.
 type Ticker struct {
-	Clock    clock.Clock
-	Interval time.Duration
-	Shards   []*actor.PID
+	Archetype archetype.Archetype
+	Interval  time.Duration
+	Shards    []*actor.PID
 
 	start time.Time
 	n     int64
@@ -80,18 +81,18 @@ type Ticker struct {
 // Receive implements actor.Actor.
 func (t *Ticker) Receive(ctx actor.Context) {
 	if counted.Counted(ctx.Message()) {
-		defer t.Clock.End()
+		defer t.Archetype.Clock.End()
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		t.start, t.pid, t.sys = t.Clock.Now(), ctx.Self(), ctx.ActorSystem()
+		t.start, t.pid, t.sys = t.Archetype.Clock.Now(), ctx.Self(), ctx.ActorSystem()
 		t.arm()
 	case fire:
 		if t.timer == nil {
 			return // stopped
 		}
 		for _, s := range t.Shards {
-			counted.Send(t.Clock, ctx, s, shardTick{at: m.at})
+			counted.Send(t.Archetype.Clock, ctx, s, shardTick{at: m.at})
 		}
 		t.arm()
 	case StopTicking:
@@ -114,15 +115,15 @@ func (t *Ticker) stop() {
 func (t *Ticker) arm() {
 	t.n++
 	at := t.start.Add(time.Duration(t.n) * t.Interval)
-	t.timer = t.Clock.AfterFunc(at.Sub(t.Clock.Now()), func() {
-		counted.Send(t.Clock, t.sys.Root, t.pid, fire{at: at})
+	t.timer = t.Archetype.Clock.AfterFunc(at.Sub(t.Archetype.Clock.Now()), func() {
+		counted.Send(t.Archetype.Clock, t.sys.Root, t.pid, fire{at: at})
 	})
 }
 
 // Shard keeps the due-time index of its tasks and passes a tick only to the
 // tasks that are due.
 type Shard struct {
-	Clock clock.Clock
+	Archetype archetype.Archetype
 
 	due  dueHeap
 	next map[uuid.UUID]dueEntry // current nextRun per tracked task
@@ -141,7 +142,7 @@ type dueItem struct {
 // Receive implements actor.Actor.
 func (s *Shard) Receive(ctx actor.Context) {
 	if counted.Counted(ctx.Message()) {
-		defer s.Clock.End()
+		defer s.Archetype.Clock.End()
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
@@ -162,7 +163,7 @@ func (s *Shard) Receive(ctx actor.Context) {
 		if cur, ok := s.next[m.TaskID]; ok && cur.pid.Equal(m.PID) {
 			delete(s.next, m.TaskID)
 		}
-		counted.Send(s.Clock, ctx, m.PID, Untracked{TaskID: m.TaskID})
+		counted.Send(s.Archetype.Clock, ctx, m.PID, Untracked{TaskID: m.TaskID})
 	case shardTick:
 		for len(s.due) > 0 && !s.due[0].at.After(m.at) {
 			it := heap.Pop(&s.due).(dueItem)
@@ -172,7 +173,7 @@ func (s *Shard) Receive(ctx actor.Context) {
 			}
 			// The task answers with a Track for its new nextRun.
 			delete(s.next, it.id)
-			counted.Send(s.Clock, ctx, cur.pid, Tick{At: m.at})
+			counted.Send(s.Archetype.Clock, ctx, cur.pid, Tick{At: m.at})
 		}
 	}
 }

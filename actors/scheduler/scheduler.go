@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task"
@@ -274,6 +275,7 @@ type entry struct {
 // Scheduler runs tasks. Build it with New.
 type Scheduler struct {
 	cfg      Config
+	arch     archetype.Archetype // cfg's clock and logger, for every component
 	handlers map[string]worker.Handler
 
 	// mu guards what follows; every message to a task actor is sent while
@@ -300,7 +302,9 @@ func New(cfg Config) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{cfg: cfg.withDefaults(), handlers: map[string]worker.Handler{}}, nil
+	cfg = cfg.withDefaults()
+	return &Scheduler{cfg: cfg, arch: archetype.Archetype{Clock: cfg.Clock, Logger: cfg.Logger},
+		handlers: map[string]worker.Handler{}}, nil
 }
 
 // Register sets the handler for a kind of task. Call it before Start.
@@ -355,11 +359,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.stats = &worker.Stats{}
 	s.tasks, s.owners = map[uuid.UUID]*entry{}, map[string]map[uuid.UUID]struct{}{}
 	for i := 0; i < s.cfg.Shards; i++ {
-		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Clock: c} })))
+		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Archetype: s.arch} })))
 	}
 	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
-		Clock: c, Workers: s.cfg.Workers, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
-		Ask: s.workerAsk, Logger: logger, Base: s.base, Stats: s.stats,
+		Archetype: s.arch, Workers: s.cfg.Workers, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
+		Ask: s.workerAsk, Base: s.base, Stats: s.stats,
 	})))
 	ids := make([]uuid.UUID, 0, len(states))
 	for id, st := range states {
@@ -374,7 +378,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.spawnTask(id, &st)
 	}
 	s.ticker = s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
-		return &dueindex.Ticker{Clock: c, Interval: s.cfg.Tick, Shards: s.shards}
+		return &dueindex.Ticker{Archetype: s.arch, Interval: s.cfg.Tick, Shards: s.shards}
 	}))
 	s.started = true
 	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "tick", s.cfg.Tick, "workers", s.cfg.Workers)
@@ -417,8 +421,8 @@ func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]task.Initi
 
 // spawnTask starts the actor of a task; s.mu must be held.
 func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
-	cfg := task.Config{Store: s.cfg.Store, Clock: s.cfg.Clock, Queue: s.queue, Shard: s.shardOf(id),
-		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Logger: s.cfg.Logger}
+	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Shard: s.shardOf(id),
+		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout}
 	e := &entry{pid: counted.Spawn(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)))}
 	s.tasks[id] = e
 	if st != nil && st.State.Exists() && st.State.Status != rules.StatusDeleted {

@@ -29,10 +29,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task/rules"
@@ -113,7 +113,9 @@ type Registry interface {
 // Config is what a task actor needs.
 type Config struct {
 	Store events.Store
-	Clock clock.Clock
+	// Archetype is the clock and logger; a Virtual clock makes the actor
+	// deterministic.
+	Archetype archetype.Archetype
 	// Queue receives a worker.Enqueued for each run enqueued or recovered.
 	Queue *actor.PID
 	// Shard receives a dueindex.Track whenever nextRun or the status changes.
@@ -125,7 +127,6 @@ type Config struct {
 	// DefaultStoreTimeout. It is measured on the wall clock: it guards real
 	// I/O, which virtual time does not see.
 	StoreTimeout time.Duration
-	Logger       *slog.Logger
 }
 
 // leave is where the actor is in leaving the due-time index and the
@@ -168,6 +169,7 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 	if cfg.StoreTimeout <= 0 {
 		cfg.StoreTimeout = DefaultStoreTimeout
 	}
+	cfg.Archetype = cfg.Archetype.WithDefaults()
 	return func() actor.Actor {
 		a := &Actor{cfg: cfg, id: id, stream: events.TaskStream(id), timers: map[uuid.UUID]clock.Timer{},
 			incarnation: uuid.NewString()}
@@ -181,7 +183,7 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 // Receive implements actor.Actor.
 func (a *Actor) Receive(ctx actor.Context) {
 	if counted.Counted(ctx.Message()) {
-		defer a.cfg.Clock.End()
+		defer a.cfg.Archetype.Clock.End()
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
@@ -204,7 +206,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 			ctx.Respond(Reply{Err: a.loadErr})
 			break
 		}
-		evs, err := a.execute(ctx, cctx, m.Cmd, a.cfg.Clock.Now())
+		evs, err := a.execute(ctx, cctx, m.Cmd, a.cfg.Archetype.Clock.Now())
 		ctx.Respond(Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
 	case Get:
 		if !a.ensureLoaded(ctx, context.Background()) {
@@ -214,21 +216,21 @@ func (a *Actor) Receive(ctx actor.Context) {
 		ctx.Respond(Reply{State: a.state, Position: a.pos})
 	case dueindex.Tick:
 		if !a.ensureLoaded(ctx, context.Background()) {
-			a.cfg.Logger.Error("tick failed", "task_id", a.id, "err", a.loadErr)
+			a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", a.loadErr)
 			break
 		}
 		// R1: the decision is taken at the tick's own instant, whenever
 		// this message is processed.
 		if _, err := a.execute(ctx, context.Background(), rules.Tick{}, m.At); err != nil && !errors.Is(err, rules.ErrNotCreated) {
-			a.cfg.Logger.Error("tick failed", "task_id", a.id, "err", err)
+			a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", err)
 			// The index forgot the task when it sent the tick.
 			a.do(ctx, rules.Effects(rules.Tick{}, a.state, nil))
 		}
 	case deadline:
 		delete(a.timers, m.runID)
-		_, err := a.execute(ctx, context.Background(), rules.ForceEnd{RunID: m.runID, Reason: m.reason}, a.cfg.Clock.Now())
+		_, err := a.execute(ctx, context.Background(), rules.ForceEnd{RunID: m.runID, Reason: m.reason}, a.cfg.Archetype.Clock.Now())
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
-			a.cfg.Logger.Error("forced end failed", "task_id", a.id, "run_id", m.runID, "err", err)
+			a.cfg.Archetype.Logger.Error("forced end failed", "task_id", a.id, "run_id", m.runID, "err", err)
 		}
 	case dueindex.Untracked:
 		if a.leave != untracking {
@@ -239,7 +241,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 			return
 		}
 		a.leave = leaving
-		c, root, self := a.cfg.Clock, a.sys.Root, a.self
+		c, root, self := a.cfg.Archetype.Clock, a.sys.Root, a.self
 		send := func() { counted.Send(c, root, self, passivate{}) }
 		if a.cfg.Registry == nil {
 			send()
@@ -283,7 +285,7 @@ func (a *Actor) maybeLeave(ctx actor.Context) {
 		return
 	}
 	a.leave = untracking
-	counted.Send(a.cfg.Clock, ctx, a.cfg.Shard, dueindex.Untrack{TaskID: a.id, PID: a.self})
+	counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Untrack{TaskID: a.id, PID: a.self})
 }
 
 // ensureLoaded loads the state if it is not loaded yet and, once loaded,
@@ -296,7 +298,7 @@ func (a *Actor) ensureLoaded(ctx actor.Context, cctx context.Context) bool {
 	if !a.loaded {
 		if err := a.reload(cctx); err != nil {
 			a.loadErr = fmt.Errorf("%w %s: %w", ErrLoad, a.id, err)
-			a.cfg.Logger.Error("task load failed", "task_id", a.id, "err", err)
+			a.cfg.Archetype.Logger.Error("task load failed", "task_id", a.id, "err", err)
 			return false
 		}
 	}
@@ -336,7 +338,7 @@ func (a *Actor) reload(cctx context.Context) error {
 // append, evolve, then do the effects. It returns the events recorded.
 func (a *Actor) execute(ctx actor.Context, cctx context.Context, cmd rules.Command, at time.Time) ([]events.Event, error) {
 	for attempt := 0; ; attempt++ {
-		now := a.cfg.Clock.Now()
+		now := a.cfg.Archetype.Clock.Now()
 		evs, err := rules.Decide(a.state, cmd, at)
 		if err != nil || len(evs) == 0 {
 			if err == nil {
@@ -361,7 +363,7 @@ func (a *Actor) execute(ctx actor.Context, cctx context.Context, cmd rules.Comma
 		res, err := a.cfg.Store.Append(actx, a.stream, expected, proposed...)
 		cancel()
 		if errors.Is(err, events.ErrVersionConflict) && attempt < maxConflictRetries {
-			a.cfg.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
+			a.cfg.Archetype.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
 			if err := a.reload(cctx); err != nil {
 				return nil, err
 			}
@@ -390,14 +392,14 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 		switch e := e.(type) {
 		case rules.Enqueue:
 			r := e.Run
-			counted.Send(a.cfg.Clock, ctx, a.cfg.Queue, worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
+			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
 				Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt})
 		case rules.ArmDeadline:
 			a.armDeadline(e.Run, e.Reason)
 		case rules.StopTimer:
 			a.stopTimer(e.RunID)
 		case rules.Track:
-			counted.Send(a.cfg.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, PID: a.self, NextRun: e.NextRun, Active: e.Active})
+			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, PID: a.self, NextRun: e.NextRun, Active: e.Active})
 		case rules.Passivate:
 		}
 	}
@@ -407,7 +409,7 @@ func (a *Actor) armDeadline(r rules.Run, reason string) {
 	if t, ok := a.timers[r.ID]; ok {
 		t.Stop()
 	}
-	c, sys, self, id := a.cfg.Clock, a.sys, a.self, r.ID
+	c, sys, self, id := a.cfg.Archetype.Clock, a.sys, a.self, r.ID
 	a.timers[r.ID] = c.AfterFunc(r.Deadline.Sub(c.Now()), func() {
 		counted.Send(c, sys.Root, self, deadline{runID: id, reason: reason})
 	})

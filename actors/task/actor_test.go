@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
@@ -66,7 +67,7 @@ func TestTwoActorsForOneTaskCannotBothStartARun(t *testing.T) {
 	var mu sync.Mutex
 	var got []any
 	sinkPID := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor { return sink{clk: clk, mu: &mu, got: &got} }))
-	cfg := task.Config{Store: store, Clock: clk, Queue: sinkPID, Shard: sinkPID, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := task.Config{Store: store, Archetype: archetype.Archetype{Clock: clk}, Queue: sinkPID, Shard: sinkPID}
 	id := uuid.New()
 
 	a := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(task.New(cfg, id, nil)))

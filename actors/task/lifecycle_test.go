@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task"
@@ -51,9 +52,9 @@ func newRig(t *testing.T, store events.Store) *rig {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
 	counted.Watch(r.sys, r.clk)
-	shard := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Clock: r.clk} }))
+	shard := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Archetype: archetype.Archetype{Clock: r.clk}} }))
 	sink := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(func() actor.Actor { return sink{clk: r.clk, mu: &r.mu, got: &r.got} }))
-	r.cfg = task.Config{Store: store, Clock: r.clk, Queue: sink, Shard: shard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	r.cfg = task.Config{Store: store, Archetype: archetype.Archetype{Clock: r.clk}, Queue: sink, Shard: shard}
 	return r
 }
 

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
@@ -53,7 +53,9 @@ type AskFunc func(ctx context.Context, from actor.SenderContext, task *actor.PID
 
 // PoolConfig configures the queue and its workers.
 type PoolConfig struct {
-	Clock clock.Clock
+	// Archetype is the clock (handlers' deadlines, pick-up delays) and the
+	// logger.
+	Archetype archetype.Archetype
 	// Workers is the number of worker actors (runs executing at once).
 	Workers int
 	// Handlers maps a task kind to its handler; read-only once started.
@@ -62,8 +64,7 @@ type PoolConfig struct {
 	// may take it (simulation scripts pick-up times with it).
 	PickupDelay func(QueuedRun) time.Duration
 	// Ask carries the worker's commands to the task actors. Required.
-	Ask    AskFunc
-	Logger *slog.Logger
+	Ask AskFunc
 	// Base is the parent of every handler's context; cancelling it abandons
 	// running handlers (their outcomes are then not recorded).
 	Base context.Context
@@ -164,12 +165,13 @@ type Queue struct {
 
 // NewQueue returns the producer of the queue actor; it spawns its workers.
 func NewQueue(cfg PoolConfig) actor.Producer {
+	cfg.Archetype = cfg.Archetype.WithDefaults()
 	return func() actor.Actor { return &Queue{cfg: cfg} }
 }
 
 // Receive implements actor.Actor.
 func (q *Queue) Receive(ctx actor.Context) {
-	c := q.cfg.Clock
+	c := q.cfg.Archetype.Clock
 	if counted.Counted(ctx.Message()) {
 		defer c.End()
 	}
@@ -208,7 +210,7 @@ func (q *Queue) dispatch(ctx actor.Context) {
 		w := q.idle[0]
 		q.idle = q.idle[1:]
 		q.cfg.Stats.Queued.Add(-1)
-		counted.Send(q.cfg.Clock, ctx, w, work{run: it.run})
+		counted.Send(q.cfg.Archetype.Clock, ctx, w, work{run: it.run})
 	}
 }
 
@@ -222,7 +224,7 @@ type Worker struct {
 
 // Receive implements actor.Actor.
 func (w *Worker) Receive(ctx actor.Context) {
-	c := w.cfg.Clock
+	c := w.cfg.Archetype.Clock
 	if counted.Counted(ctx.Message()) {
 		defer c.End()
 	}
@@ -239,7 +241,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 	if err != nil || len(reply.Events) == 0 {
 		w.cfg.Stats.exit()
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {
-			w.cfg.Logger.Error("request start failed", "task_id", m.run.TaskID, "run_id", m.run.RunID, "err", err)
+			w.cfg.Archetype.Logger.Error("request start failed", "task_id", m.run.TaskID, "run_id", m.run.RunID, "err", err)
 		}
 		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()})
 		return
@@ -281,7 +283,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
 		}
 		if _, err := w.askFrom(root, m.run, cmd); err != nil && !errors.Is(err, rules.ErrUnknownRun) {
-			w.cfg.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
+			w.cfg.Archetype.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
 		}
 		counted.Send(c, root, w.queue, idle{pid: self})
 	}()

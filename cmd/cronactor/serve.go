@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/archetype"
+	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events"
@@ -142,6 +144,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		handler = slog.NewJSONHandler(env.stderr, nil)
 	}
 	logger := slog.New(handler)
+	// One clock and logger for every component.
+	arch := archetype.Archetype{Clock: clock.Real{}, Logger: logger}
 
 	store, err := openStore(ctx, cfg, logger)
 	if err != nil {
@@ -151,7 +155,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	m := newMetrics()
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe}
 
-	sched, err := scheduler.New(scheduler.Config{Store: timed, Tick: cfg.tick, Workers: cfg.workers, Logger: logger})
+	sched, err := scheduler.New(scheduler.Config{Store: timed, Tick: cfg.tick, Workers: cfg.workers, Clock: arch.Clock, Logger: arch.Logger})
 	if err != nil {
 		return err
 	}
@@ -173,7 +177,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 
-	viewCfg := crontasks.Config{Store: store, Logger: logger}
+	viewCfg := crontasks.Config{Store: store, Archetype: arch}
 	if cfg.store == "embedded" {
 		viewCfg.Dir = crontasks.DirIn(cfg.data)
 	}

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
 )
@@ -48,7 +48,9 @@ type Config struct {
 	// Coalesce is how long the live applier waits, after events arrive,
 	// for more to fold in the same batch: the rows of tasks with several
 	// events then get written once. It adds at most this much lag. Default
-	// 5ms; negative: apply at once; at most 1s.
+	// 5ms; negative: apply at once; at most 1s. It is measured on the
+	// Archetype's clock: under a virtual clock the batch waits until the
+	// clock moves, so a test that does not move it sets Coalesce negative.
 	Coalesce time.Duration
 	// CacheRows is how many recently folded rows the applier keeps decoded
 	// in memory (about 1 KiB each). Default 16384; 0 to 1<<22; -1 disables.
@@ -57,11 +59,11 @@ type Config struct {
 	// Default false: the view is rebuilt from the log's checkpoint after a
 	// crash anyway, and a batch is always all-or-nothing.
 	Sync bool
-	// Logger gets catch-up progress and errors. Default: discard.
-	Logger *slog.Logger
-	// Now is the clock lag is measured with (the scheduler's clock, which
-	// may be virtual). Default time.Now.
-	Now func() time.Time
+	// Archetype is the clock (lag, the coalescing timer, catch-up progress)
+	// and the logger (catch-up progress and errors): the scheduler's, so a
+	// virtual clock drives the view too. Default: the wall clock, a logger
+	// that discards.
+	Archetype archetype.Archetype
 }
 
 // Validate names the first invalid field.
@@ -91,12 +93,7 @@ func (c Config) withDefaults() Config {
 	if c.CacheRows == 0 {
 		c.CacheRows = 16384
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Archetype = c.Archetype.WithDefaults()
 	return c
 }
 
@@ -208,7 +205,7 @@ func (v *View) checkFormat() error {
 	if olderFormat(marker) {
 		// Written by an older build: the view is derived data, so clear it
 		// and let the next catch-up fold the log again from zero.
-		v.cfg.Logger.Warn("cron_tasks view of an older format: rebuilding from the log", "dir", v.cfg.Dir, "format", marker)
+		v.cfg.Archetype.Logger.Warn("cron_tasks view of an older format: rebuilding from the log", "dir", v.cfg.Dir, "format", marker)
 		b := v.db.NewBatch()
 		defer b.Close()
 		if err := b.DeleteRange([]byte{0}, []byte{0xFF}, nil); err != nil {
@@ -299,7 +296,7 @@ type Lag struct {
 	// Events not folded yet: Head - Checkpoint on a store numbering events
 	// 1, 2, 3… (the embedded store), else the events received and waiting.
 	Events uint64
-	// Time is how long ago (Config.Now) the oldest event received but not
+	// Time is how long ago (by the Archetype's clock) the oldest event received but not
 	// yet folded was decided; 0 when none waits.
 	Time time.Duration
 }
@@ -310,7 +307,7 @@ func (v *View) Lag() Lag {
 	l := Lag{Checkpoint: v.checkpoint, Head: v.checkpoint, Events: uint64(len(v.queue))}
 	if n := len(v.queue); n > 0 {
 		l.Head = v.queue[n-1].Position
-		l.Time = v.cfg.Now().Sub(v.queue[0].At)
+		l.Time = v.cfg.Archetype.Now().Sub(v.queue[0].At)
 		if l.Time < 0 {
 			l.Time = 0
 		}
@@ -514,7 +511,8 @@ func (v *View) CatchUp(ctx context.Context, progress func(Progress)) error {
 // catchUp folds pages; filter (if not nil) picks the events of each page to
 // fold and says when to stop reading.
 func (v *View) catchUp(ctx context.Context, progress func(Progress), filter func([]events.Recorded) ([]events.Recorded, bool)) error {
-	start := time.Now()
+	c := v.cfg.Archetype.Clock
+	start := c.Now()
 	var head events.Position
 	if h, ok := v.cfg.Store.(events.HeadReader); ok {
 		head = h.Head()
@@ -542,7 +540,7 @@ func (v *View) catchUp(ctx context.Context, progress func(Progress), filter func
 		}
 		applied += uint64(len(keep))
 		if progress != nil {
-			progress(Progress{Applied: applied, Position: v.Checkpoint(), Head: head, Elapsed: time.Since(start)})
+			progress(Progress{Applied: applied, Position: v.Checkpoint(), Head: head, Elapsed: c.Now().Sub(start)})
 		}
 		if stop {
 			return nil
@@ -569,7 +567,7 @@ func (v *View) Run(ctx context.Context) error {
 	if err := v.CatchUp(ctx, nil); err != nil {
 		return v.stop(err)
 	}
-	v.cfg.Logger.Info("cron_tasks view caught up", "position", v.Checkpoint().String())
+	v.cfg.Archetype.Logger.Info("cron_tasks view caught up", "position", v.Checkpoint().String())
 	subErr := make(chan error, 1)
 	go func() {
 		subErr <- v.cfg.Store.Subscribe(ctx, v.Checkpoint(), func(r events.Recorded) error {
@@ -609,7 +607,7 @@ func (v *View) stop(err error) error {
 		close(v.notify)
 		v.notify = make(chan struct{})
 		v.mu.Unlock()
-		v.cfg.Logger.Error("cron_tasks view stopped", "err", err)
+		v.cfg.Archetype.Logger.Error("cron_tasks view stopped", "err", err)
 	}
 	return err
 }
@@ -642,7 +640,7 @@ func (v *View) enqueue(ctx context.Context, r events.Recorded) error {
 // take waits for queued events and returns up to BatchSize of them,
 // leaving them queued (so Lag sees them) until applied.
 func (v *View) take(ctx context.Context, subErr <-chan error) ([]events.Recorded, error) {
-	var deadline <-chan time.Time
+	var deadline chan struct{}
 	for {
 		v.mu.Lock()
 		n := min(len(v.queue), v.cfg.BatchSize)
@@ -654,9 +652,10 @@ func (v *View) take(ctx context.Context, subErr <-chan error) ([]events.Recorded
 		if n > 0 && deadline == nil {
 			// Wait a little for more: under load the events of one task
 			// come close together, and one batch then writes its row once.
-			t := time.NewTimer(v.cfg.Coalesce)
+			fired := make(chan struct{})
+			t := v.cfg.Archetype.Clock.AfterFunc(v.cfg.Coalesce, func() { close(fired) })
 			defer t.Stop()
-			deadline = t.C
+			deadline = fired
 		}
 		select {
 		case <-v.queueWake:

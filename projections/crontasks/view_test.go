@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/archetype"
+	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/google/uuid"
@@ -363,7 +365,8 @@ func TestFold(t *testing.T) {
 // reports no lag once caught up.
 func TestWaitForAndLag(t *testing.T) {
 	store := memStore(t)
-	v := openView(t, crontasks.Config{Store: store, Now: func() time.Time { return t0.Add(time.Hour) }})
+	v := openView(t, crontasks.Config{Store: store, Coalesce: -1,
+		Archetype: archetype.Archetype{Clock: clock.NewVirtual(t0.Add(time.Hour))}})
 	follow(t, v)
 	h := newHistory(t, store, 6, 3)
 	for range 50 {
