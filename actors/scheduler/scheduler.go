@@ -2,10 +2,18 @@
 // events.Store, register handlers by kind, create tasks, Start, and Stop.
 //
 // Inside, every task is an actor (package task) whose state is rebuilt from
-// its own stream; a ticker actor and shard actors (package clock) pass ticks
-// to the tasks that are due; a queue and a pool of workers (package worker)
-// ask the task actor for permission before running a handler. See
-// docs/architecture.md.
+// its own stream; a ticker actor and shard actors (package dueindex) pass
+// ticks to the tasks that are due; a queue and a pool of workers (package
+// worker) ask the task actor for permission before running a handler. Every
+// component is built with one archetype.Archetype (the Config's clock and
+// logger). See docs/architecture.md.
+//
+// Lifecycle: a task has an actor in memory while it needs one; the actor of
+// a task deleted with nothing open stops, Start spawns none for such tasks,
+// and any call about one spawns it on demand. Every method's context bounds
+// its call into the actor; each store call of an actor is bounded by
+// Config.StoreTimeout. Calls that write return the global log position of
+// the task's latest event (Task.Position), for read-your-writes on a view.
 //
 // Writes are commands decided by the task's actor against its current
 // state: UpdateTask sends only the fields a TaskUpdate sets (an unset
