@@ -511,6 +511,10 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	pids := make([]*actor.PID, 0, len(s.tasks)+len(s.infra))
 	for _, e := range s.tasks {
 		pids = append(pids, e.pid)
+		if e.leaving != nil { // its callers learn that the scheduler stopped
+			close(e.leaving)
+			e.leaving = nil
+		}
 	}
 	pids = append(pids, s.infra...)
 	s.mu.Unlock()
