@@ -199,8 +199,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 			cctx = context.Background()
 		}
 		if err := cctx.Err(); err != nil {
-			ctx.Respond(Reply{State: a.state, Err: err})
-			return
+			ctx.Respond(Reply{State: a.state, Position: a.pos, Err: err})
+			break // an actor started for this command may leave again
 		}
 		if !a.ensureLoaded(ctx, cctx) {
 			ctx.Respond(Reply{Err: a.loadErr})
