@@ -92,7 +92,7 @@ func (t *Ticker) Receive(ctx actor.Context) {
 			return // stopped
 		}
 		for _, s := range t.Shards {
-			counted.Send(t.Archetype.Clock, ctx, s, shardTick{at: m.at})
+			counted.Send(t.Archetype.Clock, ctx, s, shardTick(m))
 		}
 		t.arm()
 	case StopTicking:
