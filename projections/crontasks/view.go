@@ -304,10 +304,16 @@ type Lag struct {
 // Lag reports how far the view trails the log.
 func (v *View) Lag() Lag {
 	v.mu.Lock()
-	l := Lag{Checkpoint: v.checkpoint, Head: v.checkpoint, Events: uint64(len(v.queue))}
-	if n := len(v.queue); n > 0 {
-		l.Head = v.queue[n-1].Position
-		l.Time = v.cfg.Archetype.Now().Sub(v.queue[0].At)
+	// The applier trims the queue just after it moved the checkpoint:
+	// events at or before the checkpoint are folded already.
+	waiting := v.queue
+	for len(waiting) > 0 && !v.checkpoint.Less(waiting[0].Position) {
+		waiting = waiting[1:]
+	}
+	l := Lag{Checkpoint: v.checkpoint, Head: v.checkpoint, Events: uint64(len(waiting))}
+	if n := len(waiting); n > 0 {
+		l.Head = waiting[n-1].Position
+		l.Time = v.cfg.Archetype.Now().Sub(waiting[0].At)
 		if l.Time < 0 {
 			l.Time = 0
 		}
