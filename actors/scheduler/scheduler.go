@@ -275,9 +275,16 @@ type Stats struct {
 // entry is a task actor in memory.
 type entry struct {
 	pid *actor.PID
-	// leaving is set while the actor leaves (task.Registry); it is closed
-	// when the actor has stopped or stayed.
+	// mu orders the messages sent to pid against its leaving: every message
+	// is sent while holding it, and Leave queues the actor's last message
+	// while holding it (see task.Registry).
+	mu sync.Mutex
+	// leaving is set while the actor leaves; it is closed when the actor
+	// has stopped or stayed.
 	leaving chan struct{}
+	// gone is set once the actor stopped: the entry is out of the map and a
+	// caller holding it looks again.
+	gone bool
 }
 
 // Scheduler runs tasks. Build it with New.
@@ -286,9 +293,8 @@ type Scheduler struct {
 	arch     archetype.Archetype // cfg's clock and logger, for every component
 	handlers map[string]worker.Handler
 
-	// mu guards what follows; every message to a task actor is sent while
-	// holding it, so that an actor leaving the registry receives nothing
-	// after its last message (see task.Registry).
+	// mu guards what follows but owners (each entry orders its own
+	// messages, see entry.mu).
 	mu      sync.Mutex
 	started bool
 	stopped bool
@@ -297,10 +303,12 @@ type Scheduler struct {
 	queue   *actor.PID
 	shards  []*actor.PID
 	tasks   map[uuid.UUID]*entry
-	owners  map[string]map[uuid.UUID]struct{}
-	stats   *worker.Stats
-	base    context.Context
-	abandon context.CancelFunc
+	// ownersMu guards owners: the tasks not deleted, by owner (R6).
+	ownersMu sync.Mutex
+	owners   map[string]map[uuid.UUID]struct{}
+	stats    *worker.Stats
+	base     context.Context
+	abandon  context.CancelFunc
 	// infra lists the actors that are not task actors: shards, queue, ticker.
 	infra []*actor.PID
 }
@@ -434,7 +442,9 @@ func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 	e := &entry{pid: counted.Spawn(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)))}
 	s.tasks[id] = e
 	if st != nil && st.State.Exists() && st.State.Status != rules.StatusDeleted {
+		s.ownersMu.Lock()
 		s.indexOwner(st.State.Spec.Owner, id)
+		s.ownersMu.Unlock()
 	}
 	return e
 }
@@ -446,8 +456,15 @@ type registry Scheduler
 func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 	s := (*Scheduler)(r)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e := s.tasks[id]; e != nil && e.pid.Equal(self) && e.leaving == nil {
+	e := s.tasks[id]
+	s.mu.Unlock()
+	if e == nil || !e.pid.Equal(self) {
+		send()
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.leaving == nil && !e.gone {
 		e.leaving = make(chan struct{})
 	}
 	send()
@@ -457,20 +474,25 @@ func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool) {
 	s := (*Scheduler)(r)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e := s.tasks[id]
 	if e == nil || !e.pid.Equal(self) {
+		s.mu.Unlock()
 		return
-	}
-	if e.leaving != nil {
-		close(e.leaving)
-		e.leaving = nil
 	}
 	if stopped {
 		delete(s.tasks, id)
 	}
+	s.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gone = e.gone || stopped
+	if e.leaving != nil {
+		close(e.leaving)
+		e.leaving = nil
+	}
 }
 
+// indexOwner adds a task to its owner's; s.ownersMu must be held.
 func (s *Scheduler) indexOwner(owner string, id uuid.UUID) {
 	m := s.owners[owner]
 	if m == nil {
@@ -509,15 +531,21 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.abandon()
 	s.mu.Lock()
 	pids := make([]*actor.PID, 0, len(s.tasks)+len(s.infra))
+	entries := make([]*entry, 0, len(s.tasks))
 	for _, e := range s.tasks {
 		pids = append(pids, e.pid)
+		entries = append(entries, e)
+	}
+	pids = append(pids, s.infra...)
+	s.mu.Unlock()
+	for _, e := range entries {
+		e.mu.Lock()
 		if e.leaving != nil { // its callers learn that the scheduler stopped
 			close(e.leaving)
 			e.leaving = nil
 		}
+		e.mu.Unlock()
 	}
-	pids = append(pids, s.infra...)
-	s.mu.Unlock()
 	for _, pid := range pids {
 		s.sys.Root.Stop(pid)
 	}
@@ -583,9 +611,9 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	if err != nil {
 		return Task{}, false, err
 	}
-	s.mu.Lock()
+	s.ownersMu.Lock()
 	s.indexOwner(spec.Owner, id)
-	s.mu.Unlock()
+	s.ownersMu.Unlock()
 	return taskFrom(reply.State, reply.Position), true, nil
 }
 
@@ -603,9 +631,18 @@ func (s *Scheduler) send(ctx context.Context, id uuid.UUID, msg any) (task.Reply
 			return task.Reply{}, ErrNotStarted
 		}
 		e := s.tasks[id]
-		if e != nil && e.leaving != nil {
+		if e == nil {
+			e = s.spawnTask(id, nil)
+		}
+		s.mu.Unlock()
+		e.mu.Lock()
+		if e.gone {
+			e.mu.Unlock()
+			continue // stopped meanwhile: the map no longer holds it
+		}
+		if e.leaving != nil {
 			left := e.leaving
-			s.mu.Unlock()
+			e.mu.Unlock()
 			select {
 			case <-left:
 				continue
@@ -613,11 +650,8 @@ func (s *Scheduler) send(ctx context.Context, id uuid.UUID, msg any) (task.Reply
 				return task.Reply{}, ctx.Err()
 			}
 		}
-		if e == nil {
-			e = s.spawnTask(id, nil)
-		}
 		f := counted.RequestFuture(s.cfg.Clock, s.sys.Root, e.pid, msg, s.cfg.RequestTimeout)
-		s.mu.Unlock()
+		e.mu.Unlock()
 		res, err := counted.Await(ctx, f)
 		if err != nil {
 			return task.Reply{}, fmt.Errorf("scheduler: ask task %s: %w", id, err)
@@ -674,14 +708,14 @@ func (s *Scheduler) Task(ctx context.Context, id uuid.UUID) (Task, error) {
 // Tasks returns every task not deleted, ordered by owner then name.
 // Deleted tasks are in the log and the cron_tasks view.
 func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
-	s.mu.Lock()
+	s.ownersMu.Lock()
 	var ids []uuid.UUID
 	for _, m := range s.owners {
 		for id := range m {
 			ids = append(ids, id)
 		}
 	}
-	s.mu.Unlock()
+	s.ownersMu.Unlock()
 	out := make([]Task, 0, len(ids))
 	for _, id := range ids {
 		t, err := s.Task(ctx, id)
@@ -729,9 +763,9 @@ func (s *Scheduler) ResumeTask(ctx context.Context, id uuid.UUID, opts ...WriteO
 func (s *Scheduler) DeleteTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
 	t, err := s.command(ctx, id, rules.Delete{Reason: "deleted", IfVersion: writeOpts(opts).ifVersion})
 	if err == nil {
-		s.mu.Lock()
+		s.ownersMu.Lock()
 		delete(s.owners[t.Owner], id)
-		s.mu.Unlock()
+		s.ownersMu.Unlock()
 	}
 	return t, err
 }
@@ -747,12 +781,12 @@ type OwnerDeletion struct {
 
 // DeleteOwner deletes every task of an owner (R6).
 func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (OwnerDeletion, error) {
-	s.mu.Lock()
+	s.ownersMu.Lock()
 	var ids []uuid.UUID
 	for id := range s.owners[owner] {
 		ids = append(ids, id)
 	}
-	s.mu.Unlock()
+	s.ownersMu.Unlock()
 	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
 	var d OwnerDeletion
 	for _, id := range ids {
@@ -760,9 +794,9 @@ func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (OwnerDeletio
 		if err != nil {
 			return d, err
 		}
-		s.mu.Lock()
+		s.ownersMu.Lock()
 		delete(s.owners[owner], id)
-		s.mu.Unlock()
+		s.ownersMu.Unlock()
 		d.Deleted++
 		if d.Position.Less(t.Position) {
 			d.Position = t.Position
