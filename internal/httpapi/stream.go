@@ -248,7 +248,7 @@ func (a *api) streamStart(r *http.Request) (events.Position, error) {
 		}
 		return p, nil
 	}
-	if h, ok := a.cfg.Store.(interface{ Head() events.Position }); ok {
+	if h, ok := a.cfg.Store.(events.HeadReader); ok {
 		return h.Head(), nil
 	}
 	return events.Start, nil
