@@ -13,7 +13,8 @@
 // write or sync the store refuses appends until it is reopened.
 //
 // The data directory holds a format marker (CRONACTOR_FORMAT), a lock file
-// (LOCK, held with flock while open) and Pebble's files under events/.
+// (LOCK, held with an exclusive OS lock while open: flock on Unix, LockFileEx on
+// Windows) and Pebble's files under events/.
 // Opening a directory another process holds fails with ErrLocked; a directory
 // with other files, or written by a newer format, fails with ErrForeignDir or
 // ErrNewerFormat; corruption is reported as ErrCorrupt with where it was

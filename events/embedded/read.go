@@ -1,0 +1,222 @@
+package embedded
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/cronactor/cronactor/events"
+)
+
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// ReadStream implements events.Store. It shows durable events only:
+// Pebble makes a batch visible before its WAL sync, so reads stop at the
+// durable head.
+func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error) {
+	if err := events.ValidateStream(stream); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	release, err := s.use()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	head := s.Head().Commit
+	out, err := s.readStream(stream, from, limit, head)
+	if err != nil || len(out) > 0 {
+		return out, err
+	}
+	// Nothing from "from" on: tell an empty read past the end from a
+	// missing stream.
+	v, closer, err := s.db.Get(streamKey(stream, 0))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", events.ErrStreamNotFound, stream)
+	}
+	if err != nil {
+		return nil, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return nil, fmt.Errorf("%w: stream index entry of %q in %s", ErrCorrupt, stream, s.dbDir)
+	}
+	if binary.BigEndian.Uint64(v) > head {
+		return nil, fmt.Errorf("%w: %q", events.ErrStreamNotFound, stream)
+	}
+	return nil, nil
+}
+
+// readStream reads the events of stream from version from on, stopping at
+// the first one positioned after head.
+func (s *Store) readStream(stream string, from uint64, limit int, head uint64) ([]events.Recorded, error) {
+	prefix := streamPrefix(stream)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: streamKey(stream, from), UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
+	}
+	defer it.Close()
+	var out []events.Recorded
+	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
+		v := it.Value()
+		if len(v) != 8 {
+			return out, fmt.Errorf("%w: stream index entry of %q in %s", ErrCorrupt, stream, s.dbDir)
+		}
+		pos := binary.BigEndian.Uint64(v)
+		if pos > head {
+			break
+		}
+		rec, err := s.get(pos)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+	if err := it.Error(); err != nil {
+		return out, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
+	}
+	return out, nil
+}
+
+func (s *Store) get(pos uint64) (events.Recorded, error) {
+	v, closer, err := s.db.Get(globalKey(pos))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return events.Recorded{}, fmt.Errorf("%w: global position %d is indexed but missing in %s", ErrCorrupt, pos, s.dbDir)
+	}
+	if err != nil {
+		return events.Recorded{}, s.dbErr(fmt.Sprintf("read global position %d", pos), err)
+	}
+	defer closer.Close()
+	rec, err := decodeRecord(pos, v)
+	if err != nil {
+		return rec, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dbDir, err)
+	}
+	return rec, nil
+}
+
+// ReadAll implements events.Store.
+func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) ([]events.Recorded, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	release, err := s.use()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	s.mu.RLock()
+	head := s.head
+	s.mu.RUnlock()
+	return s.readAll(after.Commit, head, limit)
+}
+
+func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error) {
+	if after >= head {
+		return nil, nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: globalKey(after + 1), UpperBound: globalKey(head + 1)})
+	if err != nil {
+		return nil, s.dbErr("read global log", err)
+	}
+	defer it.Close()
+	var out []events.Recorded
+	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
+		pos := binary.BigEndian.Uint64(it.Key()[1:])
+		rec, err := decodeRecord(pos, it.Value())
+		if err != nil {
+			return out, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dbDir, err)
+		}
+		out = append(out, rec)
+	}
+	if err := it.Error(); err != nil {
+		return out, s.dbErr("read global log", err)
+	}
+	return out, nil
+}
+
+// Subscribe implements events.Store.
+func (s *Store) Subscribe(ctx context.Context, after events.Position, handle func(events.Recorded) error) error {
+	pos := after.Commit
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.mu.RLock()
+		head, wake := s.head, s.notify
+		s.mu.RUnlock()
+		if pos >= head {
+			select {
+			case <-wake:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-s.done:
+				return events.ErrClosed
+			}
+		}
+		release, err := s.use()
+		if err != nil {
+			return err
+		}
+		page, err := s.readAll(pos, head, subscribePage)
+		release()
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			if err := handle(r); err != nil {
+				return fmt.Errorf("embedded: subscriber: %w", err)
+			}
+			pos = r.Position.Commit
+		}
+	}
+}
+
+// Head returns the position of the last durable event.
+func (s *Store) Head() events.Position {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return events.Position{Commit: s.head, Prepare: s.head}
+}
+
+// dbErr wraps an error from Pebble. Corruption becomes ErrCorrupt naming
+// the damaged file where Pebble's message says which one.
+func (s *Store) dbErr(op string, err error) error {
+	if pebble.IsCorruptionError(err) {
+		return fmt.Errorf("%w: %s: %s: %v", ErrCorrupt, op, corruptFile(s.fs, s.dbDir, err), err)
+	}
+	return fmt.Errorf("embedded: %s: %w", op, err)
+}
+
+// tableNumber finds the file number in Pebble's corruption messages
+// ("invalid table 000014 (checksum mismatch …)", "… in 000007.sst …").
+var tableNumber = regexp.MustCompile(`(?:table |\b)(\d{6,})(\.sst|\.log)?\b`)
+
+// corruptFile names the damaged file: the path of the table or log Pebble
+// mentions, else Pebble's directory.
+func corruptFile(fs vfs.FS, dbDir string, err error) string {
+	m := tableNumber.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "in " + dbDir
+	}
+	ext := m[2]
+	if ext == "" {
+		ext = ".sst"
+	}
+	return "in file " + fs.PathJoin(dbDir, m[1]+ext)
+}

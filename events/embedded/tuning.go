@@ -1,0 +1,42 @@
+package embedded
+
+// Tuning values of the store, with what each is based on. The figures come
+// from `cronactor bench store` on the 2-core build machine
+// (docs/decisions/0001-embedded-store.md has the runs).
+const (
+	// defaultMemTableSize is Pebble's memtable size when Options leaves it
+	// zero: 4 MiB, Pebble's own default. A 64 MiB memtable measured slower
+	// (64 writers: 64-85k events/s against 88-98k), because each fresh
+	// memtable arena is paid for in page faults while a group is applied; a
+	// small memtable also keeps the daemon's memory down.
+	defaultMemTableSize = 4 << 20
+	// minMemTableSize is the smallest memtable Options accepts (1 MiB). It is
+	// a floor against misconfiguration, not a measured optimum: below it every
+	// few groups would rotate the memtable and its write-ahead log.
+	minMemTableSize = 1 << 20
+	// defaultMaxBatchEvents caps the events of one group commit. Not a
+	// measured optimum: with 64 writers a group carries about 60 appends, far
+	// below it; the cap bounds a group's batch (and its memory) when many
+	// writers or large appends queue at once.
+	defaultMaxBatchEvents = 8192
+	// appendQueueLen is the buffer of the channel appends wait in for the
+	// committer. It only needs to hold every writer's next append (64 in the
+	// benchmark) so a writer never blocks on the hand-off; 1024 leaves room.
+	// Not measured beyond that.
+	appendQueueLen = 1024
+	// maxAnsweredYields bounds how often the committer yields before cutting
+	// a group, waiting for the writers the last group answered to queue again.
+	// Yielding took groups from about 32 to about 60 of 64 appends (88k -> 94k
+	// events/s with a 4 MiB memtable); the queue stops growing well within
+	// 32 yields, and a lone writer pays one.
+	maxAnsweredYields = 32
+	// subscribePage bounds how many events a subscriber holds in memory at
+	// once. Not measured: large enough that a catching-up subscriber reads in
+	// few iterator passes, small enough (~100 KiB of 200-byte events) to be
+	// negligible per subscriber.
+	subscribePage = 512
+	// markerReadLimit bounds how much of the format marker and the clean
+	// shutdown file is read: both are a line of JSON, so anything longer is
+	// not ours.
+	markerReadLimit = 4096
+)
