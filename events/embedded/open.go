@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -19,16 +21,26 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	_, statErr := os.Stat(dir)
+	createdDir := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("embedded: create data directory: %w", err)
+		return nil, noSpace(fmt.Errorf("embedded: create data directory: %w", err))
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
+		if createdDir {
+			os.Remove(dir)
+		}
 		return nil, err
 	}
 	s, err := open(vfs.Default, dir, opts)
 	if err != nil {
-		lock.Close()
+		// Leave the directory as it was found: no lock file, and no
+		// directory if this open made it (Remove fails on a non-empty one).
+		lock.abandon()
+		if createdDir {
+			os.Remove(dir)
+		}
 		return nil, err
 	}
 	s.lock = lock
@@ -44,26 +56,41 @@ func OpenMemory() (*Store, error) {
 func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("embedded: create data directory: %w", err)
+		return nil, noSpace(fmt.Errorf("embedded: create data directory: %w", err))
 	}
-	if err := checkFormat(fs, dir); err != nil {
+	dbDir := fs.PathJoin(dir, eventsDir)
+	existing, err := checkFormat(fs, dir)
+	if err != nil {
+		return nil, noSpace(err)
+	}
+	if existing {
+		if err := checkStoreFiles(fs, dir, dbDir); err != nil {
+			return nil, err
+		}
+	}
+	// Pebble replays the newest log up to its first bad record and then
+	// drops the log: check it before Pebble sees it.
+	damage, err := checkNewestWAL(fs, dbDir)
+	if err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(fs.PathJoin(dir, eventsDir), &pebble.Options{
-		FS:           fs,
-		MemTableSize: opts.MemTableSize,
-		Logger:       quietLogger{},
-	})
-	if err != nil {
-		if pebble.IsCorruptionError(err) {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, corruptFile(fs, fs.PathJoin(dir, eventsDir), err), err)
+	var loss *dataLoss
+	if damage != nil {
+		if !opts.AcceptDataLoss {
+			return nil, damage
 		}
-		return nil, fmt.Errorf("embedded: open %s: %w", dir, err)
+		if loss, err = keepDamagedLog(fs, dir, damage); err != nil {
+			return nil, noSpace(err)
+		}
+	}
+	db, err := openPebble(fs, dir, opts, existing)
+	if err != nil {
+		return nil, err
 	}
 	s := &Store{
 		db:      db,
 		dir:     dir,
-		dbDir:   fs.PathJoin(dir, eventsDir),
+		dbDir:   dbDir,
 		fs:      fs,
 		opts:    opts,
 		appends: make(chan *appendReq, appendQueueLen),
@@ -77,70 +104,133 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.next = s.head
-	if err := s.checkCleanShutdown(fs); err != nil {
+	cleanHead, err := s.checkCleanShutdown(fs, loss != nil)
+	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, noSpace(err)
+	}
+	if loss != nil {
+		if err := loss.finish(fs, dir, s.head, cleanHead, opts.Logger); err != nil {
+			db.Close()
+			return nil, noSpace(err)
+		}
 	}
 	go s.commitLoop()
 	return s, nil
 }
 
+// openPebble opens the Pebble database under dir. Pebble may create a
+// database only in a new store: in an existing one a missing database is an
+// error, never a fresh start over old files.
+func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (*pebble.DB, error) {
+	dbDir := fs.PathJoin(dir, eventsDir)
+	db, err := pebble.Open(dbDir, &pebble.Options{
+		FS:               fs,
+		MemTableSize:     opts.MemTableSize,
+		Logger:           quietLogger{},
+		ErrorIfNotExists: existing,
+	})
+	if err != nil {
+		if pebble.IsCorruptionError(err) {
+			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, corruptFile(fs, dbDir, err), err)
+		}
+		return nil, noSpace(fmt.Errorf("embedded: open %s: %w", dir, err))
+	}
+	return db, nil
+}
+
+// checkStoreFiles refuses an existing store whose Pebble database cannot be
+// found: without events/CURRENT Pebble would take the directory for a new
+// database and delete every table it holds as obsolete. The one tolerated
+// case is a first start that stopped before Pebble finished creating its
+// database: no log and no table holds anything yet.
+func checkStoreFiles(fs vfs.FS, dir, dbDir string) error {
+	names, err := fs.List(dbDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s is missing, but %s says a store was created in %s. Nothing was changed. "+
+			"Restore the data directory from a backup", ErrMissingFiles, dbDir, fs.PathJoin(dir, formatFile), dir)
+	}
+	if err != nil {
+		return fmt.Errorf("embedded: list %s: %w", dbDir, err)
+	}
+	var current bool
+	var data []string
+	for _, n := range names {
+		switch {
+		case n == "CURRENT" || strings.HasPrefix(n, "marker.manifest."):
+			current = true
+		case strings.HasSuffix(n, ".log") || strings.HasSuffix(n, ".sst"):
+			data = append(data, n)
+		}
+	}
+	if current || len(data) == 0 {
+		return nil
+	}
+	sort.Strings(data)
+	shown := data
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	return fmt.Errorf("%w: %s is missing while %s holds %d log and table files (%s): Pebble cannot tell which of them are live, "+
+		"and opening would start an empty database over them. Nothing was changed. Restore the data directory from a backup",
+		ErrMissingFiles, fs.PathJoin(dbDir, "CURRENT"), dbDir, len(data), strings.Join(shown, ", "))
+}
+
 // checkFormat writes the format marker into a new directory, and refuses a
-// directory holding anything else.
-func checkFormat(fs vfs.FS, dir string) error {
+// directory holding anything else. It reports whether a store was already
+// created in dir.
+func checkFormat(fs vfs.FS, dir string) (existing bool, err error) {
 	path := fs.PathJoin(dir, formatFile)
 	f, err := fs.Open(path)
 	if err == nil {
 		defer f.Close()
 		b, err := io.ReadAll(io.LimitReader(f, markerReadLimit))
 		if err != nil {
-			return fmt.Errorf("embedded: read %s: %w", path, err)
+			return true, fmt.Errorf("embedded: read %s: %w", path, err)
 		}
 		var m formatMarker
 		if err := json.Unmarshal(b, &m); err != nil || m.Format != formatName {
-			return fmt.Errorf("%w: %s is not a cronactor format marker", ErrForeignDir, path)
+			return true, fmt.Errorf("%w: %s is not a cronactor format marker", ErrForeignDir, path)
 		}
 		if m.Version > formatVersion {
-			return fmt.Errorf("%w: %s says version %d, this build reads up to %d", ErrNewerFormat, path, m.Version, formatVersion)
+			return true, fmt.Errorf("%w: %s says version %d, this build reads up to %d", ErrNewerFormat, path, m.Version, formatVersion)
 		}
 		if m.Version < 1 {
-			return fmt.Errorf("%w: %s says version %d", ErrCorrupt, path, m.Version)
+			return true, fmt.Errorf("%w: %s says version %d", ErrCorrupt, path, m.Version)
 		}
-		return nil
+		return true, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("embedded: open %s: %w", path, err)
+		return false, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
 	names, err := fs.List(dir)
 	if err != nil {
-		return fmt.Errorf("embedded: list %s: %w", dir, err)
+		return false, fmt.Errorf("embedded: list %s: %w", dir, err)
 	}
+	dbDir := fs.PathJoin(dir, eventsDir)
 	for _, n := range names {
-		if n != lockFile && n != cleanFile {
-			return fmt.Errorf("%w: %s holds %q but no %s", ErrForeignDir, dir, n, formatFile)
+		if n == lockFile || n == cleanFile {
+			continue
 		}
+		// An empty events/ is what a first start leaves when it stops
+		// between creating it and writing the marker.
+		if n == eventsDir {
+			if inner, err := fs.List(dbDir); err == nil && len(inner) == 0 {
+				continue
+			}
+		}
+		return false, fmt.Errorf("%w: %s holds %q but no %s", ErrForeignDir, dir, n, formatFile)
+	}
+	// events/ first, then the marker: a marker always means events/ was
+	// created, so a missing events/ later is damage, not a new store.
+	if err := fs.MkdirAll(dbDir, 0o755); err != nil {
+		return false, fmt.Errorf("embedded: create %s: %w", dbDir, err)
 	}
 	b, _ := json.Marshal(formatMarker{Format: formatName, Version: formatVersion})
-	tmp := path + ".tmp"
-	w, err := fs.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("embedded: create %s: %w", tmp, err)
+	if err := writeSynced(fs, path, append(b, '\n')); err != nil {
+		return false, err
 	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		w.Close()
-		return fmt.Errorf("embedded: write %s: %w", tmp, err)
-	}
-	if err := w.Sync(); err != nil {
-		w.Close()
-		return fmt.Errorf("embedded: sync %s: %w", tmp, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("embedded: close %s: %w", tmp, err)
-	}
-	if err := fs.Rename(tmp, path); err != nil {
-		return fmt.Errorf("embedded: rename %s: %w", tmp, err)
-	}
-	return nil
+	return false, nil
 }
 
 func (s *Store) lastPosition() (uint64, error) {
@@ -171,47 +261,39 @@ type cleanShutdown struct {
 
 func (s *Store) writeCleanShutdown() error {
 	b, _ := json.Marshal(cleanShutdown{Head: s.head})
-	path := s.fs.PathJoin(s.dir, cleanFile)
-	f, err := s.fs.Create(path)
-	if err != nil {
-		return fmt.Errorf("embedded: create %s: %w", path, err)
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("embedded: write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("embedded: sync %s: %w", path, err)
-	}
-	return f.Close()
+	return writeSynced(s.fs, s.fs.PathJoin(s.dir, cleanFile), b)
 }
 
-func (s *Store) checkCleanShutdown(fs vfs.FS) error {
+// checkCleanShutdown compares the head with the one the last clean close
+// recorded, and returns that one (0 without a clean close). With
+// acceptLoss (the log was just cut on the operator's word) a shorter log is
+// accepted and the recorded head goes into the data-loss report.
+func (s *Store) checkCleanShutdown(fs vfs.FS, acceptLoss bool) (uint64, error) {
 	path := fs.PathJoin(s.dir, cleanFile)
 	f, err := fs.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return fmt.Errorf("embedded: open %s: %w", path, err)
+		return 0, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, markerReadLimit))
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("embedded: read %s: %w", path, err)
+		return 0, fmt.Errorf("embedded: read %s: %w", path, err)
 	}
 	var c cleanShutdown
 	if err := json.Unmarshal(b, &c); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+		return 0, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 	}
-	if s.head < c.Head {
-		return fmt.Errorf("%w: %s: the log ends at position %d but was closed cleanly at %d; files under %s are damaged or missing",
+	if s.head < c.Head && !acceptLoss {
+		return 0, fmt.Errorf("%w: %s: the log ends at position %d but was closed cleanly at %d; files under %s are damaged or missing. "+
+			"Nothing was changed. Restore the data directory from a backup",
 			ErrCorrupt, s.dir, s.head, c.Head, fs.PathJoin(s.dir, eventsDir))
 	}
 	// From here on a crash is not a clean shutdown.
 	if err := fs.Remove(path); err != nil {
-		return fmt.Errorf("embedded: remove %s: %w", path, err)
+		return 0, fmt.Errorf("embedded: remove %s: %w", path, err)
 	}
-	return nil
+	return c.Head, nil
 }

@@ -3,7 +3,7 @@ package embedded
 import (
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -22,6 +22,13 @@ var (
 	ErrNewerFormat = errors.New("embedded: data directory format is newer than this build")
 	// ErrCorrupt: stored data failed its checks.
 	ErrCorrupt = errors.New("embedded: data corrupt")
+	// ErrMissingFiles: files of a store created in the directory are gone
+	// (events/ or events/CURRENT). The store refuses to start rather than
+	// begin again over what is left.
+	ErrMissingFiles = errors.New("embedded: store files missing")
+	// ErrNoSpace: the disk is full. Appends fail with it (reads keep
+	// working) until space returns; the store then resumes by itself.
+	ErrNoSpace = errors.New("embedded: no space left on device")
 )
 
 const (
@@ -47,6 +54,18 @@ type Options struct {
 	// MaxBatchEvents caps the events one group commit writes. Default
 	// defaultMaxBatchEvents (8192).
 	MaxBatchEvents int
+	// AcceptDataLoss lets Open cut a write-ahead log that is damaged before
+	// its end (see ErrLogDamaged) instead of refusing: the events logged
+	// after the damage are given up. Before anything is cut, a copy of the
+	// log and a DATA_LOSS-<time>.json report (what was cut, which positions
+	// were lost, where the log now ends) are written to the data directory,
+	// and the loss is logged. Default false; set it for one start only, on
+	// an operator's explicit decision.
+	AcceptDataLoss bool
+	// Logger receives what the store has to tell an operator (data loss
+	// accepted, appends refused for lack of space, recovery). Default: no
+	// logging.
+	Logger *slog.Logger
 }
 
 // Validate reports a field out of its limits.
@@ -67,6 +86,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxBatchEvents == 0 {
 		o.MaxBatchEvents = defaultMaxBatchEvents
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	return o
 }
 
@@ -77,7 +99,7 @@ type Store struct {
 	dir     string
 	dbDir   string // Pebble's directory inside dir
 	opts    Options
-	lock    *os.File
+	lock    *dirLock
 	appends chan *appendReq
 	done    chan struct{} // closed by Close
 	stopped chan struct{} // closed when the committer has exited

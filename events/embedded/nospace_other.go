@@ -1,0 +1,6 @@
+//go:build !windows
+
+package embedded
+
+// isOSNoSpace: outside Windows, ENOSPC and EDQUOT say it all.
+func isOSNoSpace(error) bool { return false }
