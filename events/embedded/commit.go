@@ -131,11 +131,21 @@ func (s *Store) brokenErr() error {
 
 // fail stops the store from accepting appends: after a failed apply or sync
 // the memtable may hold events the log does not, so nothing may build on it.
+// A full disk is the exception: the store reopens the database by itself
+// once space is back (see ready).
 func (s *Store) fail(err error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken == nil {
-		s.broken = fmt.Errorf("embedded: %s: appends refused until the store is reopened: %w", s.dir, err)
+		if isNoSpace(err) {
+			s.broken = fmt.Errorf("%w: %s: appends refused until space is free again: %w", ErrNoSpace, s.dir, err)
+			s.full = true
+			s.opts.Logger.Error("embedded: disk full: appends refused until space is free again; reads go on",
+				"dir", s.dir, "err", err)
+		} else {
+			s.broken = fmt.Errorf("embedded: %s: appends refused until the store is reopened: %w", s.dir, err)
+			s.opts.Logger.Error("embedded: appends refused until the store is reopened", "dir", s.dir, "err", err)
+		}
 	}
 	return s.broken
 }
@@ -151,7 +161,7 @@ func (s *Store) fail(err error) error {
 // 92-96k events/s with one group in flight
 // (docs/decisions/0001-embedded-store.md).
 func (s *Store) commit(pending []*appendReq) {
-	if err := s.brokenErr(); err != nil {
+	if err := s.ready(); err != nil {
 		for _, r := range pending {
 			r.err = err
 			close(r.done)
@@ -205,7 +215,7 @@ func (s *Store) commit(pending []*appendReq) {
 		r.result = events.AppendResult{Version: v - 1, Position: events.Position{Commit: pos, Prepare: pos}}
 	}
 	if pos > s.next {
-		if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		if err := s.apply(b); err != nil {
 			err = s.fail(fmt.Errorf("apply: %w", err))
 			for _, r := range g.reqs {
 				r.result, r.err = events.AppendResult{}, err
@@ -219,6 +229,26 @@ func (s *Store) commit(pending []*appendReq) {
 		b.Close()
 	}
 	s.settle(g)
+}
+
+// apply hands b to Pebble. Pebble panics where it cannot go on, such as a
+// write-ahead log that fails to close when it is rotated on a full disk;
+// that panic is on this goroutine, and becomes a failure of the store
+// instead of the end of the process. Pebble may then hold its own locks, so
+// the database is not touched again (not even to reopen it): reads go on,
+// appends are refused until the process restarts.
+func (s *Store) apply(b *pebble.Batch) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			perr, ok := r.(error)
+			if !ok {
+				perr = fmt.Errorf("%v", r)
+			}
+			s.stuck = true
+			err = fmt.Errorf("pebble stopped (restart the process to append again): %w", perr)
+		}
+	}()
+	return s.db.ApplyNoSyncWait(b, pebble.Sync)
 }
 
 // settle waits for g's WAL sync, publishes the new durable head to readers,

@@ -122,9 +122,21 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 // openPebble opens the Pebble database under dir. Pebble may create a
 // database only in a new store: in an existing one a missing database is an
 // error, never a fresh start over old files.
-func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (*pebble.DB, error) {
+//
+// Pebble panics where it cannot go on (a failed manifest write, as on a full
+// disk); during Open that happens on this goroutine and becomes an error.
+func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (db *pebble.DB, err error) {
 	dbDir := fs.PathJoin(dir, eventsDir)
-	db, err := pebble.Open(dbDir, &pebble.Options{
+	defer func() {
+		if r := recover(); r != nil {
+			perr, ok := r.(error)
+			if !ok {
+				perr = fmt.Errorf("%v", r)
+			}
+			db, err = nil, noSpace(fmt.Errorf("embedded: open %s: %w", dir, perr))
+		}
+	}()
+	db, err = pebble.Open(dbDir, &pebble.Options{
 		FS:               fs,
 		MemTableSize:     opts.MemTableSize,
 		Logger:           quietLogger{},

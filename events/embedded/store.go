@@ -54,6 +54,12 @@ type Options struct {
 	// MaxBatchEvents caps the events one group commit writes. Default
 	// defaultMaxBatchEvents (8192).
 	MaxBatchEvents int
+	// MinFreeBytes is the free space, in bytes, the file system holding the
+	// store must keep: below it appends fail with ErrNoSpace, before Pebble
+	// itself runs out (it cannot survive a failed write of its manifest).
+	// Default defaultMinFreeBytes (64 MiB). Appends resume by themselves
+	// once the space is back.
+	MinFreeBytes uint64
 	// AcceptDataLoss lets Open cut a write-ahead log that is damaged before
 	// its end (see ErrLogDamaged) instead of refusing: the events logged
 	// after the damage are given up. Before anything is cut, a copy of the
@@ -86,6 +92,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxBatchEvents == 0 {
 		o.MaxBatchEvents = defaultMaxBatchEvents
 	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = defaultMinFreeBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -110,6 +119,12 @@ type Store struct {
 	// append is queued after the committer left and no read races db.Close.
 	closeMu sync.RWMutex
 	closed  bool
+
+	// full is set by the committer while appends are refused for lack of
+	// space, so the change is logged once each way. stuck is set when Pebble
+	// panicked during a write: the database is never touched again.
+	full  bool
+	stuck bool
 
 	// Owned by the committer goroutine: the position last assigned and every
 	// stream head it has seen, including appends applied but not yet synced.
@@ -146,6 +161,11 @@ func (s *Store) use() (release func(), err error) {
 		s.closeMu.RUnlock()
 		return nil, events.ErrClosed
 	}
+	if s.db == nil {
+		// A recovery from a full disk could not reopen the database at all.
+		s.closeMu.RUnlock()
+		return nil, s.brokenErr()
+	}
 	return s.closeMu.RUnlock, nil
 }
 
@@ -159,8 +179,11 @@ func (s *Store) Close() error {
 		close(s.done)
 		s.closeMu.Unlock()
 		<-s.stopped
-		err = s.db.Close()
-		if err == nil {
+		// A stuck database may hold Pebble's own locks: closing it could
+		// hang, and the process is about to restart anyway.
+		if s.db == nil || s.stuck {
+			err = s.brokenErr()
+		} else if err = s.db.Close(); err == nil {
 			err = s.writeCleanShutdown()
 		}
 		if s.lock != nil {
@@ -179,6 +202,28 @@ type quietLogger struct{}
 
 func (quietLogger) Infof(string, ...interface{})  {}
 func (quietLogger) Errorf(string, ...interface{}) {}
+
+// Fatalf panics: Pebble's code after a Fatalf may carry on as if the write
+// had worked. The panic value is an error that keeps the arguments' errors
+// in its chain, so a full disk can still be recognised where the store
+// recovers the panic (Open).
 func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf("embedded: pebble fatal: "+format, args...))
+	panic(&fatalError{msg: fmt.Sprintf("embedded: pebble fatal: "+format, args...), args: args})
+}
+
+type fatalError struct {
+	msg  string
+	args []interface{}
+}
+
+func (e *fatalError) Error() string { return e.msg }
+
+func (e *fatalError) Unwrap() []error {
+	var errs []error
+	for _, a := range e.args {
+		if err, ok := a.(error); ok {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }

@@ -35,6 +35,14 @@ const (
 	// few iterator passes, small enough (~100 KiB of 200-byte events) to be
 	// negligible per subscriber.
 	subscribePage = 512
+	// defaultMinFreeBytes is the free space below which appends are refused
+	// (Options.MinFreeBytes). Not measured as an optimum: it is room for what
+	// Pebble writes after appends stop — flushing the memtable (at most
+	// defaultMemTableSize), starting a new log, rewriting its manifest, and
+	// its first compactions — because Pebble v1.1 treats a failed manifest
+	// write as fatal. It is checked (one statfs) before every group, which
+	// costs about a microsecond against a group's fsync of hundreds.
+	defaultMinFreeBytes = 64 << 20
 	// markerReadLimit bounds how much of the format marker and the clean
 	// shutdown file is read: both are a line of JSON, so anything longer is
 	// not ours.

@@ -1,0 +1,123 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+)
+
+// ready tells the committer whether it may write a group: not after a
+// failure other than a full disk, and not while free space is below
+// MinFreeBytes. When a full disk had stopped the database and space is back,
+// it reopens the database first. Only the committer calls it.
+func (s *Store) ready() error {
+	broken := s.brokenErr()
+	if broken != nil && (s.stuck || !errors.Is(broken, ErrNoSpace)) {
+		return broken
+	}
+	if err := s.checkSpace(); err != nil {
+		if !s.full {
+			s.full = true
+			s.opts.Logger.Error("embedded: disk full: appends refused until space is free again; reads go on",
+				"dir", s.dir, "err", err)
+		}
+		return err
+	}
+	if broken != nil {
+		if err := s.reopen(); err != nil {
+			return err
+		}
+	}
+	if s.full || broken != nil {
+		s.full = false
+		s.opts.Logger.Info("embedded: space is free again: appends resume", "dir", s.dir, "head", s.Head().Commit)
+	}
+	return nil
+}
+
+// checkSpace fails with ErrNoSpace when the file system holding the store
+// has less than MinFreeBytes free. A file system that cannot say (the
+// in-memory one) passes; a failed write still reports a full disk.
+func (s *Store) checkSpace() error {
+	u, err := s.fs.GetDiskUsage(s.dbDir)
+	if err != nil {
+		return nil
+	}
+	if u.AvailBytes < s.opts.MinFreeBytes {
+		return fmt.Errorf("%w: %s has %d bytes free, appends stop below %d (Options.MinFreeBytes): %w",
+			ErrNoSpace, s.dir, u.AvailBytes, s.opts.MinFreeBytes, syscall.ENOSPC)
+	}
+	return nil
+}
+
+// reopen replaces a database that a failed write stopped (Pebble's log
+// writer keeps its first error for good) by a fresh open of the same files.
+// Readers wait for it under closeMu. Events of a group whose sync failed may
+// turn out to be in the log after all: their appends were answered with an
+// error, as an unknown outcome; a retry with the same event IDs is
+// recognised. If the database cannot be opened for writing, it is opened
+// read-only so reads go on, and the store stays refusing appends.
+func (s *Store) reopen() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return s.brokenErr()
+	}
+	if s.db != nil {
+		closePebble(s.db)
+		s.db = nil
+	}
+	damage, err := checkNewestWAL(s.fs, s.dbDir)
+	if err == nil && damage != nil {
+		err = damage
+	}
+	var db *pebble.DB
+	if err == nil {
+		db, err = openPebble(s.fs, s.dir, s.opts, true)
+	}
+	if err != nil {
+		if ro, rerr := openPebbleReadOnly(s.fs, s.dir); rerr == nil {
+			s.db = ro
+		}
+		return noSpace(err)
+	}
+	s.db = db
+	head, err := s.lastPosition()
+	if err != nil {
+		db.Close()
+		s.db = nil
+		s.mu.Lock()
+		s.broken = err
+		s.mu.Unlock()
+		return err
+	}
+	s.next, s.heads = head, map[string]streamVersion{}
+	s.mu.Lock()
+	s.broken = nil
+	if head > s.head {
+		s.head = head
+		close(s.notify)
+		s.notify = make(chan struct{})
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// closePebble closes a database a failed write stopped; its error (the
+// failure itself, again) and any panic are of no further use.
+func closePebble(db *pebble.DB) {
+	defer func() { _ = recover() }()
+	_ = db.Close()
+}
+
+func openPebbleReadOnly(fs vfs.FS, dir string) (db *pebble.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("embedded: open %s read-only: %v", dir, r)
+		}
+	}()
+	return pebble.Open(fs.PathJoin(dir, eventsDir), &pebble.Options{FS: fs, Logger: quietLogger{}, ReadOnly: true})
+}
