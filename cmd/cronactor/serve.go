@@ -43,6 +43,10 @@ type serveConfig struct {
 	logFormat    string
 	workers      int
 	drainTimeout time.Duration
+	// acceptDataLoss lets the embedded store cut a damaged write-ahead log
+	// (embedded.Options.AcceptDataLoss). A flag only, never from the
+	// environment, so it cannot stay on by accident.
+	acceptDataLoss bool
 }
 
 func (c serveConfig) validate() error {
@@ -122,6 +126,7 @@ func parseServeFlags(env *cliEnv, args []string) (serveConfig, error) {
 	fs.StringVar(&c.token, "token", getenv("TOKEN", ""), "bearer token required on /v1 (CRONACTOR_TOKEN)")
 	fs.BoolVar(&c.insecure, "insecure", boolEnv("INSECURE"), "allow a non-loopback listen address without a token (CRONACTOR_INSECURE)")
 	fs.BoolVar(&c.allowExec, "allow-exec", boolEnv("ALLOW_EXEC"), "enable the exec handler kind (CRONACTOR_ALLOW_EXEC)")
+	fs.BoolVar(&c.acceptDataLoss, "accept-data-loss", false, "embedded store: open even if the newest write-ahead log is damaged before its end, giving up the events after the damage; a copy of the log and a DATA_LOSS report are kept in the data directory (use once, on purpose)")
 	fs.StringVar(&c.logFormat, "log-format", getenv("LOG_FORMAT", "text"), "log format: text or json (CRONACTOR_LOG_FORMAT)")
 	fs.IntVar(&c.workers, "workers", workers, "runs executing at once (CRONACTOR_WORKERS)")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", drain, "on SIGINT/SIGTERM, how long running runs may finish (CRONACTOR_DRAIN_TIMEOUT)")
@@ -153,7 +158,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer store.Close()
 	m := newMetrics()
-	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe}
+	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
 	sched, err := scheduler.New(scheduler.Config{Store: timed, Tick: cfg.tick, Workers: cfg.workers, Clock: arch.Clock, Logger: arch.Logger})
 	if err != nil {
@@ -258,7 +263,7 @@ func openStore(ctx context.Context, cfg serveConfig, logger *slog.Logger) (event
 		}
 		return s, nil
 	}
-	s, err := embedded.Open(cfg.data, embedded.Options{})
+	s, err := embedded.Open(cfg.data, embedded.Options{Logger: logger, AcceptDataLoss: cfg.acceptDataLoss})
 	if err != nil {
 		return nil, fmt.Errorf("open embedded store in %s: %w", cfg.data, err)
 	}
@@ -269,12 +274,16 @@ func openStore(ctx context.Context, cfg serveConfig, logger *slog.Logger) (event
 type timedStore struct {
 	events.Store
 	observe func(float64)
+	failed  func(error)
 }
 
 func (t *timedStore) Append(ctx context.Context, stream string, exp events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
 	start := time.Now()
 	res, err := t.Store.Append(ctx, stream, exp, evs...)
 	t.observe(time.Since(start).Seconds())
+	if err != nil && t.failed != nil {
+		t.failed(err)
+	}
 	return res, err
 }
 

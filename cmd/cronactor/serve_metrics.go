@@ -8,6 +8,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,7 @@ type metrics struct {
 	runs          *prometheus.CounterVec
 	lag           prometheus.Histogram
 	appendSeconds prometheus.Histogram
+	appendFails   *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -30,8 +32,22 @@ func newMetrics() *metrics {
 		Help: "Time from a run's due time to its start.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)})
 	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronactor_append_seconds",
 		Help: "Latency of durable appends to the event store.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
-	m.reg.MustRegister(m.runs, m.lag, m.appendSeconds, prometheus.NewGoCollector())
+	m.appendFails = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronactor_append_failures_total",
+		Help: "Appends to the event store that failed, by reason (no_space, version_conflict, other)."}, []string{"reason"})
+	m.reg.MustRegister(m.runs, m.lag, m.appendSeconds, m.appendFails, prometheus.NewGoCollector())
 	return m
+}
+
+// appendFailed counts a failed append by reason.
+func (m *metrics) appendFailed(err error) {
+	reason := "other"
+	switch {
+	case errors.Is(err, embedded.ErrNoSpace):
+		reason = "no_space"
+	case errors.Is(err, events.ErrVersionConflict):
+		reason = "version_conflict"
+	}
+	m.appendFails.WithLabelValues(reason).Inc()
 }
 
 func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.View) {

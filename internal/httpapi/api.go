@@ -24,6 +24,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/ui"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/cronactor/cronactor/projections/history"
@@ -149,6 +150,9 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 		writeErr(w, http.StatusPreconditionFailed, "If-Match", msg)
 	case errors.Is(err, crontasks.ErrBadQuery):
 		writeErr(w, http.StatusBadRequest, "query", err.Error())
+	case errors.Is(err, embedded.ErrNoSpace):
+		a.cfg.Logger.Error("write refused: the event store's disk is full", "err", err)
+		writeErr(w, http.StatusInsufficientStorage, "", "the event store's disk is full: changes are refused until space is freed, then accepted again without a restart; reads still work")
 	default:
 		a.cfg.Logger.Error("request failed", "err", err)
 		writeErr(w, http.StatusInternalServerError, "", "internal error: "+err.Error())

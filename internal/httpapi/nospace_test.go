@@ -1,0 +1,99 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/worker/kinds"
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/internal/httpapi"
+	"github.com/cronactor/cronactor/projections/crontasks"
+)
+
+// fullStore is the in-memory store whose appends fail as on a full disk
+// while full is set.
+type fullStore struct {
+	*embedded.Store
+	full atomic.Bool
+}
+
+func (s *fullStore) Append(ctx context.Context, stream string, exp events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
+	if s.full.Load() {
+		return events.AppendResult{}, fmt.Errorf("%w: /data has 0 bytes free", embedded.ErrNoSpace)
+	}
+	return s.Store.Append(ctx, stream, exp, evs...)
+}
+
+// TestDiskFullIs507: a write refused for lack of space answers 507 with the
+// JSON error shape and says so; reads still answer; once space is back the
+// same write succeeds.
+func TestDiskFullIs507(t *testing.T) {
+	mem, err := embedded.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	st := &fullStore{Store: mem}
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Register("noop", kinds.Noop())
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		s.Stop(ctx)
+	})
+	v, err := crontasks.Open(crontasks.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { v.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; v.Close() })
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+
+	if a := call(t, srv, "POST", "/v1/tasks", `{"name":"a",`+strings.TrimPrefix(good, `"name":"poll",`)+`}`); a.code != http.StatusCreated && a.code != http.StatusOK {
+		t.Fatalf("create before the disk filled: %d %s", a.code, a.body)
+	}
+	st.full.Store(true)
+	a := call(t, srv, "POST", "/v1/tasks", `{`+good+`}`)
+	if a.code != http.StatusInsufficientStorage {
+		t.Fatalf("create on a full disk: %d %s, want 507", a.code, a.body)
+	}
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(a.body), &body); err != nil || !strings.Contains(body.Error.Message, "disk is full") {
+		t.Fatalf("507 body: %s (%v)", a.body, err)
+	}
+	if strings.Contains(a.body, "/data") {
+		t.Errorf("the answer shows a path: %s", a.body)
+	}
+	if r := call(t, srv, "GET", "/v1/tasks", ""); r.code != http.StatusOK {
+		t.Fatalf("list on a full disk: %d %s", r.code, r.body)
+	}
+	st.full.Store(false)
+	if a := call(t, srv, "POST", "/v1/tasks", `{`+good+`}`); a.code != http.StatusCreated && a.code != http.StatusOK {
+		t.Fatalf("create once space is back: %d %s", a.code, a.body)
+	}
+}
