@@ -28,8 +28,9 @@ var (
 	// ErrForeignDB: the view's directory holds something else, or a view of
 	// a newer format.
 	ErrForeignDB = errors.New("crontasks: directory is not a cron_tasks view this build reads")
-	// ErrAheadOfLog: the view's checkpoint is past the end of the log, so it
-	// was built from another log; rebuild it.
+	// ErrAheadOfLog: the view's checkpoint is past the end of the log: the
+	// log lost events, or the view was built from another log. The view is
+	// kept as it is; rebuilding it would make a loss permanent.
 	ErrAheadOfLog = errors.New("crontasks: view is ahead of the event log")
 	// ErrBadQuery: a query parameter is invalid; the error names it.
 	ErrBadQuery = errors.New("crontasks: bad query")
@@ -159,7 +160,11 @@ func Open(cfg Config) (*View, error) {
 	if h, ok := cfg.Store.(events.HeadReader); ok {
 		if head := h.Head(); head.Less(cp) {
 			db.Close()
-			return nil, fmt.Errorf("%w: view %s is at position %s, the log ends at %s; run `cronactor projections rebuild`",
+			return nil, fmt.Errorf("%w: view %s is at position %s, the log ends at %s: the log has lost events the view saw, "+
+				"or the view was built from another log. Nothing was changed. Do not rebuild the view now: a rebuild "+
+				"makes the loss permanent, and the view may be the last record of those events. Restore the data "+
+				"directory (log and view together) from a backup; rebuild the view only once the shorter log has been "+
+				"accepted on purpose (a store opened with --accept-data-loss)",
 				ErrAheadOfLog, cfg.Dir, cp, head)
 		}
 	}
