@@ -26,9 +26,11 @@ type dataLoss struct {
 	// ValidRecordsCut counts the valid log records (Pebble batches) found
 	// after the damage: they are dropped with it.
 	ValidRecordsCut int `json:"valid_records_cut"`
-	// LostFrom and LostTo are the global positions the events of those
-	// records carried, as far as they could be read; the log now ends at
-	// HeadAfter, and new appends reuse positions after it.
+	// LostFrom and LostTo are the lowest and highest global positions the
+	// events of those records carried, as far as they could be read. Every
+	// position after HeadAfter up to LostTo is lost (the damaged records
+	// themselves cannot be read), and new appends reuse positions after
+	// HeadAfter.
 	LostFrom  uint64 `json:"lost_from,omitempty"`
 	LostTo    uint64 `json:"lost_to,omitempty"`
 	HeadAfter uint64 `json:"head_after"`

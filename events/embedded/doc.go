@@ -9,16 +9,42 @@
 // appends are answered once that batch's log sync is done. Global positions
 // are assigned by the committer, so the global log has no gaps. Pebble shows
 // a batch before its sync ends, so reads and subscriptions stop at the last
-// durable position: readers only ever see durable events. After a failed
-// write or sync the store refuses appends until it is reopened.
+// durable position: readers only ever see durable events.
+//
+// Files: open.go opens and checks a data directory, commit.go is the
+// committer, read.go the reads, tuning.go the tuning values with what each
+// is based on, walcheck.go and dataloss.go the write-ahead log check, and
+// space.go the full-disk handling. The directory lock is flock on Unix and
+// LockFileEx on Windows (lock_*.go).
 //
 // The data directory holds a format marker (CRONACTOR_FORMAT), a lock file
-// (LOCK, held with an exclusive OS lock while open: flock on Unix, LockFileEx on
-// Windows) and Pebble's files under events/.
-// Opening a directory another process holds fails with ErrLocked; a directory
-// with other files, or written by a newer format, fails with ErrForeignDir or
-// ErrNewerFormat; corruption is reported as ErrCorrupt with where it was
-// found. The store never resets or drops data on its own.
+// (LOCK, held with an exclusive OS lock while open) and Pebble's files under
+// events/. The store never resets, deletes or rewrites data on its own; what
+// it finds wrong, it refuses, says where, and changes nothing:
+//
+//   - another process holds the directory: ErrLocked;
+//   - other files, or a newer format: ErrForeignDir, ErrNewerFormat (and a
+//     refused directory is left exactly as found: no LOCK file either);
+//   - events/ or events/CURRENT gone from a store that was created:
+//     ErrMissingFiles (Pebble would otherwise start an empty database and
+//     delete the tables it no longer knows);
+//   - the newest write-ahead log damaged before its end, with valid records
+//     after the damage: *LogDamageError (ErrLogDamaged, ErrCorrupt) naming
+//     the file and offset. A torn tail — the last record cut short by a
+//     crash — is normal and tolerated: nothing after it was acknowledged.
+//     Options.AcceptDataLoss is the operator's explicit repair: it cuts the
+//     log at the damage after keeping a copy of it and writing a
+//     DATA_LOSS-<time>.json report (positions lost, new head) beside it;
+//   - a log shorter than the head a clean close recorded, and any other
+//     damage Pebble finds: ErrCorrupt, naming the file where known.
+//
+// A full disk is not damage: below Options.MinFreeBytes of free space (and
+// on any write that fails with ENOSPC) appends fail with ErrNoSpace while
+// reads go on, and the first append after space is back succeeds, with no
+// restart (the database is reopened underneath if a write had failed). An
+// append that failed on a full disk may still turn out to be stored, as
+// with any failed write: retrying it with the same event IDs is recognised.
+// docs/decisions/0008-store-faults.md gives the reasons.
 //
 // OpenMemory runs the same code on an in-memory file system for simulation
 // and tests.
