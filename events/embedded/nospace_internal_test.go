@@ -23,6 +23,7 @@ type fullFS struct {
 	vfs.FS
 	full      atomic.Bool
 	hideUsage bool
+	only      string // when set, only writes to files under this path fail
 }
 
 func (f *fullFS) Create(name string) (vfs.File, error) {
@@ -30,7 +31,7 @@ func (f *fullFS) Create(name string) (vfs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fullFile{File: file, fs: f}, nil
+	return &fullFile{File: file, fs: f, name: name}, nil
 }
 
 func (f *fullFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
@@ -38,7 +39,7 @@ func (f *fullFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fullFile{File: file, fs: f}, nil
+	return &fullFile{File: file, fs: f, name: newname}, nil
 }
 
 func (f *fullFS) GetDiskUsage(string) (vfs.DiskUsage, error) {
@@ -50,18 +51,23 @@ func (f *fullFS) GetDiskUsage(string) (vfs.DiskUsage, error) {
 
 type fullFile struct {
 	vfs.File
-	fs *fullFS
+	fs   *fullFS
+	name string
+}
+
+func (f *fullFile) failing() bool {
+	return f.fs.full.Load() && strings.HasPrefix(f.name, f.fs.only)
 }
 
 func (f *fullFile) Write(p []byte) (int, error) {
-	if f.fs.full.Load() {
+	if f.failing() {
 		return 0, syscall.ENOSPC
 	}
 	return f.File.Write(p)
 }
 
 func (f *fullFile) WriteAt(p []byte, off int64) (int, error) {
-	if f.fs.full.Load() {
+	if f.failing() {
 		return 0, syscall.ENOSPC
 	}
 	return f.File.WriteAt(p, off)
@@ -176,5 +182,36 @@ func TestOpenOnFullDiskFailsCleanly(t *testing.T) {
 	defer s.Close()
 	if s.Head().Commit != 10 {
 		t.Fatalf("head %d after the failed starts, want 10", s.Head().Commit)
+	}
+}
+
+// TestFirstStartOnFullDiskCanBeRetried: a first start that wrote its marker
+// but could not create the database (the disk filled in between) is not
+// taken for a store with missing files: once space is back, the next start
+// creates the database.
+func TestFirstStartOnFullDiskCanBeRetried(t *testing.T) {
+	fs := &fullFS{FS: vfs.NewMem(), only: "/new/events/"}
+	fs.full.Store(true)
+	if s, err := open(fs, "/new", Options{}); err == nil {
+		s.Close()
+		t.Fatal("a first start with no space for the database succeeded")
+	} else if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("first start: %v, want ErrNoSpace", err)
+	}
+	fs.full.Store(false)
+	s, err := open(fs, "/new", Options{})
+	if err != nil {
+		t.Fatalf("first start again, with space: %v", err)
+	}
+	if err := appendN(s, "task-a", 3); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// Now it is a created store: without its database it is refused.
+	if err := fs.Remove("/new/events/CURRENT"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(fs, "/new", Options{}); !errors.Is(err, ErrMissingFiles) {
+		t.Fatalf("open without CURRENT: %v, want ErrMissingFiles", err)
 	}
 }

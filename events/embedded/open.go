@@ -87,6 +87,12 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !existing {
+		if err := writeMarker(fs, dir, false); err != nil {
+			db.Close()
+			return nil, noSpace(err)
+		}
+	}
 	s := &Store{
 		db:      db,
 		dir:     dir,
@@ -151,11 +157,9 @@ func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (db *pebble.
 	return db, nil
 }
 
-// checkStoreFiles refuses an existing store whose Pebble database cannot be
+// checkStoreFiles refuses a created store whose Pebble database cannot be
 // found: without events/CURRENT Pebble would take the directory for a new
-// database and delete every table it holds as obsolete. The one tolerated
-// case is a first start that stopped before Pebble finished creating its
-// database: no log and no table holds anything yet.
+// database and delete every table it holds as obsolete.
 func checkStoreFiles(fs vfs.FS, dir, dbDir string) error {
 	names, err := fs.List(dbDir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -165,32 +169,28 @@ func checkStoreFiles(fs vfs.FS, dir, dbDir string) error {
 	if err != nil {
 		return fmt.Errorf("embedded: list %s: %w", dbDir, err)
 	}
-	var current bool
 	var data []string
 	for _, n := range names {
 		switch {
 		case n == "CURRENT" || strings.HasPrefix(n, "marker.manifest."):
-			current = true
+			return nil
 		case strings.HasSuffix(n, ".log") || strings.HasSuffix(n, ".sst"):
 			data = append(data, n)
 		}
 	}
-	if current || len(data) == 0 {
-		return nil
-	}
 	sort.Strings(data)
 	shown := data
 	if len(shown) > 5 {
-		shown = shown[:5]
+		shown = append(shown[:5:5], "…")
 	}
-	return fmt.Errorf("%w: %s is missing while %s holds %d log and table files (%s): Pebble cannot tell which of them are live, "+
+	return fmt.Errorf("%w: %s is missing (the store's files there: %d logs and tables: %s): Pebble cannot tell which files are live, "+
 		"and opening would start an empty database over them. Nothing was changed. Restore the data directory from a backup",
-		ErrMissingFiles, fs.PathJoin(dbDir, "CURRENT"), dbDir, len(data), strings.Join(shown, ", "))
+		ErrMissingFiles, fs.PathJoin(dbDir, "CURRENT"), len(data), strings.Join(shown, ", "))
 }
 
 // checkFormat writes the format marker into a new directory, and refuses a
 // directory holding anything else. It reports whether a store was already
-// created in dir.
+// created in dir (a marker that is not still marked creating).
 func checkFormat(fs vfs.FS, dir string) (existing bool, err error) {
 	path := fs.PathJoin(dir, formatFile)
 	f, err := fs.Open(path)
@@ -210,7 +210,7 @@ func checkFormat(fs vfs.FS, dir string) (existing bool, err error) {
 		if m.Version < 1 {
 			return true, fmt.Errorf("%w: %s says version %d", ErrCorrupt, path, m.Version)
 		}
-		return true, nil
+		return !m.Creating, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return false, fmt.Errorf("embedded: open %s: %w", path, err)
@@ -233,16 +233,17 @@ func checkFormat(fs vfs.FS, dir string) (existing bool, err error) {
 		}
 		return false, fmt.Errorf("%w: %s holds %q but no %s", ErrForeignDir, dir, n, formatFile)
 	}
-	// events/ first, then the marker: a marker always means events/ was
-	// created, so a missing events/ later is damage, not a new store.
 	if err := fs.MkdirAll(dbDir, 0o755); err != nil {
 		return false, fmt.Errorf("embedded: create %s: %w", dbDir, err)
 	}
-	b, _ := json.Marshal(formatMarker{Format: formatName, Version: formatVersion})
-	if err := writeSynced(fs, path, append(b, '\n')); err != nil {
-		return false, err
-	}
-	return false, nil
+	return false, writeMarker(fs, dir, true)
+}
+
+// writeMarker writes the format marker, creating while the first start
+// creates the database.
+func writeMarker(fs vfs.FS, dir string, creating bool) error {
+	b, _ := json.Marshal(formatMarker{Format: formatName, Version: formatVersion, Creating: creating})
+	return writeSynced(fs, fs.PathJoin(dir, formatFile), append(b, '\n'))
 }
 
 func (s *Store) lastPosition() (uint64, error) {

@@ -43,6 +43,10 @@ const (
 type formatMarker struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
+	// Creating is set while a first start creates the database, and cleared
+	// once Pebble has created it. Until then a start may create it again;
+	// after, a missing database is damage.
+	Creating bool `json:"creating,omitempty"`
 }
 
 // Options tune the embedded store. The zero value is the default.
