@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: help run test bench fuzz lint tidy build chromium
+.PHONY: help run test bench fuzz lint tidy build chromium chaos
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -36,6 +36,9 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./projections/history -run '^$$' -fuzz FuzzEventListJSON -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./actors/task/schedule -run '^$$' -fuzz FuzzParse -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./actors/task/schedule -run '^$$' -fuzz FuzzNext -fuzztime $${FUZZTIME:-30s}
+
+chaos: ## SIGKILL a real daemon CHAOS_KILLS times (default 100) under load, then check every audit log
+	CRONACTOR_CHAOS=1 CHAOS_KILLS=$${CHAOS_KILLS:-100} $(GO) test -count=1 -timeout 60m -run TestChaos -v ./internal/chaos
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
