@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -103,6 +104,33 @@ func TestDiskFullRefusesAppendsAndRecovers(t *testing.T) {
 			if err := appendN(s, "task-a", 10); err != nil {
 				t.Fatal(err)
 			}
+			// Readers run through all of it, reopens included.
+			stop := make(chan struct{})
+			readErr := make(chan error, 4)
+			for range 4 {
+				go func() {
+					for {
+						select {
+						case <-stop:
+							readErr <- nil
+							return
+						default:
+						}
+						if all, err := s.ReadAll(context.Background(), events.Start, 0); err != nil || len(all) < 10 {
+							readErr <- fmt.Errorf("read %d events: %v", len(all), err)
+							return
+						}
+					}
+				}()
+			}
+			defer func() {
+				close(stop)
+				for range 4 {
+					if err := <-readErr; err != nil {
+						t.Error(err)
+					}
+				}
+			}()
 			fs.full.Store(true)
 			for i := 0; i < 3; i++ {
 				err := appendN(s, "task-a", 1)

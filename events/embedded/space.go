@@ -55,17 +55,19 @@ func (s *Store) checkSpace() error {
 
 // reopen replaces a database that a failed write stopped (Pebble's log
 // writer keeps its first error for good) by a fresh open of the same files.
-// Readers wait for it under closeMu. Events of a group whose sync failed may
+// Readers wait for it (dbMu); appends keep queueing. Events of a group whose sync failed may
 // turn out to be in the log after all: their appends were answered with an
 // error, as an unknown outcome; a retry with the same event IDs is
 // recognised. If the database cannot be opened for writing, it is opened
 // read-only so reads go on, and the store stays refusing appends.
 func (s *Store) reopen() error {
-	s.closeMu.Lock()
-	defer s.closeMu.Unlock()
-	if s.closed {
+	select {
+	case <-s.done: // closing: Close closes the database
 		return s.brokenErr()
+	default:
 	}
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
 	if s.db != nil {
 		closePebble(s.db)
 		s.db = nil

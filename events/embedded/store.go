@@ -123,6 +123,10 @@ type Store struct {
 	// append is queued after the committer left and no read races db.Close.
 	closeMu sync.RWMutex
 	closed  bool
+	// dbMu is held for reading by every read of db, and for writing by the
+	// committer while it replaces db after a full disk (reopen). Appends do
+	// not take it, so a full queue of appends never waits on a reopen.
+	dbMu sync.RWMutex
 
 	// full is set by the committer while appends are refused for lack of
 	// space, so the change is logged once each way. stuck is set when Pebble
@@ -165,12 +169,14 @@ func (s *Store) use() (release func(), err error) {
 		s.closeMu.RUnlock()
 		return nil, events.ErrClosed
 	}
+	s.dbMu.RLock()
 	if s.db == nil {
 		// A recovery from a full disk could not reopen the database at all.
+		s.dbMu.RUnlock()
 		s.closeMu.RUnlock()
 		return nil, s.brokenErr()
 	}
-	return s.closeMu.RUnlock, nil
+	return func() { s.dbMu.RUnlock(); s.closeMu.RUnlock() }, nil
 }
 
 // Close stops accepting appends, waits for the ones under way, and closes the
