@@ -15,9 +15,9 @@
 // Restart time is measured from the daemon's start to its first healthy
 // answer.
 //
-// This is a skeleton: an http sink, the fault scripts (WAL damage, missing
-// files, a full tmpfs, double signals) and the HTTP fuzzer of the chaos
-// plan come next.
+// faults.go holds the fault scripts (WAL damage, missing files, a full
+// disk). Still to come from the chaos plan: an http sink that sleeps and
+// counts deliveries, double signals, and an HTTP fuzzer.
 //
 // Concurrency: Run is not safe to call twice on one directory at once.
 package chaos
@@ -361,12 +361,9 @@ func startDaemon(ctx context.Context, cfg Config) (*daemon, error) {
 			return nil, ctx.Err()
 		default:
 		}
-		if resp, err := http.Get(d.url + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				d.healthyAfter = time.Since(start)
-				return d, nil
-			}
+		if healthy(d.url) {
+			d.healthyAfter = time.Since(start)
+			return d, nil
 		}
 		if time.Since(start) > time.Minute {
 			d.kill()
@@ -374,6 +371,15 @@ func startDaemon(ctx context.Context, cfg Config) (*daemon, error) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func healthy(url string) bool {
+	resp, err := http.Get(url + "/healthz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 func (d *daemon) kill() {
