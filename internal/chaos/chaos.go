@@ -15,9 +15,13 @@
 // Restart time is measured from the daemon's start to its first healthy
 // answer.
 //
+// Half of the tasks are http tasks whose runs go to a sink in this process
+// that sleeps and counts: no run may reach it twice, and every run it
+// received must be recorded as started.
+//
 // faults.go holds the fault scripts (WAL damage, missing files, a full
-// disk). Still to come from the chaos plan: an http sink that sleeps and
-// counts deliveries, double signals, and an HTTP fuzzer.
+// disk). Still to come from the chaos plan: graceful and double signals,
+// and an HTTP fuzzer.
 //
 // Concurrency: Run is not safe to call twice on one directory at once.
 package chaos
@@ -32,11 +36,13 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -62,10 +68,18 @@ type Config struct {
 	// Drain is how long the daemon runs after the last kill, before the
 	// checks, so waiting runs can end. Default 3s.
 	Drain time.Duration
+	// HTTPEvery makes every n-th task an http task that POSTs its runs to a
+	// sink in this process, which sleeps SinkDelay and counts deliveries;
+	// the others are noop tasks. Default 2 (half of them); negative: none.
+	HTTPEvery int
+	// SinkDelay is how long the sink takes to answer. Default 50ms.
+	SinkDelay time.Duration
 	// Seed makes the kill times repeatable. Default: the time.
 	Seed int64
 	// Logf receives progress lines. Default: none.
 	Logf func(format string, args ...any)
+
+	sinkURL string // set by Run
 }
 
 // Validate names a field out of its limits.
@@ -105,6 +119,12 @@ func (c Config) withDefaults() Config {
 	if c.Drain == 0 {
 		c.Drain = 3 * time.Second
 	}
+	if c.HTTPEvery == 0 {
+		c.HTTPEvery = 2
+	}
+	if c.SinkDelay == 0 {
+		c.SinkDelay = 50 * time.Millisecond
+	}
 	if c.Seed == 0 {
 		c.Seed = time.Now().UnixNano()
 	}
@@ -127,6 +147,7 @@ type Report struct {
 	Restarts      []time.Duration
 	Violations    []string
 	CreatesFailed int // creations not acknowledged (cut by a kill)
+	Deliveries    int // runs the http sink received
 }
 
 // OK reports a run without violations.
@@ -151,6 +172,7 @@ func (r Report) Table() string {
 		row("  "+k, r.Outcomes[k])
 	}
 	row("runs without an outcome at the end", r.RunsPending)
+	row("http sink deliveries", r.Deliveries)
 	row("restart to healthy (median / max)", fmt.Sprintf("%s / %s", med.Round(time.Millisecond), max.Round(time.Millisecond)))
 	row("violations", len(r.Violations))
 	for i, v := range r.Violations {
@@ -183,6 +205,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	rng := rand.New(rand.NewSource(cfg.Seed))
 	rep := Report{Outcomes: map[string]int{}}
 	var acked []string
+	sink := newSink(cfg.SinkDelay)
+	defer sink.Close()
+	cfg.sinkURL = sink.URL
 	seq := 0
 	for round := 0; round <= cfg.Kills; round++ {
 		if err := ctx.Err(); err != nil {
@@ -228,6 +253,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	defer d.stop()
 	rep.TasksAcked = len(acked)
+	started := map[string]bool{}
 	for _, id := range acked {
 		evs, err := d.taskEvents(ctx, id)
 		if errors.Is(err, errNotFound) {
@@ -239,8 +265,76 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		rep.TasksFound++
 		check(&rep, id, evs, cfg)
+		for _, e := range evs {
+			if e.Type == "RunStarted" {
+				started[e.RunID] = true
+			}
+		}
+	}
+	ackedSet := map[string]bool{}
+	for _, id := range acked {
+		ackedSet[id] = true
+	}
+	for _, d := range sink.deliveries() {
+		rep.Deliveries += d.count
+		if d.count > 1 {
+			rep.Violations = append(rep.Violations, fmt.Sprintf("task %s: run %s delivered %d times", d.task, d.run, d.count))
+		}
+		if ackedSet[d.task] && !started[d.run] {
+			rep.Violations = append(rep.Violations, fmt.Sprintf("task %s: run %s delivered but never recorded as started", d.task, d.run))
+		}
 	}
 	return rep, nil
+}
+
+// sink is the http tasks' endpoint: it counts each run it receives.
+type sink struct {
+	*httptest.Server
+	mu   sync.Mutex
+	runs map[string]*delivery
+}
+
+type delivery struct {
+	task, run string
+	count     int
+}
+
+func newSink(delay time.Duration) *sink {
+	s := &sink{runs: map[string]*delivery{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			TaskID string `json:"task_id"`
+			RunID  string `json:"run_id"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.RunID == "" {
+			http.Error(w, "bad run", http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		d := s.runs[req.RunID]
+		if d == nil {
+			d = &delivery{task: req.TaskID, run: req.RunID}
+			s.runs[req.RunID] = d
+		}
+		d.count++
+		s.mu.Unlock()
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	return s
+}
+
+func (s *sink) deliveries() []delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]delivery, 0, len(s.runs))
+	for _, d := range s.runs {
+		out = append(out, *d)
+	}
+	return out
 }
 
 // auditEvent is the part of GET /v1/tasks/{id}/events the checks read.
@@ -397,8 +491,12 @@ func (d *daemon) stop() {
 }
 
 func (d *daemon) createTask(ctx context.Context, name string, cfg Config) (string, error) {
-	body, _ := json.Marshal(map[string]any{"name": name, "owner": "chaos", "kind": "noop",
-		"interval": cfg.Interval.String(), "tolerance": cfg.Tolerance.String()})
+	task := map[string]any{"name": name, "owner": "chaos", "kind": "noop",
+		"interval": cfg.Interval.String(), "tolerance": cfg.Tolerance.String()}
+	if cfg.sinkURL != "" && cfg.HTTPEvery > 0 && seqOf(name)%cfg.HTTPEvery == 0 {
+		task["kind"], task["payload"] = "http", map[string]string{"url": cfg.sinkURL}
+	}
+	body, _ := json.Marshal(task)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", d.url+"/v1/tasks", bytes.NewReader(body))
@@ -444,6 +542,17 @@ func (d *daemon) taskEvents(ctx context.Context, id string) ([]auditEvent, error
 		return nil, err
 	}
 	return list.Events, nil
+}
+
+// seqOf is the number at the end of a task name ("t00012" -> 12).
+func seqOf(name string) int {
+	n := 0
+	for _, c := range name {
+		if c >= '0' && c <= '9' {
+			n = n*10 + int(c-'0')
+		}
+	}
+	return n
 }
 
 func freePort() (int, error) {
