@@ -253,6 +253,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	defer d.stop()
 	rep.TasksAcked = len(acked)
+	// The deliveries first: the daemon still runs, and a run delivered
+	// after a task's log was read would look unrecorded. A delivery taken
+	// here follows its RunStarted, which is durable before the handler runs.
+	delivered := sink.deliveries()
 	started := map[string]bool{}
 	for _, id := range acked {
 		evs, err := d.taskEvents(ctx, id)
@@ -275,7 +279,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for _, id := range acked {
 		ackedSet[id] = true
 	}
-	for _, d := range sink.deliveries() {
+	for _, d := range delivered {
 		rep.Deliveries += d.count
 		if d.count > 1 {
 			rep.Violations = append(rep.Violations, fmt.Sprintf("task %s: run %s delivered %d times", d.task, d.run, d.count))
