@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cronactor/cronactor/actors/worker"
@@ -113,15 +112,17 @@ type ExecPayload struct {
 }
 
 // ExecGrace is how long a command has between SIGTERM at its deadline and
-// SIGKILL.
+// SIGKILL (on Unix systems; see Exec).
 const ExecGrace = 5 * time.Second
 
 // Exec runs the command in the task's payload with the run in its
 // environment: CRONACTOR_TASK_ID, CRONACTOR_RUN_ID, CRONACTOR_RUN,
 // CRONACTOR_PAYLOAD, CRONACTOR_CHECKPOINT, CRONACTOR_DEADLINE (RFC 3339).
 // Exit 0 completes the run; if its standard output is a JSON object with
-// "checkpoint", that is saved. A non-zero exit fails it. At the deadline the
-// process group gets SIGTERM, then SIGKILL after ExecGrace.
+// "checkpoint", that is saved. A non-zero exit fails it. At the deadline, on
+// Unix systems (Linux, macOS, the BSDs) the command's process group gets
+// SIGTERM, then SIGKILL after ExecGrace; elsewhere (Windows) the command is
+// killed at once.
 func Exec() worker.Handler {
 	return worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
 		var p ExecPayload
@@ -133,7 +134,7 @@ func Exec() worker.Handler {
 			"CRONACTOR_TASK_ID="+r.TaskID.String(), "CRONACTOR_RUN_ID="+r.RunID.String(),
 			fmt.Sprintf("CRONACTOR_RUN=%d", r.Number), "CRONACTOR_PAYLOAD="+string(r.Payload),
 			"CRONACTOR_CHECKPOINT="+string(r.Checkpoint), "CRONACTOR_DEADLINE="+r.Deadline.UTC().Format(time.RFC3339Nano))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		startsOwnGroup(cmd)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &limitedWriter{w: &stderr, n: excerptBytes}
 		if err := cmd.Start(); err != nil {
@@ -148,12 +149,11 @@ func Exec() worker.Handler {
 			}
 			return checkpointIn(stdout.Bytes()), nil
 		case <-ctx.Done():
-			pgid := cmd.Process.Pid
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			_ = terminate(cmd.Process)
 			select {
 			case <-done:
 			case <-time.After(ExecGrace):
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				_ = kill(cmd.Process)
 				<-done
 			}
 			return nil, fmt.Errorf("kinds: %s stopped at its deadline: %w", p.Command[0], ctx.Err())
