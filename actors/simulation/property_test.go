@@ -65,9 +65,6 @@ func randomScenario(rng *rand.Rand) (*simulation.Scenario, time.Duration) {
 	return sc, maxDelay
 }
 
-// outcome types: every enqueued run ends in exactly one of them (R9).
-var outcomes = map[string]bool{"RunCompleted": true, "RunFailed": true, "RunDropped": true, "RunForcedEnd": true}
-
 type runFacts struct {
 	enqueued   events.Recorded
 	started    *events.Recorded

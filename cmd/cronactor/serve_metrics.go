@@ -12,6 +12,7 @@ import (
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -34,7 +35,7 @@ func newMetrics() *metrics {
 		Help: "Latency of durable appends to the event store.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
 	m.appendFails = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronactor_append_failures_total",
 		Help: "Appends to the event store that failed, by reason (no_space, version_conflict, other)."}, []string{"reason"})
-	m.reg.MustRegister(m.runs, m.lag, m.appendSeconds, m.appendFails, prometheus.NewGoCollector())
+	m.reg.MustRegister(m.runs, m.lag, m.appendSeconds, m.appendFails, collectors.NewGoCollector())
 	return m
 }
 

@@ -504,7 +504,7 @@ func subscribe(t *testing.T, s events.Store, after events.Position, c *collector
 		case err := <-errc:
 			return err
 		case <-time.After(20 * time.Second):
-			return errors.New("Subscribe did not return after its context ended")
+			return errors.New("storetest: Subscribe did not return after its context ended")
 		}
 	}
 }

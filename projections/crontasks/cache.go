@@ -50,8 +50,3 @@ func (c *rowCache) put(id uuid.UUID, t *Task) {
 		delete(c.byID, last.Value.(*cacheEntry).id)
 	}
 }
-
-func (c *rowCache) clear() {
-	c.order.Init()
-	clear(c.byID)
-}
