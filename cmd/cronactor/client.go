@@ -291,9 +291,22 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 	if *format != "table" && *format != "json" {
 		return fmt.Errorf("%w: --format must be table or json, got %q", errUsage, *format)
 	}
+	// The events come in pages; "next" names the following one.
 	var list history.EventList
-	if _, err := c.do(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(fs.Arg(0))+"/events", nil, &list); err != nil {
-		return err
+	for after := ""; ; {
+		var page history.EventList
+		path := "/v1/tasks/" + url.PathEscape(fs.Arg(0)) + "/events"
+		if after != "" {
+			path += "?after=" + url.QueryEscape(after)
+		}
+		if _, err := c.do(ctx, http.MethodGet, path, nil, &page); err != nil {
+			return err
+		}
+		list.Events = append(list.Events, page.Events...)
+		if page.Next == "" || page.Next == after {
+			break
+		}
+		after = page.Next
 	}
 	recs, err := list.Recorded()
 	if err != nil {

@@ -79,13 +79,33 @@ func runExplain(ctx context.Context, env *cliEnv, args []string) error {
 	return ex.Write(env.stdout, history.Absolute())
 }
 
-// fetchTaskEvents reads GET /v1/tasks/{id}/events.
+// fetchTaskEvents reads every page of GET /v1/tasks/{id}/events.
 func fetchTaskEvents(ctx context.Context, server string, id uuid.UUID) (history.EventList, error) {
+	all := history.EventList{TaskID: id}
+	for after := ""; ; {
+		page, err := fetchTaskEventsPage(ctx, server, id, after)
+		if err != nil {
+			return history.EventList{}, err
+		}
+		all.Events = append(all.Events, page.Events...)
+		if page.Next == "" || page.Next == after {
+			return all, nil
+		}
+		after = page.Next
+	}
+}
+
+// fetchTaskEventsPage reads the page of GET /v1/tasks/{id}/events after
+// the stream version after ("": the first page).
+func fetchTaskEventsPage(ctx context.Context, server string, id uuid.UUID, after string) (history.EventList, error) {
 	base, err := url.Parse(server)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return history.EventList{}, fmt.Errorf("%w: --server %q: want http(s)://host:port", errUsage, server)
 	}
 	u := base.JoinPath("v1", "tasks", id.String(), "events")
+	if after != "" {
+		u.RawQuery = url.Values{"after": {after}}.Encode()
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)

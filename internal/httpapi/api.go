@@ -56,6 +56,9 @@ func New(cfg Config) http.Handler {
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = 10 * time.Second
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	a := &api{cfg: cfg}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tasks", a.create)
@@ -101,11 +104,14 @@ func (a *api) auth(next http.Handler) http.Handler {
 	})
 }
 
-// apiError is the body of every error answer.
+// apiError is the body of every error answer. A 500 says only "internal
+// error" and an ID; the detail is logged with that ID (key error_id), so
+// that no internal text (file paths, addresses) reaches a client.
 type apiError struct {
 	Error struct {
 		Field   string `json:"field,omitempty"`
 		Message string `json:"message"`
+		ID      string `json:"id,omitempty"`
 	} `json:"error"`
 }
 
@@ -154,8 +160,11 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 		a.cfg.Logger.Error("write refused: the event store's disk is full", "err", err)
 		writeErr(w, http.StatusInsufficientStorage, "", "the event store's disk is full: changes are refused until space is freed, then accepted again without a restart; reads still work")
 	default:
-		a.cfg.Logger.Error("request failed", "err", err)
-		writeErr(w, http.StatusInternalServerError, "", "internal error: "+err.Error())
+		id := uuid.NewString()
+		a.cfg.Logger.Error("request failed", "error_id", id, "err", err)
+		var e apiError
+		e.Error.Message, e.Error.ID = "internal error; the server's log has the detail under this id", id
+		writeJSON(w, http.StatusInternalServerError, e)
 	}
 }
 
@@ -587,13 +596,49 @@ func (a *api) deleteOwner(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"owner": owner, "deleted": d.Deleted})
 }
 
+// Pages of GET /v1/tasks/{id}/events.
+const (
+	// EventsDefaultLimit is the page size when the request names none.
+	EventsDefaultLimit = 1000
+	// EventsMaxLimit is the largest page a request may ask for.
+	EventsMaxLimit = 10000
+)
+
+// events is GET /v1/tasks/{id}/events?limit=N&after=V: the task's events
+// with stream version above V (from the first when after is absent), at most
+// N of them (EventsDefaultLimit, at most EventsMaxLimit). When more follow,
+// the answer's "next" is the after of the next page.
 func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	if err != nil {
 		a.fail(w, err)
 		return
 	}
-	recs, err := a.cfg.Store.ReadStream(r.Context(), events.TaskStream(id), 0, 0)
+	q := r.URL.Query()
+	for k := range q {
+		if k != "limit" && k != "after" {
+			a.fail(w, &fieldErr{k, "unknown query parameter"})
+			return
+		}
+	}
+	limit := EventsDefaultLimit
+	if l := q.Get("limit"); l != "" {
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > EventsMaxLimit {
+			a.fail(w, &fieldErr{"limit", fmt.Sprintf("must be a number from 1 to %d", EventsMaxLimit)})
+			return
+		}
+	}
+	var from uint64
+	if s := q.Get("after"); s != "" {
+		after, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || after == ^uint64(0) {
+			a.fail(w, &fieldErr{"after", fmt.Sprintf("must be a stream version (the \"next\" of the previous page), got %q", s)})
+			return
+		}
+		from = after + 1
+	}
+	// One more than the page tells whether another page follows.
+	recs, err := a.cfg.Store.ReadStream(r.Context(), events.TaskStream(id), from, limit+1)
 	if errors.Is(err, events.ErrStreamNotFound) {
 		a.fail(w, scheduler.ErrTaskNotFound)
 		return
@@ -602,10 +647,17 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
+	more := len(recs) > limit
+	if more {
+		recs = recs[:limit]
+	}
 	list, err := history.ListJSON(id, recs)
 	if err != nil {
 		a.fail(w, err)
 		return
+	}
+	if more {
+		list.Next = strconv.FormatUint(recs[len(recs)-1].Version, 10)
 	}
 	writeJSON(w, http.StatusOK, list)
 }

@@ -39,11 +39,13 @@ type EventJSON struct {
 	Data          json.RawMessage `json:"data"`
 }
 
-// EventList is the body of GET /v1/tasks/{id}/events: the task's events in
-// stream order.
+// EventList is the body of GET /v1/tasks/{id}/events: one page of the
+// task's events in stream order. Next, when set, is the "after" parameter
+// that fetches the following page; the last page has none.
 type EventList struct {
 	TaskID uuid.UUID   `json:"task_id"`
 	Events []EventJSON `json:"events"`
+	Next   string      `json:"next,omitempty"`
 }
 
 func optID(id uuid.UUID) *uuid.UUID {
