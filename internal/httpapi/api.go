@@ -35,7 +35,8 @@ import (
 type Config struct {
 	Scheduler *scheduler.Scheduler
 	View      *crontasks.View
-	// ViewConfig opens as-of views (time travel) on the same store.
+	// ViewConfig opens as-of views (time travel) on the same store when
+	// View is nil; otherwise View.AsOf serves them from its snapshots.
 	ViewConfig crontasks.Config
 	Store      events.Store
 	// Token, if set, is required as "Authorization: Bearer <token>" on /v1.
@@ -390,6 +391,10 @@ func (a *api) asOf(ctx context.Context, s string) (*crontasks.View, error) {
 	p, err := crontasks.ParsePoint(s)
 	if err != nil {
 		return nil, &fieldErr{"as_of", err.Error()}
+	}
+	if a.cfg.View != nil {
+		// The live view folds from its nearest snapshot before p.
+		return a.cfg.View.AsOf(ctx, p)
 	}
 	return crontasks.AsOf(ctx, a.cfg.ViewConfig, p)
 }

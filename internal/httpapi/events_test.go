@@ -193,3 +193,31 @@ func TestInternalErrorIsGeneric(t *testing.T) {
 		t.Errorf("the log does not hold the detail under id %s:\n%s", body.Error.ID, logs.String())
 	}
 }
+
+// TestAsOfQueries: as_of reads the task list and a task as they were.
+func TestAsOfQueries(t *testing.T) {
+	srv := server(t, "")
+	a := call(t, srv, "POST", "/v1/tasks", `{`+good+`}`)
+	var created struct {
+		ID       string
+		Position string
+	}
+	if err := json.Unmarshal([]byte(a.body), &created); err != nil || a.code != 201 {
+		t.Fatalf("create: %d %s", a.code, a.body)
+	}
+	if p := call(t, srv, "POST", "/v1/tasks/"+created.ID+"/pause", ""); p.code != 200 {
+		t.Fatalf("pause: %d %s", p.code, p.body)
+	}
+	if g := call(t, srv, "GET", "/v1/tasks/"+created.ID+"?as_of="+created.Position, ""); g.code != 200 || !strings.Contains(g.body, `"status": "active"`) {
+		t.Fatalf("as of the create: %d %s", g.code, g.body)
+	}
+	if l := call(t, srv, "GET", "/v1/tasks?status=paused&as_of="+created.Position, ""); l.code != 200 || strings.Contains(l.body, created.ID) {
+		t.Fatalf("paused tasks as of the create: %d %s", l.code, l.body)
+	}
+	if l := call(t, srv, "GET", "/v1/tasks?status=paused", ""); !strings.Contains(l.body, created.ID) {
+		t.Fatalf("paused tasks now: %d %s", l.code, l.body)
+	}
+	if g := call(t, srv, "GET", "/v1/tasks?as_of=yesterday", ""); g.code != 400 || g.field != "as_of" {
+		t.Fatalf("bad as_of: %d %s", g.code, g.body)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/google/uuid"
 )
 
@@ -138,7 +137,7 @@ func (v *View) Get(ctx context.Context, id uuid.UUID) (Task, error) {
 		return Task{}, err
 	}
 	defer release()
-	t, err := v.get(v.db, id)
+	t, err := v.lookup(v.db, id)
 	if err != nil {
 		return Task{}, err
 	}
@@ -163,7 +162,7 @@ func (v *View) Query(ctx context.Context, q Query) (Page, error) {
 	snap := v.db.NewSnapshot()
 	defer snap.Close()
 	tag, lower, upper := q.plan()
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	it, err := v.iter(snap, lower, upper)
 	if err != nil {
 		return Page{}, fmt.Errorf("crontasks: query: %w", err)
 	}
@@ -191,7 +190,7 @@ func (v *View) Query(ctx context.Context, q Query) (Page, error) {
 				return Page{}, fmt.Errorf("%w: index key %x", ErrForeignDB, k)
 			}
 			id, _ := uuid.FromBytes(k[len(k)-16:])
-			if t, err = v.get(snap, id); err != nil {
+			if t, err = v.lookup(snap, id); err != nil {
 				if errors.Is(err, ErrNotFound) {
 					return Page{}, fmt.Errorf("%w: index key %x names a missing task", ErrForeignDB, k)
 				}
@@ -256,7 +255,7 @@ func (v *View) ByOwnerName(ctx context.Context, owner, name string) ([]Task, err
 	snap := v.db.NewSnapshot()
 	defer snap.Close()
 	p := ownerNamePrefix(owner, name)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	it, err := v.iter(snap, p, prefixEnd(p))
 	if err != nil {
 		return nil, fmt.Errorf("crontasks: query: %w", err)
 	}
@@ -268,7 +267,7 @@ func (v *View) ByOwnerName(ctx context.Context, owner, name string) ([]Task, err
 			return nil, fmt.Errorf("%w: owner index key %x", ErrForeignDB, k)
 		}
 		id, _ := uuid.FromBytes(k[len(p):])
-		t, err := v.get(snap, id)
+		t, err := v.lookup(snap, id)
 		if err != nil {
 			return nil, err
 		}

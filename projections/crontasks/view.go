@@ -65,6 +65,16 @@ type Config struct {
 	// virtual clock drives the view too. Default: the wall clock, a logger
 	// that discards.
 	Archetype archetype.Archetype
+	// SnapshotEvery is how many folded events apart the view keeps a
+	// snapshot of itself in memory, so that View.AsOf folds from the
+	// nearest one instead of from the start of the log. A snapshot pins the
+	// rows as they were then: rows changed since are kept twice until it
+	// is dropped. Default 8192; -1 disables; at most 1<<24.
+	SnapshotEvery int
+	// Snapshots caps the snapshots kept. Past it every other one is
+	// dropped and the spacing doubles, so they keep spanning all the view
+	// folded since it was opened. Default 32; 2 to 1024.
+	Snapshots int
 }
 
 // Validate names the first invalid field.
@@ -81,6 +91,12 @@ func (c Config) Validate() error {
 	if c.BatchSize < 0 || c.BatchSize > 65536 {
 		return fmt.Errorf("crontasks: Config.BatchSize %d out of 1..65536", c.BatchSize)
 	}
+	if c.SnapshotEvery < -1 || c.SnapshotEvery > 1<<24 {
+		return fmt.Errorf("crontasks: Config.SnapshotEvery %d out of -1..%d", c.SnapshotEvery, 1<<24)
+	}
+	if c.Snapshots != 0 && (c.Snapshots < 2 || c.Snapshots > 1024) {
+		return fmt.Errorf("crontasks: Config.Snapshots %d out of 2..1024", c.Snapshots)
+	}
 	return nil
 }
 
@@ -95,6 +111,12 @@ func (c Config) withDefaults() Config {
 		c.CacheRows = 16384
 	}
 	c.Archetype = c.Archetype.WithDefaults()
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = 8192
+	}
+	if c.Snapshots == 0 {
+		c.Snapshots = 32
+	}
 	return c
 }
 
@@ -122,6 +144,15 @@ type View struct {
 	queue     []events.Recorded
 	queueWake chan struct{} // signalled when the queue gains events
 	queueRoom chan struct{} // signalled when the queue loses events
+
+	// snaps are the snapshots of a live view for AsOf (nil if disabled).
+	snaps *snapshots
+	// An as-of view (View.AsOf) reads base, the snapshot it started from,
+	// under what it folded since, minus the hidden keys of base; release
+	// gives base and the live view back when it closes.
+	base    *pebble.Snapshot
+	hidden  map[string]bool
+	release func()
 }
 
 // Open opens (creating if needed) the view in cfg.Dir, or in memory. It
@@ -146,7 +177,7 @@ func Open(cfg Config) (*View, error) {
 		return nil, fmt.Errorf("crontasks: open %s: %w", dir, err)
 	}
 	v := &View{cfg: cfg, db: db, rows: newRowCache(cfg.CacheRows), notify: make(chan struct{}), done: make(chan struct{}),
-		queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1)}
+		queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1), snaps: newSnapshots(cfg)}
 	if err := v.checkFormat(); err != nil {
 		db.Close()
 		return nil, err
@@ -255,7 +286,12 @@ func (v *View) Close() error {
 	v.readers.Wait()
 	v.applyMu.Lock()
 	defer v.applyMu.Unlock()
-	return v.db.Close()
+	v.snaps.close()
+	err := v.db.Close()
+	if v.release != nil {
+		v.release()
+	}
+	return err
 }
 
 // Checkpoint is the global position of the last event folded.
@@ -382,7 +418,7 @@ func (v *View) apply(recs []events.Recorded) error {
 			cur, ok := v.rows.get(id)
 			if !ok {
 				var err error
-				cur, err = v.get(v.db, id)
+				cur, err = v.lookup(v.db, id)
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					return err
 				}
@@ -459,6 +495,7 @@ func (v *View) apply(recs []events.Recorded) error {
 	close(v.notify)
 	v.notify = make(chan struct{})
 	v.mu.Unlock()
+	v.snaps.folded(v.db, recs, cp, newCP)
 	return foldErr
 }
 
