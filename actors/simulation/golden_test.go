@@ -79,7 +79,8 @@ func TestGolden(t *testing.T) {
 }
 
 // TestJSONLinesMatchContract: every JSON line of every scenario carries the
-// fields DESIGN §5 publishes and no others: at, task, event, next_run and
+// fields of the published JSON-lines form (docs/simulation.md) and no
+// others: at, task, event, next_run and
 // last_run always; run on run events; reason exactly on drops and forced
 // ends.
 func TestJSONLinesMatchContract(t *testing.T) {

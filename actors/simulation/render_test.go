@@ -62,8 +62,8 @@ func workedExampleStream(t *testing.T, name string) *stream {
 	return s
 }
 
-// The design's worked example, as events and ticks, prints exactly the
-// design's table.
+// The worked example (docs/lifecycle.md), as events and ticks, prints
+// exactly its table.
 func TestTimelineWorkedExample(t *testing.T) {
 	s := workedExampleStream(t, "A")
 	ticks := []time.Time{clock("00:30"), clock("01:00"), clock("01:30")}

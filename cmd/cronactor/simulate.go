@@ -25,7 +25,7 @@ const simulateMaxScenario = 4 << 20
 func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	format := fs.String("format", "table", "output: table (the design's table) or json (one object per line)")
+	format := fs.String("format", "table", "output: table (as in cronactor history) or json (one object per line)")
 	// Accept SCENARIO before or after the flags.
 	var path string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -77,7 +77,8 @@ func readScenario(path string) ([]byte, error) {
 }
 
 // writeSimulation renders a simulation's timeline with projections/history,
-// the renderer of `cronactor history`: the design's table, or JSON lines.
+// the renderer of `cronactor history`: the worked example's table, or JSON
+// lines.
 func writeSimulation(w io.Writer, entries []simulation.Entry, format string) error {
 	return history.WriteTimeline(w, timeline(entries), simulation.Epoch, format)
 }

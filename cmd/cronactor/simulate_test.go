@@ -18,7 +18,7 @@ func runCLI(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errb.String(), err
 }
 
-// `cronactor simulate` on the design's worked example prints the design's
+// `cronactor simulate` on the worked example (docs/lifecycle.md) prints its
 // table, and its JSON lines with --format json (flags before or after the
 // scenario).
 func TestSimulateCommand(t *testing.T) {

@@ -1,5 +1,5 @@
-// Package httpapi is the daemon's HTTP API under /v1 (DESIGN §5): JSON in
-// and out, every input validated with an error naming the field, nothing
+// Package httpapi is the daemon's HTTP API under /v1 (tasks, owners, the
+// audit trail of a task, health and metrics): JSON in and out, every input validated with an error naming the field, nothing
 // half-applied. Writes go to the scheduler; reads come from the cron_tasks
 // view, once it has folded the log up to the position of the write they
 // follow (read-your-writes, without polling).

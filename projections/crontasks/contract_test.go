@@ -13,8 +13,10 @@ import (
 )
 
 // TestFreshTaskHasEveryContractField: the HTTP API's task object has every
-// field DESIGN §5 lists even before the task has a payload, a run or a
-// checkpoint (those are null then, not absent).
+// field of the published task object (id, name, owner, kind, payload,
+// interval, tolerance, timebox, priority, status, next_run, last_run, the
+// counts, checkpoint, created_at, updated_at) even before the task has a
+// payload, a run or a checkpoint (those are null then, not absent).
 func TestFreshTaskHasEveryContractField(t *testing.T) {
 	store := memStore(t)
 	id := uuid.MustParse("c0000000-0000-4000-8000-0000000000cc")

@@ -12,7 +12,10 @@
 // the whole log again from zero into a fresh directory and swaps it in.
 //
 // Time travel: AsOf folds the log up to a past global position or time into
-// a separate in-memory view; the live view is not touched.
+// a separate in-memory view; the live view is not touched. A view keeps
+// snapshots of itself every Config.SnapshotEvery folded events, so that
+// View.AsOf folds only the events after the nearest one: it reads the
+// snapshot under a small in-memory overlay of the rows changed since.
 //
 // Layout of the view's Pebble database (keys, all big-endian):
 //

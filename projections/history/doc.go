@@ -1,8 +1,8 @@
 // Package history turns a task's recorded events into its audit trail: one
 // Row per event with the time it was decided, the run number and ID, the
 // task's nextRun and lastRun after the event, and for drops and forced ends
-// the reason with its numbers. Rows render as the table of the design's
-// worked example ("Cron enqueues A1", "A1 begins execution", …) with a
+// the reason with its numbers. Rows render as the table of the worked
+// example in docs/lifecycle.md ("Cron enqueues A1", "A1 begins execution", …) with a
 // pluggable time format (relative MM:SS or absolute RFC 3339), or as JSON
 // lines.
 //

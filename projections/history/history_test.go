@@ -96,7 +96,7 @@ func memStore(t *testing.T) events.Store {
 	return s
 }
 
-// workedExample records the events of the design's worked example
+// workedExample records the events of the worked example
 // (interval 1 min, tick 30 s, tolerance 5 s).
 func workedExample(t *testing.T, store events.Store) *taskLog {
 	a := newTaskLog(t, store, "A")
@@ -126,7 +126,8 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// TestWorkedExampleTable reproduces the table of DESIGN §2 exactly,
+// TestWorkedExampleTable reproduces the worked example's table
+// (docs/lifecycle.md) exactly,
 // including the tick row the caller interleaves at 01:00.
 func TestWorkedExampleTable(t *testing.T) {
 	a := workedExample(t, memStore(t))
@@ -150,13 +151,14 @@ func TestWorkedExampleTable(t *testing.T) {
 	if err := history.WriteTable(&b, rows, history.Relative(t0)); err != nil {
 		t.Fatal(err)
 	}
-	// Never regenerated: this is the design's table, copied verbatim.
+	// Never regenerated: this is the worked example's table, copied
+	// verbatim.
 	want, err := os.ReadFile("testdata/worked_example.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != string(want) {
-		t.Errorf("table differs from DESIGN §2\ngot:\n%s\nwant:\n%s", b.String(), want)
+		t.Errorf("table differs from the worked example\ngot:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
 

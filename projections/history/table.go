@@ -19,8 +19,8 @@ type TimeFormat struct {
 }
 
 // Relative renders times as MM:SS after start (HH:MM:SS from one hour on;
-// a leading "-" before start), the form of the design's worked example and
-// of simulation scenarios. The header is "MM:SS".
+// a leading "-" before start), the form of the worked example in
+// docs/lifecycle.md and of simulation scenarios. The header is "MM:SS".
 func Relative(start time.Time) TimeFormat {
 	return TimeFormat{Header: "MM:SS", Format: func(t time.Time) string { return Clock(t.Sub(start)) }}
 }
@@ -83,7 +83,7 @@ func span(d time.Duration) string {
 }
 
 // Text is the Event column of the row: what happened, in the words of the
-// design's worked example ("Cron enqueues A2", "A2 begins execution (57 s
+// worked example in docs/lifecycle.md ("Cron enqueues A2", "A2 begins execution (57 s
 // after 00:35 >= 60 - 5)", "A3 is dropped (…)"). Times inside use tf.
 func (r Row) Text(tf TimeFormat) string {
 	run := r.Task + strconv.Itoa(r.Run)
@@ -175,8 +175,8 @@ func fmtOpt(tf TimeFormat, t *time.Time) string {
 	return tf.Format(*t)
 }
 
-// WriteTable writes rows as the Markdown table of the design's worked
-// example:
+// WriteTable writes rows as the Markdown table of the worked example in
+// docs/lifecycle.md:
 //
 //	| MM:SS | Event | nextRun | lastRun |
 //	|---|---|---|---|

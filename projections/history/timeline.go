@@ -19,8 +19,8 @@ type TimelineEntry struct {
 	Record events.Recorded
 }
 
-// WriteTimeline renders entries, already in time order, as the DESIGN §2
-// table (format "table") or as JSON lines ("json"), with times relative to
+// WriteTimeline renders entries, already in time order, as the table of
+// the worked example in docs/lifecycle.md (format "table") or as JSON lines ("json"), with times relative to
 // start. Checkpoint saves are left out, and an error's detail is cut to its
 // first line (a panic's stack trace differs between builds). It is what
 // `cronactor simulate` prints.
