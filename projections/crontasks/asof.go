@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cronactor/cronactor/events"
@@ -80,9 +81,19 @@ func (v *View) foldTo(ctx context.Context, p Point, pl plan) error {
 		return err == nil && t.Version == r.Version-1
 	}
 	stopAt := pl.skipFrom
+	// A fold from the start reads the events the live view folded before it
+	// was opened: it tells the live view when the last of them was decided.
+	var resumedMaxAt time.Time
+	resumedRead := false
 	filter := func(page []events.Recorded) ([]events.Recorded, bool) {
 		keep := page[:0:0]
 		for _, r := range page {
+			if pl.learn != nil && !resumedRead {
+				if !pl.resumed.Less(r.Position) && r.At.After(resumedMaxAt) {
+					resumedMaxAt = r.At
+				}
+				resumedRead = !r.Position.Less(pl.resumed)
+			}
 			if !p.Position.IsZero() && p.Position.Less(r.Position) {
 				return keep, true
 			}
@@ -105,6 +116,9 @@ func (v *View) foldTo(ctx context.Context, p Point, pl plan) error {
 	}
 	if err := v.catchUp(ctx, nil, filter); err != nil {
 		return err
+	}
+	if resumedRead {
+		pl.learn.learnResumed(resumedMaxAt)
 	}
 	if !pl.skipFrom.IsZero() {
 		// Nothing in (skipFrom, skipTo] is kept; read on after it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,7 +92,7 @@ func checkPoints(t *testing.T, live *crontasks.View, store events.Store, recs []
 	ns = append(ns, len(recs)-1, len(recs))
 	for _, n := range ns {
 		pos, at := recs[n-1].Position, recs[n-1].At
-		for _, p := range []crontasks.Point{{Position: pos}, {Time: at}, {Time: at.Add(-time.Millisecond)}, {Position: pos, Time: at.Add(-30 * time.Second)}} {
+		for _, p := range []crontasks.Point{{Position: pos}, {Time: at}, {Time: at.Add(-time.Millisecond)}, {Time: at.Add(4 * time.Minute)}, {Position: pos, Time: at.Add(-30 * time.Second)}} {
 			got, err := live.AsOf(ctx, p)
 			if err != nil {
 				t.Fatal(err)
@@ -152,18 +153,61 @@ func TestViewAsOfCrossesSnapshots(t *testing.T) {
 // point in time is not a prefix of the log; AsOf still equals the
 // reference, also where it skips the part of the log decided after it.
 func TestViewAsOfSkewedClocks(t *testing.T) {
+	store, recs := skewedLog(t)
+	live := openView(t, crontasks.Config{Store: store, BatchSize: 32, SnapshotEvery: 100, Snapshots: 8})
+	if err := live.Apply(recs[:len(recs)-200]); err != nil {
+		t.Fatal(err)
+	}
+	checkPoints(t, live, store, recs, 139)
+}
+
+// TestViewAsOfAfterReopen: a view reopened from its directory did not see
+// when the events before its checkpoint were decided; its snapshots serve
+// points in time only once a fold from the start has read them.
+func TestViewAsOfAfterReopen(t *testing.T) {
+	store, recs := skewedLog(t)
+	cfg := crontasks.Config{Store: store, Dir: filepath.Join(t.TempDir(), "view"), BatchSize: 32, SnapshotEvery: 100, Snapshots: 8}
+	v, err := crontasks.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Apply(recs[:len(recs)/2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	live := openView(t, cfg)
+	if err := live.Apply(recs[:len(recs)-100]); err != nil {
+		t.Fatal(err)
+	}
+	checkPoints(t, live, store, recs, 139)
+}
+
+// skewedLog writes a random history whose tasks' clocks disagree. Around
+// the middle of the log one task's clock runs three hours ahead for a
+// while.
+func skewedLog(t *testing.T) (events.Store, []events.Recorded) {
 	src := memStore(t)
 	newHistory(t, src, 6, 30).run(2000)
 	store := memStore(t)
 	rng := rand.New(rand.NewPCG(6, 7))
 	skew := map[string]time.Duration{}
 	ctx := context.Background()
-	for _, r := range readAll(t, src) {
+	srcRecs := readAll(t, src)
+	ahead := srcRecs[len(srcRecs)/2-80].Stream
+	for i, r := range srcRecs {
 		if _, ok := skew[r.Stream]; !ok {
 			skew[r.Stream] = time.Duration(rng.IntN(240)-120) * time.Second
 		}
 		if rng.IntN(50) == 0 {
 			skew[r.Stream] -= 90 * time.Second // a clock set back
+		}
+		switch {
+		case i == len(srcRecs)/2-80:
+			skew[ahead] += 3 * time.Hour
+		case i == len(srcRecs)/2-10:
+			skew[ahead] -= 3 * time.Hour
 		}
 		expected := events.NoStream
 		if r.Version > 0 {
@@ -174,12 +218,7 @@ func TestViewAsOfSkewedClocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recs := readAll(t, store)
-	live := openView(t, crontasks.Config{Store: store, BatchSize: 32, SnapshotEvery: 100, Snapshots: 8})
-	if err := live.Apply(recs[:len(recs)-200]); err != nil {
-		t.Fatal(err)
-	}
-	checkPoints(t, live, store, recs, 139)
+	return store, readAll(t, store)
 }
 
 // countingStore counts the events ReadAll hands out.

@@ -40,6 +40,14 @@ type snapshots struct {
 	// minAfter of every snapshot covers the events up to it.
 	tracked events.Position
 	list    []*snapshot
+	// resumed is the checkpoint the view had when it first folded after
+	// being opened: an earlier process folded the events up to it, so when
+	// they were decided is unknown (a snapshot is then no start for a time
+	// query) until a fold from the start of the log has read them (learn).
+	started      bool
+	resumed      events.Position
+	resumedKnown bool
+	resumedMaxAt time.Time
 }
 
 // newSnapshots returns the list for cfg, nil when snapshots are disabled.
@@ -73,6 +81,9 @@ func (s *snapshots) folded(db *pebble.DB, recs []events.Recorded, from, to event
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.started {
+		s.started, s.resumed, s.resumedKnown = true, from, from.IsZero()
+	}
 	s.tracked = to
 	if n == 0 {
 		return
@@ -117,6 +128,10 @@ type plan struct {
 	// after it up to skipTo is kept as of the point's time, so the fold
 	// reads again only after skipTo.
 	skipFrom, skipTo events.Position
+	// learn, when not nil, wants the latest decision time of the events up
+	// to resumed, which a fold from the start reads on its way.
+	learn   *snapshots
+	resumed events.Position
 }
 
 // plan picks the latest snapshot a fold as of p may start from and takes a
@@ -133,10 +148,13 @@ func (s *snapshots) plan(p Point) plan {
 		if !p.Position.IsZero() && p.Position.Less(sn.pos) {
 			break
 		}
-		if !p.Time.IsZero() && sn.maxAt.After(p.Time) {
+		if !p.Time.IsZero() && (!s.resumedKnown || sn.maxAt.After(p.Time) || s.resumedMaxAt.After(p.Time)) {
 			break
 		}
 		at = i
+	}
+	if at < 0 && s.started && !s.resumedKnown {
+		pl.learn, pl.resumed = s, s.resumed
 	}
 	if at >= 0 {
 		pl.start = s.list[at]
@@ -158,6 +176,16 @@ func (s *snapshots) plan(p Point) plan {
 		break
 	}
 	return pl
+}
+
+// learnResumed records the latest decision time of the events up to the
+// position the view resumed from, read by a fold from the start.
+func (s *snapshots) learnResumed(maxAt time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.resumedKnown {
+		s.resumedKnown, s.resumedMaxAt = true, maxAt
+	}
 }
 
 // release gives back a reference plan took.
