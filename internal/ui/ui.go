@@ -1,4 +1,4 @@
-// Package ui is the web dashboard served at /ui/ (DESIGN §6b): plain HTML,
+// Package ui is the web dashboard served at /ui/ (docs/dashboard.md): plain HTML,
 // CSS and JavaScript modules embedded in the binary, so it works offline
 // and needs no build step. The pages read the same /v1 API as every other
 // client and follow GET /v1/events/stream for live updates; nothing here
