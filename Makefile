@@ -29,6 +29,7 @@ bench: build ## print throughput figures next to their baselines
 	./bin/cronactor bench projections --duration 5s
 	./bin/cronactor bench scheduler --tasks 100000
 	$(GO) test ./actors/task/schedule -run '^$$' -bench . -benchmem
+	$(GO) test -run '^$$' -bench AsOf -benchtime 20x ./projections/crontasks
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}
