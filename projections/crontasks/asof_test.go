@@ -175,7 +175,7 @@ func TestViewAsOfSkewedClocks(t *testing.T) {
 	if err := live.Apply(recs[:len(recs)-200]); err != nil {
 		t.Fatal(err)
 	}
-	checkPoints(t, live, store, recs, 211)
+	checkPoints(t, live, store, recs, 293)
 
 	cfg := crontasks.Config{Store: store, Dir: filepath.Join(t.TempDir(), "view"), BatchSize: 32, SnapshotEvery: 100, Snapshots: 8}
 	v, err := crontasks.Open(cfg)
@@ -192,7 +192,7 @@ func TestViewAsOfSkewedClocks(t *testing.T) {
 	if err := reopened.Apply(recs[:len(recs)-100]); err != nil {
 		t.Fatal(err)
 	}
-	checkPoints(t, reopened, store, recs, 211)
+	checkPoints(t, reopened, store, recs, 293)
 }
 
 // skewedLog writes a random history whose tasks' clocks disagree. Around
