@@ -52,7 +52,7 @@ func (c *cronList) Set(s string) error { *c = append(*c, s); return nil }
 
 // runSchedulePreview: an unknown flag or a stray argument is a usage error
 // (exit 2); a bad value — expression, zone, policy, time, count — exits 1
-// with the error on stderr and nothing on stdout (DESIGN §5).
+// with the error on stderr and nothing on stdout, as every command does.
 func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error {
 	fs := flag.NewFlagSet("schedule preview", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -11,7 +11,8 @@ import (
 	"github.com/cronactor/cronactor/actors/task/schedule"
 )
 
-// Preview limits for GET /v1/schedule/preview (DESIGN §5).
+// Preview limits for GET /v1/schedule/preview: count defaults to 10, at
+// most 1000.
 const (
 	previewDefaultCount = 10
 	previewMaxCount     = 1000

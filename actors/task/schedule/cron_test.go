@@ -10,7 +10,7 @@ import (
 	"github.com/cronactor/cronactor/actors/task/schedule"
 )
 
-// TestSyntax: each form of DESIGN §2b, in UTC, against slots worked out from
+// TestSyntax: each form of cron syntax docs/schedules.md lists, in UTC, against slots worked out from
 // the calendar (2026-03-02 is a Monday).
 func TestSyntax(t *testing.T) {
 	const from = "2026-03-01T23:59:59Z" // a Sunday

@@ -1,6 +1,6 @@
 // Package schedule turns a task's schedule — cron expressions read in a time
 // zone under a daylight-saving policy, or a list of instants — into slots:
-// the instants at which a run is due (DESIGN §2b, R10, R11, R17).
+// the instants at which a run is due (docs/schedules.md).
 //
 // Everything here is pure: no clock reads, no randomness, no I/O. Time is
 // always an argument, so the task's decisions can call it and replay to the

@@ -8,7 +8,7 @@ import (
 )
 
 // Spec is a task's schedule as written: exactly one of Cron and At, and the
-// fields that qualify it (DESIGN §2b, §5).
+// fields that qualify it (docs/schedules.md; the task fields of the HTTP API).
 type Spec struct {
 	// Cron is one or more cron expressions; the slots are their union.
 	Cron []string

@@ -204,7 +204,7 @@ func TestJitter(t *testing.T) {
 	b := [16]byte{4, 5, 6}
 	slot := mustTime(t, "2026-03-02T09:00:00Z")
 	const j = 10 * time.Minute
-	if schedule.Jitter(a, slot, j) != schedule.Jitter(a, slot, j) {
+	if first, again := schedule.Jitter(a, slot, j), schedule.Jitter(a, slot, j); first != again {
 		t.Fatal("jitter differs between calls")
 	}
 	if schedule.Jitter(a, slot, 0) != 0 {
