@@ -3,10 +3,11 @@
 // kind (the kinds the daemon ships are in package kinds).
 //
 // It owns what happens between a run being enqueued and its outcome being
-// reported; it decides nothing about a task. The queue actor (Queue) holds
-// the waiting runs in priority order, then enqueue order, and several runs
-// of one task may wait at once (R2). A Worker takes one run at a time, asks
-// the task actor for permission to start it (R3: the task actor alone
+// reported; it decides nothing about a task. The queue actor (Queue) takes
+// the runs task actors enqueue (Enqueued, this package's message) and holds
+// them in priority order, then enqueue order; several runs of one task may
+// wait at once (R2). A Worker takes one run at a time, asks the task actor
+// (PoolConfig.Ask) for permission to start it (R3: the task actor alone
 // decides, and may drop the run), runs the handler with a context that ends
 // at the run's deadline (R4), lets the handler save checkpoints through the
 // task actor (R5), and reports the outcome (completed, failed, or forced to
@@ -15,10 +16,11 @@
 //
 // Concurrency: the queue and each worker are actors and process one message
 // at a time. A handler runs on a goroutine of its own, so a worker is busy
-// until that goroutine has reported the outcome; the goroutine is counted as
-// work in flight on the clock (Clock.Begin/End), so a virtual clock does not
-// move while a handler works. Handlers must be safe for concurrent runs, as
-// several workers may run runs of the same kind at once. The handler map is
-// read-only once the queue has started; Stats are updated atomically and may
-// be read from any goroutine.
+// until that goroutine has reported the outcome. That goroutine is counted
+// as work in flight on the clock (Clock.Begin/End; messages are counted by
+// internal/counted), so a virtual clock does not move while a handler
+// works. Handlers must be safe for concurrent runs, as several workers may
+// run runs of the same kind at once. The handler map is read-only once the
+// queue has started; Stats are updated atomically and may be read from any
+// goroutine.
 package worker
