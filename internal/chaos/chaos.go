@@ -3,7 +3,8 @@
 // and then checks the scheduler's promises from the audit log of every
 // task it was told about. It is run by `make chaos`, never by `make test`.
 //
-// The invariants checked (design brief §2 and §6):
+// The invariants checked (the scheduling rules of docs/lifecycle.md and the
+// reliability promises: nothing acknowledged is lost, no run starts twice):
 //   - every task whose creation was acknowledged exists after the kills;
 //   - a task's events have contiguous versions from 0;
 //   - every run that started or ended was enqueued, no run started twice,
