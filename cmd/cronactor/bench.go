@@ -2,15 +2,32 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/cronactor/cronactor/internal/bench"
 )
 
-// benchCommands holds the benchmarks under `cronactor bench`; each registers
-// itself from its own file.
-var benchCommands = map[string]command{}
+// benchCommands holds the benchmarks under `cronactor bench`: flag parsing
+// and printing here, the measurements in internal/bench.
+var benchCommands = map[string]command{
+	"store": {
+		summary: "append throughput of the embedded store next to the disk's raw limit",
+		run:     runBenchStore,
+	},
+	"projections": {
+		summary: "how far the live cron_tasks view trails the log under full append load",
+		run:     runBenchProjections,
+	},
+	"scheduler": {
+		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate",
+		run:     runBenchScheduler,
+	},
+}
 
 func init() {
 	commands["bench"] = command{
@@ -37,25 +54,100 @@ func benchNames() []string {
 	return names
 }
 
-// percentile returns the p-th percentile (0..100) of sorted values.
-func percentile[T any](sorted []T, p float64) T {
-	var zero T
-	if len(sorted) == 0 {
-		return zero
-	}
-	i := int(float64(len(sorted)-1) * p / 100)
-	return sorted[i]
+// benchProgress writes a measurement's progress notes to stderr.
+func benchProgress(env *cliEnv) bench.Progress {
+	return func(format string, args ...any) { fmt.Fprintf(env.stderr, format+"\n", args...) }
 }
 
-// benchDir returns the directory a benchmark writes under: dir if given
-// (kept afterwards), else a new temporary one removed by cleanup.
-func benchDir(dir string) (base string, cleanup func(), err error) {
-	if dir != "" {
-		return dir, func() {}, nil
-	}
-	d, err := os.MkdirTemp("", "cronactor-bench-")
+// printJSON prints v as one JSON object on its own line.
+func printJSON(env *cliEnv, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return "", nil, err
+		return err
 	}
-	return d, func() { os.RemoveAll(d) }, nil
+	_, err = fmt.Fprintln(env.stdout, string(b))
+	return err
+}
+
+func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("bench store", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	writers := fs.Int("writers", 0, "concurrent writers, one stream each (default: run 1, then 64)")
+	duration := fs.Duration("duration", 5*time.Second, "how long each measurement appends")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print each result as one JSON object; the last line is the last result")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *writers < 0 || *writers > 10000 {
+		return fmt.Errorf("%w: --writers must be between 1 and 10000", errUsage)
+	}
+	if *duration < 100*time.Millisecond || *duration > time.Hour {
+		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
+	}
+	cfg := bench.StoreConfig{Writers: *writers, Duration: *duration, Dir: *dir, Progress: benchProgress(env)}
+	return bench.Store(ctx, cfg, func(r bench.StoreResult) error {
+		if *asJSON {
+			return printJSON(env, r)
+		}
+		_, err := fmt.Fprintln(env.stdout, r.Text())
+		return err
+	})
+}
+
+func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("bench projections", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	writers := fs.Int("writers", 64, "concurrent writers, one task each")
+	duration := fs.Duration("duration", 5*time.Second, "how long each phase appends")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	rounds := fs.Int("rounds", 3, "alternating rounds of baseline and measured phase")
+	memView := fs.Bool("memory-view", false, "keep the view in memory instead of on disk next to the log")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *writers < 1 || *writers > 10000 {
+		return fmt.Errorf("%w: --writers must be between 1 and 10000", errUsage)
+	}
+	if *rounds < 1 || *rounds > 100 {
+		return fmt.Errorf("%w: --rounds must be between 1 and 100", errUsage)
+	}
+	if *duration < 100*time.Millisecond || *duration > time.Hour {
+		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
+	}
+	r, err := bench.Projections(ctx, bench.ProjectionsConfig{Writers: *writers, Duration: *duration, Rounds: *rounds,
+		MemoryView: *memView, Dir: *dir, Progress: benchProgress(env)})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env, r)
+	}
+	_, err = fmt.Fprintln(env.stdout, r.Text())
+	return err
+}
+
+func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("bench scheduler", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	tasks := fs.Int("tasks", 100000, "tasks, all due at once")
+	workers := fs.Int("workers", 64, "scheduler workers (and raw-append writers)")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *tasks < 1 || *tasks > 10_000_000 || *workers < 1 || *workers > 10000 {
+		return fmt.Errorf("%w: --tasks must be 1..10000000 and --workers 1..10000", errUsage)
+	}
+	r, err := bench.Scheduler(ctx, bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Dir: *dir, Progress: benchProgress(env)})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env, r)
+	}
+	_, err = fmt.Fprintln(env.stdout, r.Text())
+	return err
 }

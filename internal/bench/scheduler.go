@@ -1,9 +1,7 @@
-package main
+package bench
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -18,14 +16,32 @@ import (
 	"github.com/cronactor/cronactor/events/embedded"
 )
 
-func init() {
-	benchCommands["scheduler"] = command{
-		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate",
-		run:     runBenchScheduler,
-	}
+// SchedulerConfig says what `bench scheduler` measures.
+type SchedulerConfig struct {
+	// Tasks is the number of noop tasks, all due at once: 1 to 10,000,000.
+	Tasks int
+	// Workers is the scheduler's workers (and the raw-append writers of the
+	// baseline): 1 to 10000.
+	Workers int
+	// Dir is where the measured files go; empty: a new temporary directory,
+	// removed afterwards.
+	Dir      string
+	Progress Progress
 }
 
-type schedulerBench struct {
+// Validate reports a field out of its limits.
+func (c SchedulerConfig) Validate() error {
+	if c.Tasks < 1 || c.Tasks > 10_000_000 {
+		return fmt.Errorf("bench: SchedulerConfig.Tasks %d: want 1 to 10000000", c.Tasks)
+	}
+	if c.Workers < 1 || c.Workers > 10000 {
+		return fmt.Errorf("bench: SchedulerConfig.Workers %d: want 1 to 10000", c.Workers)
+	}
+	return nil
+}
+
+// SchedulerResult is the `bench scheduler` measurement.
+type SchedulerResult struct {
 	Tasks            int     `json:"tasks"`
 	Workers          int     `json:"workers"`
 	CreateS          float64 `json:"create_s"`
@@ -39,57 +55,49 @@ type schedulerBench struct {
 	LagP99ms         float64 `json:"lag_p99_ms"`
 }
 
-// runBenchScheduler creates --tasks noop tasks on the embedded store on
+// Scheduler creates cfg.Tasks noop tasks on the embedded store on
 // disk, all due at the same instant, and measures how fast every run is
 // enqueued, started and completed (three durable decisions each), with the
 // scheduling lag (due → started). In the same run it measures the store's
 // raw append rate with as many writers as the scheduler has workers; each
 // run costs three appends, so the ratio compares events/s.
-func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("bench scheduler", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	tasks := fs.Int("tasks", 100000, "tasks, all due at once")
-	workers := fs.Int("workers", 64, "scheduler workers (and raw-append writers)")
-	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
-	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return SchedulerResult{}, err
 	}
-	if *tasks < 1 || *tasks > 10_000_000 || *workers < 1 || *workers > 10000 {
-		return fmt.Errorf("%w: --tasks must be 1..10000000 and --workers 1..10000", errUsage)
-	}
-	base, cleanup, err := benchDir(*dir)
+	var res SchedulerResult
+	base, cleanup, err := workDir(cfg.Dir)
 	if err != nil {
-		return err
+		return res, err
 	}
 	defer cleanup()
-	fmt.Fprintf(env.stderr, "bench scheduler: raw appends with %d writers for 3s...\n", *workers)
-	raw, err := benchEmbedded(ctx, filepath.Join(base, "raw"), *workers, 3*time.Second)
+	cfg.Progress.note("bench scheduler: raw appends with %d writers for 3s...", cfg.Workers)
+	raw, err := benchEmbedded(ctx, filepath.Join(base, "raw"), cfg.Workers, 3*time.Second)
 	if err != nil {
-		return err
+		return res, err
 	}
 	store, err := embedded.Open(filepath.Join(base, "store"), embedded.Options{})
 	if err != nil {
-		return err
+		return res, err
 	}
 	defer store.Close()
-	s, err := scheduler.New(scheduler.Config{Store: store, Tick: 100 * time.Millisecond, Workers: *workers})
+	s, err := scheduler.New(scheduler.Config{Store: store, Tick: 100 * time.Millisecond, Workers: cfg.Workers})
 	if err != nil {
-		return err
+		return res, err
 	}
 	s.Register("noop", kinds.Noop())
 	if err := s.Start(ctx); err != nil {
-		return err
+		return res, err
 	}
 	defer s.Stop(context.Background())
 
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	fmt.Fprintf(env.stderr, "bench scheduler: creating %d tasks...\n", *tasks)
+	cfg.Progress.note("bench scheduler: creating %d tasks...", cfg.Tasks)
 	createStart := time.Now()
 	// All due at one instant, far enough ahead that creation finishes first.
-	due := createStart.Add(time.Duration(*tasks/5000+5) * time.Second).UTC().Truncate(time.Second)
+	due := createStart.Add(time.Duration(cfg.Tasks/5000+5) * time.Second).UTC().Truncate(time.Second)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var createErr atomic.Value
@@ -99,7 +107,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= *tasks {
+				if i >= cfg.Tasks {
 					return
 				}
 				_, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: fmt.Sprintf("t%07d", i), Owner: "bench", Kind: "noop",
@@ -113,21 +121,21 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	wg.Wait()
 	if err, ok := createErr.Load().(error); ok {
-		return err
+		return res, err
 	}
 	createS := time.Since(createStart).Seconds()
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	if time.Now().After(due) {
-		return fmt.Errorf("creating %d tasks took %.1fs, past the due time; use fewer --tasks", *tasks, createS)
+		return res, fmt.Errorf("creating %d tasks took %.1fs, past the due time; use fewer --tasks", cfg.Tasks, createS)
 	}
-	fmt.Fprintf(env.stderr, "bench scheduler: created in %.1fs; waiting for %s, then every run...\n", createS, due.Format(time.RFC3339))
+	cfg.Progress.note("bench scheduler: created in %.1fs; waiting for %s, then every run...", createS, due.Format(time.RFC3339))
 
 	head := store.Head()
 	var completed atomic.Int64
 	var lagMu sync.Mutex
-	lags := make([]time.Duration, 0, *tasks)
+	lags := make([]time.Duration, 0, cfg.Tasks)
 	var last atomic.Int64
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -138,7 +146,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 			lags = append(lags, r.At.Sub(due))
 			lagMu.Unlock()
 		case "RunCompleted":
-			if completed.Add(1) == int64(*tasks) {
+			if completed.Add(1) == int64(cfg.Tasks) {
 				last.Store(time.Now().UnixNano())
 				cancel()
 			}
@@ -147,24 +155,23 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	})
 	<-subCtx.Done()
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return res, ctx.Err()
 	}
 	runsS := time.Unix(0, last.Load()).Sub(due).Seconds()
 	lagMu.Lock()
 	slices.Sort(lags)
-	res := schedulerBench{Tasks: *tasks, Workers: *workers, CreateS: createS,
-		HeapBytesPerTask: float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(*tasks),
-		RunsS:            runsS, RunsPerS: float64(*tasks) / runsS, EventsPerS: 3 * float64(*tasks) / runsS,
+	res = SchedulerResult{Tasks: cfg.Tasks, Workers: cfg.Workers, CreateS: createS,
+		HeapBytesPerTask: float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cfg.Tasks),
+		RunsS:            runsS, RunsPerS: float64(cfg.Tasks) / runsS, EventsPerS: 3 * float64(cfg.Tasks) / runsS,
 		RawEventsPerS: raw.rate(),
 		LagP50ms:      float64(percentile(lags, 50)) / 1e6, LagP99ms: float64(percentile(lags, 99)) / 1e6}
 	lagMu.Unlock()
 	res.Ratio = res.EventsPerS / res.RawEventsPerS
-	if *asJSON {
-		b, _ := json.Marshal(res)
-		fmt.Fprintln(env.stdout, string(b))
-		return nil
-	}
-	fmt.Fprintf(env.stdout, "tasks=%d workers=%d: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task\n",
+	return res, nil
+}
+
+// Text is the result as one line for people.
+func (res SchedulerResult) Text() string {
+	return fmt.Sprintf("tasks=%d workers=%d: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task",
 		res.Tasks, res.Workers, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask)
-	return nil
 }

@@ -1,10 +1,8 @@
-package main
+package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,17 +16,35 @@ import (
 	"github.com/cronactor/cronactor/events/embedded"
 )
 
-func init() {
-	benchCommands["store"] = command{
-		summary: "append throughput of the embedded store next to the disk's raw limit",
-		run:     runBenchStore,
-	}
+// EventSize is the body size of every appended event.
+const EventSize = 200
+
+// StoreConfig says what `bench store` measures.
+type StoreConfig struct {
+	// Writers is the number of concurrent writers, one stream each, 1 to
+	// 10000; 0 measures 1, then 64.
+	Writers int
+	// Duration is how long each measurement appends: 100ms to 1h.
+	Duration time.Duration
+	// Dir is where the measured files go; empty: a new temporary directory,
+	// removed afterwards.
+	Dir      string
+	Progress Progress
 }
 
-// benchEventSize is the body size of every appended event.
-const benchEventSize = 200
+// Validate reports a field out of its limits.
+func (c StoreConfig) Validate() error {
+	if c.Writers < 0 || c.Writers > 10000 {
+		return fmt.Errorf("bench: StoreConfig.Writers %d: want 0 to 10000", c.Writers)
+	}
+	if c.Duration < 100*time.Millisecond || c.Duration > time.Hour {
+		return fmt.Errorf("bench: StoreConfig.Duration %s: want 100ms to 1h", c.Duration)
+	}
+	return nil
+}
 
-type benchResult struct {
+// StoreResult is one `bench store` measurement.
+type StoreResult struct {
 	Store          string  `json:"store"`
 	Writers        int     `json:"writers"`
 	DurationS      float64 `json:"duration_s"`
@@ -43,59 +59,52 @@ type benchResult struct {
 	EventSizeBytes int     `json:"event_size_bytes"`
 }
 
-func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("bench store", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	writers := fs.Int("writers", 0, "concurrent writers, one stream each (default: run 1, then 64)")
-	duration := fs.Duration("duration", 5*time.Second, "how long each measurement appends")
-	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
-	asJSON := fs.Bool("json", false, "print each result as one JSON object; the last line is the last result")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if *writers < 0 || *writers > 10000 {
-		return fmt.Errorf("%w: --writers must be between 1 and 10000", errUsage)
-	}
-	if *duration < 100*time.Millisecond || *duration > time.Hour {
-		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
+// Text is the result as one line for people.
+func (r StoreResult) Text() string {
+	return fmt.Sprintf("writers=%-3d embedded %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | raw file %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | ratio %.2f",
+		r.Writers, r.EventsPerS, r.P50us, r.P99us, r.RawEventsPerS, r.RawP50us, r.RawP99us, r.Ratio)
+}
+
+// Store measures the embedded store's append rate next to a raw
+// group-committed file on the same disk, once per writer count, and hands
+// each result to emit as soon as it is measured.
+func Store(ctx context.Context, cfg StoreConfig, emit func(StoreResult) error) error {
+	if err := cfg.Validate(); err != nil {
+		return err
 	}
 	counts := []int{1, 64}
-	if *writers > 0 {
-		counts = []int{*writers}
+	if cfg.Writers > 0 {
+		counts = []int{cfg.Writers}
 	}
-	base, cleanup, err := benchDir(*dir)
+	base, cleanup, err := workDir(cfg.Dir)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	fmt.Fprintf(env.stderr, "bench store: %d-byte events, %s per measurement, files under %s\n", benchEventSize, *duration, base)
+	cfg.Progress.note("bench store: %d-byte events, %s per measurement, files under %s", EventSize, cfg.Duration, base)
 	for _, n := range counts {
 		run := filepath.Join(base, fmt.Sprintf("w%d", n))
-		fmt.Fprintf(env.stderr, "  %d writer(s): embedded store...\n", n)
-		st, err := benchEmbedded(ctx, filepath.Join(run, "store"), n, *duration)
+		cfg.Progress.note("  %d writer(s): embedded store...", n)
+		st, err := benchEmbedded(ctx, filepath.Join(run, "store"), n, cfg.Duration)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stderr, "  %d writer(s): raw append-only file...\n", n)
-		raw, err := benchRawFile(ctx, filepath.Join(run, "raw"), n, *duration)
+		cfg.Progress.note("  %d writer(s): raw append-only file...", n)
+		raw, err := benchRawFile(ctx, filepath.Join(run, "raw"), n, cfg.Duration)
 		if err != nil {
 			return err
 		}
-		r := benchResult{
+		r := StoreResult{
 			Store: "embedded", Writers: n, DurationS: st.elapsed.Seconds(), Events: st.events,
 			EventsPerS: st.rate(), P50us: st.pct(50), P99us: st.pct(99),
 			RawEventsPerS: raw.rate(), RawP50us: raw.pct(50), RawP99us: raw.pct(99),
-			EventSizeBytes: benchEventSize,
+			EventSizeBytes: EventSize,
 		}
 		if r.RawEventsPerS > 0 {
 			r.Ratio = r.EventsPerS / r.RawEventsPerS
 		}
-		if *asJSON {
-			b, _ := json.Marshal(r)
-			fmt.Fprintln(env.stdout, string(b))
-		} else {
-			fmt.Fprintf(env.stdout, "writers=%-3d embedded %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | raw file %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | ratio %.2f\n",
-				n, r.EventsPerS, r.P50us, r.P99us, r.RawEventsPerS, r.RawP50us, r.RawP99us, r.Ratio)
+		if err := emit(r); err != nil {
+			return err
 		}
 		if err := os.RemoveAll(run); err != nil {
 			return err
@@ -167,7 +176,7 @@ func benchEmbedded(ctx context.Context, dir string, writers int, d time.Duration
 		return measurement{}, err
 	}
 	defer s.Close()
-	body := make([]byte, benchEventSize)
+	body := make([]byte, EventSize)
 	for i := range body {
 		body[i] = 'a' + byte(i%26)
 	}
@@ -211,7 +220,7 @@ func benchRawFile(ctx context.Context, dir string, writers int, d time.Duration)
 	}
 	l := &rawLog{f: f, reqs: make(chan rawReq, 1024), done: make(chan struct{})}
 	go l.commitLoop()
-	rec := make([]byte, benchEventSize)
+	rec := make([]byte, EventSize)
 	m, err := drive(ctx, writers, d, func(int, uint64) error {
 		ack := make(chan error, 1)
 		l.reqs <- rawReq{rec: rec, ack: ack}

@@ -1,9 +1,7 @@
-package main
+package bench
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -16,14 +14,38 @@ import (
 	"github.com/google/uuid"
 )
 
-func init() {
-	benchCommands["projections"] = command{
-		summary: "how far the live cron_tasks view trails the log under full append load",
-		run:     runBenchProjections,
-	}
+// ProjectionsConfig says what `bench projections` measures.
+type ProjectionsConfig struct {
+	// Writers is the number of concurrent writers, one task each: 1 to 10000.
+	Writers int
+	// Duration is how long each phase appends: 100ms to 1h.
+	Duration time.Duration
+	// Rounds is the number of alternating rounds of the baseline and the
+	// measured phase: 1 to 100.
+	Rounds int
+	// MemoryView keeps the view in memory instead of on disk next to the log.
+	MemoryView bool
+	// Dir is where the measured files go; empty: a new temporary directory,
+	// removed afterwards.
+	Dir      string
+	Progress Progress
 }
 
-type projectionsBenchResult struct {
+// Validate reports a field out of its limits.
+func (c ProjectionsConfig) Validate() error {
+	switch {
+	case c.Writers < 1 || c.Writers > 10000:
+		return fmt.Errorf("bench: ProjectionsConfig.Writers %d: want 1 to 10000", c.Writers)
+	case c.Rounds < 1 || c.Rounds > 100:
+		return fmt.Errorf("bench: ProjectionsConfig.Rounds %d: want 1 to 100", c.Rounds)
+	case c.Duration < 100*time.Millisecond || c.Duration > time.Hour:
+		return fmt.Errorf("bench: ProjectionsConfig.Duration %s: want 100ms to 1h", c.Duration)
+	}
+	return nil
+}
+
+// ProjectionsResult is the `bench projections` measurement.
+type ProjectionsResult struct {
 	Writers            int     `json:"writers"`
 	Rounds             int     `json:"rounds"`
 	DurationS          float64 `json:"duration_s"`
@@ -40,63 +62,46 @@ type projectionsBenchResult struct {
 	CatchUpEventsPerS  float64 `json:"catch_up_events_per_s"`
 }
 
-// runBenchProjections appends task events (one writer per task: created,
+// Projections appends task events (one writer per task: created,
 // then enqueued/started/completed in turn) at full speed, first with no
 // view (the baseline), then with the live view following. While the view
 // follows, a probe appends one event every 10 ms and measures how long
 // after the append was acknowledged the view shows it; Lag() is sampled
 // too. Finally a fresh view folds the whole log from zero (catch-up rate).
-func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("bench projections", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	writers := fs.Int("writers", 64, "concurrent writers, one task each")
-	duration := fs.Duration("duration", 5*time.Second, "how long each phase appends")
-	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
-	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	rounds := fs.Int("rounds", 3, "alternating rounds of baseline and measured phase")
-	memView := fs.Bool("memory-view", false, "keep the view in memory instead of on disk next to the log")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+func Projections(ctx context.Context, cfg ProjectionsConfig) (ProjectionsResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return ProjectionsResult{}, err
 	}
-	if *writers < 1 || *writers > 10000 {
-		return fmt.Errorf("%w: --writers must be between 1 and 10000", errUsage)
-	}
-	if *rounds < 1 || *rounds > 100 {
-		return fmt.Errorf("%w: --rounds must be between 1 and 100", errUsage)
-	}
-	if *duration < 100*time.Millisecond || *duration > time.Hour {
-		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
-	}
-	base, cleanup, err := benchDir(*dir)
+	base, cleanup, err := workDir(cfg.Dir)
 	if err != nil {
-		return err
+		return ProjectionsResult{}, err
 	}
 	defer cleanup()
-	r := projectionsBenchResult{Writers: *writers, DurationS: duration.Seconds()}
+	r := ProjectionsResult{Writers: cfg.Writers, DurationS: cfg.Duration.Seconds()}
 
-	fmt.Fprintf(env.stderr, "bench projections: %d writers, %d rounds of %s without then with the view, files under %s\n", *writers, *rounds, *duration, base)
+	cfg.Progress.note("bench projections: %d writers, %d rounds of %s without then with the view, files under %s", cfg.Writers, cfg.Rounds, cfg.Duration, base)
 	// Rounds alternate the baseline and the measured phase so that load
 	// from elsewhere on the machine hits both; the medians are reported.
 	var probe viewProbe
 	var baseRates, viewRates, ratios []float64
-	for i := range *rounds {
-		fmt.Fprintf(env.stderr, "  round %d: appends, no view...\n", i+1)
-		baseline, err := benchTaskAppends(ctx, filepath.Join(base, fmt.Sprint("baseline", i)), *writers, *duration, nil, false)
+	for i := range cfg.Rounds {
+		cfg.Progress.note("  round %d: appends, no view...", i+1)
+		baseline, err := benchTaskAppends(ctx, filepath.Join(base, fmt.Sprint("baseline", i)), cfg.Writers, cfg.Duration, nil, false)
 		if err != nil {
-			return err
+			return r, err
 		}
-		fmt.Fprintf(env.stderr, "  round %d: appends with the live view following...\n", i+1)
-		withView, err := benchTaskAppends(ctx, filepath.Join(base, fmt.Sprint("view", i)), *writers, *duration, &probe, *memView)
+		cfg.Progress.note("  round %d: appends with the live view following...", i+1)
+		withView, err := benchTaskAppends(ctx, filepath.Join(base, fmt.Sprint("view", i)), cfg.Writers, cfg.Duration, &probe, cfg.MemoryView)
 		if err != nil {
-			return err
+			return r, err
 		}
 		baseRates, viewRates = append(baseRates, baseline.rate()), append(viewRates, withView.rate())
 		ratios = append(ratios, withView.rate()/baseline.rate())
-		fmt.Fprintf(env.stderr, "    %0.f events/s without, %0.f with (ratio %.2f)\n", baseline.rate(), withView.rate(), ratios[i])
+		cfg.Progress.note("    %0.f events/s without, %0.f with (ratio %.2f)", baseline.rate(), withView.rate(), ratios[i])
 	}
 	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
 	r.BaselineEventsPerS, r.EventsPerS, r.Ratio = median(baseRates), median(viewRates), median(ratios)
-	r.Rounds = *rounds
+	r.Rounds = cfg.Rounds
 	r.FoldedEventsPerS = probe.folded
 	r.CatchUpEventsPerS = probe.catchUp
 	slices.Sort(probe.visible)
@@ -107,17 +112,14 @@ func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error 
 		r.VisibleMaxms = ms(probe.visible[n-1])
 	}
 	r.LagMaxEvents, r.LagMaxms = probe.maxEvents, ms(probe.maxTime)
-	if *asJSON {
-		b, _ := json.Marshal(r)
-		fmt.Fprintln(env.stdout, string(b))
-		return nil
-	}
-	fmt.Fprintf(env.stdout, "writers=%d, median of %d rounds: appends %0.f events/s with the view following, %0.f without (ratio %.2f); view folded up to %0.f events/s\n",
-		r.Writers, r.Rounds, r.EventsPerS, r.BaselineEventsPerS, r.Ratio, r.FoldedEventsPerS)
-	fmt.Fprintf(env.stdout, "ack → visible in the view: p50 %.2f ms  p99 %.2f ms  max %.2f ms (%d samples); Lag() max %d events, %.2f ms\n",
-		r.VisibleP50ms, r.VisibleP99ms, r.VisibleMaxms, r.Samples, r.LagMaxEvents, r.LagMaxms)
-	fmt.Fprintf(env.stdout, "rebuild from zero: up to %0.f events/s\n", r.CatchUpEventsPerS)
-	return nil
+	return r, nil
+}
+
+// Text is the result as lines for people.
+func (r ProjectionsResult) Text() string {
+	return fmt.Sprintf("writers=%d, median of %d rounds: appends %0.f events/s with the view following, %0.f without (ratio %.2f); view folded up to %0.f events/s\n", r.Writers, r.Rounds, r.EventsPerS, r.BaselineEventsPerS, r.Ratio, r.FoldedEventsPerS) +
+		fmt.Sprintf("ack → visible in the view: p50 %.2f ms  p99 %.2f ms  max %.2f ms (%d samples); Lag() max %d events, %.2f ms\n", r.VisibleP50ms, r.VisibleP99ms, r.VisibleMaxms, r.Samples, r.LagMaxEvents, r.LagMaxms) +
+		fmt.Sprintf("rebuild from zero: up to %0.f events/s", r.CatchUpEventsPerS)
 }
 
 // viewProbe collects what the view phase measures.
