@@ -279,6 +279,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 			cmd = rules.ForceEnd{RunID: r.ID, Reason: events.ForcedTimebox}
 		case herr != nil:
 			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp}
+			w.cfg.Archetype.Logger.Warn("run failed", "task_id", st.ID, "run_id", r.ID, "run", r.Number, "attempt", 1, "error", herr.Error())
 		default:
 			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
 		}

@@ -31,16 +31,10 @@ var benchCommands = map[string]command{
 
 func init() {
 	commands["bench"] = command{
-		summary: "measure throughput and latency next to a baseline (bench store|...)",
+		summary: "measure throughput and latency next to a baseline: bench store|projections|scheduler",
+		subs:    benchNames(),
 		run: func(ctx context.Context, env *cliEnv, args []string) error {
-			if len(args) == 0 {
-				return fmt.Errorf("%w: bench needs one of: %s", errUsage, strings.Join(benchNames(), ", "))
-			}
-			c, ok := benchCommands[args[0]]
-			if !ok {
-				return fmt.Errorf("%w: unknown benchmark %q (have: %s)", errUsage, args[0], strings.Join(benchNames(), ", "))
-			}
-			return c.run(ctx, env, args[1:])
+			return benchCommands[args[0]].run(ctx, env, args[1:]) // dispatch checked the name
 		},
 	}
 }
@@ -54,9 +48,10 @@ func benchNames() []string {
 	return names
 }
 
-// benchProgress writes a measurement's progress notes to stderr.
+// benchProgress shows a measurement's progress notes on the terminal's
+// progress line; without a terminal it is quiet.
 func benchProgress(env *cliEnv) bench.Progress {
-	return func(format string, args ...any) { fmt.Fprintf(env.stderr, format+"\n", args...) }
+	return func(format string, args ...any) { env.progress.update(true, strings.TrimSpace(format), args...) }
 }
 
 // printJSON prints v as one JSON object on its own line.
@@ -85,6 +80,7 @@ func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
 	if *duration < 100*time.Millisecond || *duration > time.Hour {
 		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
 	}
+	defer env.progress.done()
 	cfg := bench.StoreConfig{Writers: *writers, Duration: *duration, Dir: *dir, Progress: benchProgress(env)}
 	return bench.Store(ctx, cfg, func(r bench.StoreResult) error {
 		if *asJSON {
@@ -116,6 +112,7 @@ func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error 
 	if *duration < 100*time.Millisecond || *duration > time.Hour {
 		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
 	}
+	defer env.progress.done()
 	r, err := bench.Projections(ctx, bench.ProjectionsConfig{Writers: *writers, Duration: *duration, Rounds: *rounds,
 		MemoryView: *memView, Dir: *dir, Progress: benchProgress(env)})
 	if err != nil {
@@ -141,6 +138,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	if *tasks < 1 || *tasks > 10_000_000 || *workers < 1 || *workers > 10000 {
 		return fmt.Errorf("%w: --tasks must be 1..10000000 and --workers 1..10000", errUsage)
 	}
+	defer env.progress.done()
 	r, err := bench.Scheduler(ctx, bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Dir: *dir, Progress: benchProgress(env)})
 	if err != nil {
 		return err

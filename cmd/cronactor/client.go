@@ -5,23 +5,26 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/cronactor/cronactor/projections/history"
 )
 
 func init() {
-	commands["task"] = command{summary: "create|list|get|update|pause|resume|delete tasks through the HTTP API", run: runTask}
-	commands["owner"] = command{summary: "owner delete OWNER: delete every task of an owner", run: runOwner}
-	commands["history"] = command{summary: "history TASK [--format table|json]: a task's audit trail", run: runHistory}
+	commands["task"] = command{summary: "create, list, get, update, pause, resume, delete tasks", run: runTask,
+		subs: []string{"create", "list", "get", "update", "pause", "resume", "delete"}}
+	commands["owner"] = command{summary: "delete every task of an owner", run: runOwner, subs: []string{"delete"}}
+	commands["history"] = command{summary: "a task's audit trail: history TASK [--format table|json]", run: runHistory}
 }
 
 // errServer is an error answer from the daemon, shown as it came.
@@ -34,16 +37,35 @@ type client struct {
 	http   *http.Client
 }
 
-// clientFlags adds --server and --token to fs.
-func clientFlags(fs *flag.FlagSet, env *cliEnv) *client {
+// defaultServer is the daemon's URL when neither --server nor
+// CRONACTOR_SERVER says otherwise.
+const defaultServer = "http://127.0.0.1:7070"
+
+// clientFlags adds --server and --token to fs; CRONACTOR_SERVER and
+// CRONACTOR_TOKEN are their defaults (the flag wins). Every command that
+// talks to the daemon takes them from here.
+func clientFlags(fs *flagSet) *client {
 	c := &client{http: &http.Client{Timeout: 60 * time.Second}}
-	def := env.getenv("CRONACTOR_SERVER")
+	def := fs.env.getenv("CRONACTOR_SERVER")
 	if def == "" {
-		def = "http://127.0.0.1:7070"
+		def = defaultServer
 	}
-	fs.StringVar(&c.server, "server", def, "daemon URL (CRONACTOR_SERVER)")
-	fs.StringVar(&c.token, "token", env.getenv("CRONACTOR_TOKEN"), "bearer token (CRONACTOR_TOKEN)")
+	fs.StringVar(&c.server, "server", def, "daemon `URL` (CRONACTOR_SERVER)")
+	fs.StringVar(&c.token, "token", "", "bearer `token` (CRONACTOR_TOKEN)")
 	return c
+}
+
+// resolve fills what the flags left unset from the environment; called
+// after parsing, so a token never shows as a default in --help.
+func (c *client) resolve(env *cliEnv) error {
+	if c.token == "" {
+		c.token = env.getenv("CRONACTOR_TOKEN")
+	}
+	u, err := url.Parse(c.server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w: --server %q: want http(s)://host:port", errUsage, c.server)
+	}
+	return nil
 }
 
 // do sends a request and decodes a 2xx JSON answer into out (if non-nil).
@@ -87,44 +109,33 @@ func (c *client) do(ctx context.Context, method, path string, body any, out any)
 	return b, nil
 }
 
-func parse(fs *flag.FlagSet, args []string) error {
-	// Allow flags after positional arguments: `task get ID --json`.
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			pos = append(pos, args[0])
-			args = args[1:]
-		}
-	}
-	return fs.Parse(append([]string{"--"}, pos...))
-}
-
 func runTask(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: task needs one of create, list, get, update, pause, resume, delete", errUsage)
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("task "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	c := clientFlags(fs, env)
-	asJSON := fs.Bool("json", false, "print the server's JSON")
+	sub, args := args[0], args[1:] // dispatch checked the subcommand
+	fs := newFlags(env, "task "+sub)
+	c := clientFlags(fs)
+	asJSON := fs.Bool("json", false, "print the server's JSON (same as -o json)")
+	var output string
+	fs.stringAlias(&output, "o", "output", "table", "output `format`: table, wide or json")
 	switch sub {
 	case "create", "update":
-		name := fs.String("name", "", "task name (create)")
-		owner := fs.String("owner", "", "owner reference, e.g. channel/pop3/42 (create)")
-		kind := fs.String("kind", "", "handler kind: noop, http, exec (create)")
-		payload := fs.String("payload", "", "JSON payload")
-		interval := fs.String("interval", "", "interval, e.g. 1m")
-		tolerance := fs.String("tolerance", "", "tolerance, e.g. 5s")
-		timebox := fs.String("timebox", "", "timebox, e.g. 30s")
-		priority := fs.String("priority", "", "priority (higher runs first)")
-		firstRun := fs.String("first-run", "", "first due time, RFC 3339 (create)")
-		nextRun := fs.String("next-run", "", "next due time, RFC 3339 (update)")
-		if err := parse(fs, args); err != nil {
+		name := fs.String("name", "", "task `name` (create)")
+		owner := fs.String("owner", "", "`owner` reference, e.g. channel/pop3/42 (create)")
+		kind := fs.String("kind", "", "handler `kind`: noop, http, exec (create)")
+		payload := fs.String("payload", "", "payload handed to each run, as `JSON`")
+		interval := fs.String("interval", "", "time between runs, a `duration` such as 1m")
+		tolerance := fs.String("tolerance", "", "tolerance of the start check, a `duration` such as 5s")
+		timebox := fs.String("timebox", "", "longest a run may take, a `duration` such as 30s")
+		priority := fs.String("priority", "", "priority, a whole `number` (higher runs first)")
+		firstRun := fs.String("first-run", "", "first due `time`, RFC 3339 (create)")
+		nextRun := fs.String("next-run", "", "next due `time`, RFC 3339 (update)")
+		if err := fs.parse(args); err != nil {
+			return err
+		}
+		out, err := outputFormat(output, *asJSON)
+		if err != nil {
+			return err
+		}
+		if err := c.resolve(env); err != nil {
 			return err
 		}
 		body := map[string]any{}
@@ -155,39 +166,57 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 			set("owner", *owner)
 			set("kind", *kind)
 			set("first_run", *firstRun)
-			if fs.NArg() != 0 {
-				return fmt.Errorf("%w: task create takes flags only", errUsage)
+			if err := fs.noArgs(); err != nil {
+				return err
 			}
 			method, path = http.MethodPost, "/v1/tasks"
 		} else {
 			set("next_run", *nextRun)
 			if fs.NArg() != 1 {
-				return fmt.Errorf("%w: task update TASK_ID [flags]", errUsage)
+				return fmt.Errorf("%w: task update needs one TASK_ID", errUsage)
 			}
 			method, path = http.MethodPatch, "/v1/tasks/"+url.PathEscape(fs.Arg(0))
 		}
-		return c.showTask(ctx, env, method, path, body, *asJSON)
+		return c.showTask(ctx, env, method, path, body, out)
 	case "get", "pause", "resume", "delete":
-		if err := parse(fs, args); err != nil {
+		if err := fs.parse(args); err != nil {
+			return err
+		}
+		out, err := outputFormat(output, *asJSON)
+		if err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {
-			return fmt.Errorf("%w: task %s TASK_ID", errUsage, sub)
+			return fmt.Errorf("%w: task %s needs one TASK_ID", errUsage, sub)
+		}
+		if err := c.resolve(env); err != nil {
+			return err
 		}
 		path := "/v1/tasks/" + url.PathEscape(fs.Arg(0))
 		method := map[string]string{"get": http.MethodGet, "pause": http.MethodPost, "resume": http.MethodPost, "delete": http.MethodDelete}[sub]
 		if sub == "pause" || sub == "resume" {
 			path += "/" + sub
 		}
-		return c.showTask(ctx, env, method, path, nil, *asJSON)
+		return c.showTask(ctx, env, method, path, nil, out)
 	case "list":
-		owner := fs.String("owner", "", "only this owner's tasks")
-		status := fs.String("status", "", "only tasks with this status: active, paused, deleted")
-		dueBefore := fs.String("due-before", "", "only tasks due at or before this RFC 3339 time")
-		limit := fs.Int("limit", 0, "page size (default 100, at most 1000)")
-		cursor := fs.String("cursor", "", "cursor of the next page")
-		asOf := fs.String("as-of", "", "the view as of a past RFC 3339 time or log position")
-		if err := parse(fs, args); err != nil {
+		owner := fs.String("owner", "", "only this `owner`'s tasks")
+		status := fs.String("status", "", "only tasks with this `status`: active, paused, deleted")
+		all := fs.Bool("all", false, "include deleted tasks")
+		dueBefore := fs.String("due-before", "", "only tasks due at or before this RFC 3339 `time`")
+		limit := fs.Int("limit", 0, "page `size` (default 100, at most 1000)")
+		cursor := fs.String("cursor", "", "`cursor` of the next page")
+		asOf := fs.String("as-of", "", "the view as of a past RFC 3339 time or log `position`")
+		if err := fs.parse(args); err != nil {
+			return err
+		}
+		out, err := outputFormat(output, *asJSON)
+		if err != nil {
+			return err
+		}
+		if err := fs.noArgs(); err != nil {
+			return err
+		}
+		if err := c.resolve(env); err != nil {
 			return err
 		}
 		q := url.Values{}
@@ -204,11 +233,17 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
+		if out == "json" {
 			_, err := env.stdout.Write(raw)
 			return err
 		}
-		printTasks(env.stdout, page.Tasks)
+		shown := page.Tasks[:0:0]
+		for _, t := range page.Tasks {
+			if t.Status != "deleted" || *all || *status == "deleted" {
+				shown = append(shown, t)
+			}
+		}
+		printTasks(env.stdout, shown, out == "wide", env.now())
 		if page.Next != "" {
 			fmt.Fprintf(env.stdout, "more: --cursor %s\n", page.Next)
 		}
@@ -217,49 +252,150 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 	return fmt.Errorf("%w: unknown task command %q", errUsage, sub)
 }
 
-func (c *client) showTask(ctx context.Context, env *cliEnv, method, path string, body any, asJSON bool) error {
+// outputFormat checks -o (or the older --json).
+func outputFormat(o string, asJSON bool) (string, error) {
+	if asJSON {
+		return "json", nil
+	}
+	switch o {
+	case "table", "wide", "json":
+		return o, nil
+	}
+	return "", fmt.Errorf("%w: -o must be table, wide or json, got %q", errUsage, o)
+}
+
+func (c *client) showTask(ctx context.Context, env *cliEnv, method, path string, body any, out string) error {
 	var t crontasks.Task
 	raw, err := c.do(ctx, method, path, body, &t)
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	if out == "json" {
 		_, err := env.stdout.Write(raw)
 		return err
 	}
-	printTasks(env.stdout, []crontasks.Task{t})
+	printTasks(env.stdout, []crontasks.Task{t}, out == "wide", env.now())
 	return nil
 }
 
-func printTasks(w io.Writer, ts []crontasks.Task) {
-	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tOWNER\tNAME\tKIND\tINTERVAL\tSTATUS\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED")
-	ts0 := func(t *time.Time) string {
-		if t == nil {
-			return "-"
-		}
-		return t.UTC().Format(time.RFC3339)
+// printTasks writes tasks as a table, like `kubectl get`: times relative to
+// now (absolute in wide), names and owners with control characters escaped.
+func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 2, 3, ' ', 0)
+	if wide {
+		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tKIND\tSCHEDULE\tTOLERANCE\tTIMEBOX\tPRIORITY\tSTATUS\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED\tMISSED\tAGE")
+	} else {
+		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tSCHEDULE\tSTATUS\tNEXT RUN\tLAST RUN\tAGE")
 	}
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", t.ID, t.Owner, t.Name, t.Kind, t.Interval,
-			t.Status, ts0(t.NextRun), ts0(t.LastRun), t.RunCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount)
+		name, owner := escapeControl(t.Name), escapeControl(t.Owner)
+		sched := "every " + shortDuration(time.Duration(t.Interval))
+		age := shortDuration(now.Sub(t.CreatedAt))
+		if wide {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t.ID, name, owner, escapeControl(t.Kind),
+				sched, time.Duration(t.Tolerance), time.Duration(t.Timebox), t.Priority, t.Status, absTime(t.NextRun), absTime(t.LastRun),
+				t.RunCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount, t.MissedCount, age)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, owner, sched, t.Status,
+			relTime(t.NextRun, now), relTime(t.LastRun, now), age)
 	}
 	tw.Flush()
 }
 
-func runOwner(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] != "delete" {
-		return fmt.Errorf("%w: owner delete OWNER", errUsage)
+func absTime(t *time.Time) string {
+	if t == nil {
+		return "-"
 	}
-	fs := flag.NewFlagSet("owner delete", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	c := clientFlags(fs, env)
+	return t.UTC().Format(time.RFC3339)
+}
+
+// relTime is "in 30s" for the future, "2m ago" for the past, "-" for none.
+func relTime(t *time.Time, now time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	if d := t.Sub(now); d > 0 {
+		return "in " + shortDuration(d)
+	}
+	return shortDuration(now.Sub(*t)) + " ago"
+}
+
+// shortDuration is kubectl's age style: 45s, 5m30s, 3h10m, 12d, 2y.
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = 0
+	case d < time.Second && d > 0:
+		return d.Round(time.Millisecond).String()
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 120:
+		return fmt.Sprintf("%ds", s)
+	case s < 600:
+		if s%60 == 0 {
+			return fmt.Sprintf("%dm", s/60)
+		}
+		return fmt.Sprintf("%dm%ds", s/60, s%60)
+	case s < 3*3600:
+		return fmt.Sprintf("%dm", s/60)
+	case s < 8*3600:
+		if s%3600/60 == 0 {
+			return fmt.Sprintf("%dh", s/3600)
+		}
+		return fmt.Sprintf("%dh%dm", s/3600, s%3600/60)
+	case s < 2*86400:
+		return fmt.Sprintf("%dh", s/3600)
+	case s < 365*86400:
+		return fmt.Sprintf("%dd", s/86400)
+	}
+	return fmt.Sprintf("%dy", s/(365*86400))
+}
+
+// escapeControl shows control characters (and bytes that are not UTF-8) as
+// Go escapes, so that a name cannot break a table or drive the terminal:
+// "a\nb" and "\x1b[31m" print as typed here.
+func escapeControl(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func runOwner(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "owner delete")
+	c := clientFlags(fs)
 	asJSON := fs.Bool("json", false, "print the server's JSON")
-	if err := parse(fs, args[1:]); err != nil {
+	if err := fs.parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 || fs.Arg(0) == "" {
-		return fmt.Errorf("%w: owner delete OWNER", errUsage)
+		return fmt.Errorf("%w: owner delete needs one OWNER", errUsage)
+	}
+	if err := c.resolve(env); err != nil {
+		return err
 	}
 	var out struct {
 		Owner   string `json:"owner"`
@@ -273,23 +409,25 @@ func runOwner(ctx context.Context, env *cliEnv, args []string) error {
 		_, err := env.stdout.Write(raw)
 		return err
 	}
-	fmt.Fprintf(env.stdout, "deleted %d task(s) of owner %s\n", out.Deleted, out.Owner)
+	fmt.Fprintf(env.stdout, "deleted %d task(s) of owner %s\n", out.Deleted, escapeControl(out.Owner))
 	return nil
 }
 
 func runHistory(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	c := clientFlags(fs, env)
-	format := fs.String("format", "table", "table or json (one JSON object per line)")
-	if err := parse(fs, args); err != nil {
+	fs := newFlags(env, "history")
+	c := clientFlags(fs)
+	format := fs.String("format", "table", "`format`: table or json (one JSON object per line)")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: history TASK_ID [--format table|json]", errUsage)
+		return fmt.Errorf("%w: history needs one TASK_ID", errUsage)
 	}
 	if *format != "table" && *format != "json" {
 		return fmt.Errorf("%w: --format must be table or json, got %q", errUsage, *format)
+	}
+	if err := c.resolve(env); err != nil {
+		return err
 	}
 	// The events come in pages; "next" names the following one.
 	var list history.EventList

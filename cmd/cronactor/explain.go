@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/cronactor/cronactor/projections/history"
@@ -18,7 +16,7 @@ import (
 
 func init() {
 	commands["explain"] = command{
-		summary: "why did (or didn't) a task run at a time: explain TASK --at TIME [--server URL]",
+		summary: "why did (or didn't) a task run at a time: explain TASK --at TIME",
 		run:     runExplain,
 	}
 }
@@ -27,29 +25,20 @@ func init() {
 const explainMaxBody = 64 << 20
 
 func runExplain(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	server := fs.String("server", "http://127.0.0.1:7070", "the daemon's HTTP API")
-	atFlag := fs.String("at", "", "the time to explain, RFC 3339 (e.g. 2026-11-22T02:03:00Z); required")
+	fs := newFlags(env, "explain")
+	c := clientFlags(fs)
+	atFlag := fs.String("at", "", "the `time` to explain, RFC 3339 (e.g. 2026-11-22T02:03:00Z); required")
 	window := fs.Duration("window", 0, "list decisions this far on each side of --at (default: one interval of the task)")
-	// Accept TASK before or after the flags.
-	var task string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		task, args = args[0], args[1:]
+	if err := fs.parse(args); err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if task == "" && fs.NArg() > 0 {
-		// TASK after some flags: the flags after it count too.
-		task = fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+	if fs.NArg() != 1 {
+		if fs.NArg() > 1 {
+			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(1))
 		}
+		return fmt.Errorf("%w: explain needs one TASK_ID", errUsage)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
+	task := fs.Arg(0)
 	id, err := uuid.Parse(task)
 	if err != nil {
 		return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
@@ -64,13 +53,16 @@ func runExplain(ctx context.Context, env *cliEnv, args []string) error {
 	if *window < 0 {
 		return fmt.Errorf("%w: --window must not be negative", errUsage)
 	}
-	list, err := fetchTaskEvents(ctx, *server, id)
+	if err := c.resolve(env); err != nil {
+		return err
+	}
+	list, err := fetchTaskEvents(ctx, c, id)
 	if err != nil {
 		return err
 	}
 	recs, err := list.Recorded()
 	if err != nil {
-		return fmt.Errorf("events of task %s from %s: %w", id, *server, err)
+		return fmt.Errorf("events of task %s from %s: %w", id, c.server, err)
 	}
 	ex, err := history.Explain(recs, at, *window)
 	if err != nil {
@@ -80,10 +72,10 @@ func runExplain(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 // fetchTaskEvents reads every page of GET /v1/tasks/{id}/events.
-func fetchTaskEvents(ctx context.Context, server string, id uuid.UUID) (history.EventList, error) {
+func fetchTaskEvents(ctx context.Context, c *client, id uuid.UUID) (history.EventList, error) {
 	all := history.EventList{TaskID: id}
 	for after := ""; ; {
-		page, err := fetchTaskEventsPage(ctx, server, id, after)
+		page, err := fetchTaskEventsPage(ctx, c, id, after)
 		if err != nil {
 			return history.EventList{}, err
 		}
@@ -97,10 +89,10 @@ func fetchTaskEvents(ctx context.Context, server string, id uuid.UUID) (history.
 
 // fetchTaskEventsPage reads the page of GET /v1/tasks/{id}/events after
 // the stream version after ("": the first page).
-func fetchTaskEventsPage(ctx context.Context, server string, id uuid.UUID, after string) (history.EventList, error) {
-	base, err := url.Parse(server)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return history.EventList{}, fmt.Errorf("%w: --server %q: want http(s)://host:port", errUsage, server)
+func fetchTaskEventsPage(ctx context.Context, c *client, id uuid.UUID, after string) (history.EventList, error) {
+	base, err := url.Parse(c.server)
+	if err != nil {
+		return history.EventList{}, fmt.Errorf("%w: --server %q: %v", errUsage, c.server, err)
 	}
 	u := base.JoinPath("v1", "tasks", id.String(), "events")
 	if after != "" {
@@ -113,7 +105,10 @@ func fetchTaskEventsPage(ctx context.Context, server string, id uuid.UUID, after
 		return history.EventList{}, err
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return history.EventList{}, fmt.Errorf("GET %s: %w", u, err)
 	}

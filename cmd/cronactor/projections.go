@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
-	"flag"
+	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cronactor/cronactor/events/embedded"
@@ -12,35 +16,54 @@ import (
 
 func init() {
 	commands["projections"] = command{
-		summary: "rebuild the cron_tasks view from the log, or show how far it trails (projections rebuild|status --data DIR)",
+		summary: "rebuild the cron_tasks view from the log, or show how far it trails",
 		run:     runProjections,
+		subs:    []string{"rebuild", "status"},
 	}
 }
 
 func runProjections(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || (args[0] != "rebuild" && args[0] != "status") {
-		return fmt.Errorf("%w: projections needs rebuild or status", errUsage)
+	sub := args[0]
+	fs := newFlags(env, "projections "+sub)
+	data := fs.String("data", "./cronactor-data", "the daemon's data `directory`")
+	batch := fs.Int("batch", 1024, "events folded per atomic batch (rebuild)")
+	var c *client
+	if sub == "status" {
+		c = clientFlags(fs)
 	}
-	fs := flag.NewFlagSet("projections "+args[0], flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	data := fs.String("data", "./cronactor-data", "the daemon's data directory (stop the daemon first)")
-	batch := fs.Int("batch", 1024, "events folded per atomic batch")
-	if err := fs.Parse(args[1:]); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := fs.parse(args[1:]); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
 	if *batch < 1 || *batch > 65536 {
 		return fmt.Errorf("%w: --batch must be between 1 and 65536", errUsage)
 	}
+	if sub == "status" && fs.given("server") {
+		if err := c.resolve(env); err != nil {
+			return err
+		}
+		return remoteStatus(ctx, env, c)
+	}
 	store, err := embedded.Open(*data, embedded.Options{})
+	if errors.Is(err, embedded.ErrLocked) {
+		if sub == "rebuild" {
+			return fmt.Errorf("the daemon holds %s: stop it before rebuilding the view (%w)", *data, err)
+		}
+		// The daemon runs: ask it.
+		if err := c.resolve(env); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stderr, "cronactor: %s is in use by the daemon; asking it at %s\n", *data, c.server)
+		return remoteStatus(ctx, env, c)
+	}
 	if err != nil {
 		return fmt.Errorf("open the event log in %s: %w", *data, err)
 	}
 	defer store.Close()
 	cfg := crontasks.Config{Store: store, Dir: crontasks.DirIn(*data), BatchSize: *batch}
-	if args[0] == "rebuild" {
+	if sub == "rebuild" {
 		return rebuildView(ctx, env, cfg, store.Head().Commit)
 	}
 	v, err := crontasks.Open(cfg)
@@ -53,22 +76,69 @@ func runProjections(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
-// rebuildView rebuilds the view, printing progress about once a second.
+// remoteStatus reads the view's position from a running daemon's metrics.
+func remoteStatus(ctx context.Context, env *cliEnv, c *client) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.server, "/")+"/metrics", nil)
+	if err != nil {
+		return fmt.Errorf("%w: --server %q: %v", errUsage, c.server, err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach the daemon at %s (is `cronactor serve` running?): %w", c.server, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%w: GET %s/metrics: %s", errServer, c.server, resp.Status)
+	}
+	want := map[string]float64{}
+	names := []string{"cronactor_projection_position", "cronactor_log_head_position", "cronactor_projection_lag_events"}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		for _, n := range names {
+			if name == n {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+					want[n] = f
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("GET %s/metrics: %w", c.server, err)
+	}
+	for _, n := range names {
+		if _, ok := want[n]; !ok {
+			return fmt.Errorf("the daemon at %s does not report %s (an older version?)", c.server, n)
+		}
+	}
+	fmt.Fprintf(env.stdout, "view of the daemon at %s at position %d; log head %d; %d events behind\n", c.server,
+		uint64(want[names[0]]), uint64(want[names[1]]), uint64(want[names[2]]))
+	return nil
+}
+
+// rebuildView rebuilds the view, with a progress line on a terminal.
 func rebuildView(ctx context.Context, env *cliEnv, cfg crontasks.Config, head uint64) error {
 	start := time.Now()
-	var next time.Time
-	fmt.Fprintf(env.stderr, "rebuilding %s from %d events\n", cfg.Dir, head)
+	defer env.progress.done()
+	env.progress.update(true, "rebuilding %s from %d events", cfg.Dir, head)
 	cp, err := crontasks.Rebuild(ctx, cfg, func(p crontasks.Progress) {
-		if now := time.Now(); now.After(next) {
-			next = now.Add(time.Second)
-			pct := 100.0
-			if head > 0 {
-				pct = 100 * float64(p.Position.Commit) / float64(head)
-			}
-			rate := float64(p.Applied) / max(p.Elapsed.Seconds(), 1e-9)
-			fmt.Fprintf(env.stderr, "  %d/%d events (%.0f%%), %.0f events/s\n", p.Position.Commit, head, pct, rate)
+		pct := 100.0
+		if head > 0 {
+			pct = 100 * float64(p.Position.Commit) / float64(head)
 		}
+		rate := float64(p.Applied) / max(p.Elapsed.Seconds(), 1e-9)
+		env.progress.update(false, "rebuilding %s: %d/%d events (%.0f%%), %.0f events/s", cfg.Dir, p.Position.Commit, head, pct, rate)
 	})
+	env.progress.done()
 	if err != nil {
 		return err
 	}

@@ -41,13 +41,24 @@ func writeTasks(t *testing.T, dir string, n int) {
 func TestProjectionsRebuildAndStatus(t *testing.T) {
 	dir := t.TempDir()
 	writeTasks(t, dir, 30)
-	var out, errOut bytes.Buffer
+	var out, errOut, prog bytes.Buffer
 	env := &cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+	// Not a terminal: no progress at all.
 	if err := dispatch(context.Background(), env, []string{"projections", "rebuild", "--data", dir, "--batch", "7"}); err != nil {
 		t.Fatal(err, errOut.String())
 	}
-	if !strings.Contains(out.String(), "up to position 60") || !strings.Contains(errOut.String(), "/60 events") {
+	if !strings.Contains(out.String(), "up to position 60") || errOut.Len() != 0 {
 		t.Errorf("rebuild printed %q / %q", out.String(), errOut.String())
+	}
+	// A terminal: one progress line, redrawn in place and erased at the end.
+	out.Reset()
+	env.progress = &progressLine{w: &prog, every: time.Nanosecond}
+	if err := dispatch(context.Background(), env, []string{"projections", "rebuild", "--data", dir, "--batch", "7"}); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	env.progress = nil
+	if p := prog.String(); !strings.Contains(p, "\r\033[K") || !strings.Contains(p, "60/60 events") || !strings.HasSuffix(p, "\r\033[K") || strings.Contains(p, "\n") {
+		t.Errorf("progress line %q", p)
 	}
 	out.Reset()
 	if err := dispatch(context.Background(), env, []string{"projections", "status", "--data", dir}); err != nil {

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,134 +28,71 @@ func init() {
 	commands["serve"] = command{summary: "run the scheduler daemon with its HTTP API", run: runServe}
 }
 
-// serveConfig is the daemon's configuration, from flags or CRONACTOR_*
-// environment variables (flags win).
-type serveConfig struct {
-	data         string
-	listen       string
-	tick         time.Duration
-	store        string
-	esdbURL      string
-	token        string
-	insecure     bool
-	allowExec    bool
-	logFormat    string
-	workers      int
-	drainTimeout time.Duration
-	// acceptDataLoss lets the embedded store cut a damaged write-ahead log
-	// (embedded.Options.AcceptDataLoss). A flag only, never from the
-	// environment, so it cannot stay on by accident.
-	acceptDataLoss bool
-}
-
-func (c serveConfig) validate() error {
-	switch {
-	case c.store != "embedded" && c.store != "esdb":
-		return fmt.Errorf("%w: --store must be embedded or esdb, got %q", errUsage, c.store)
-	case c.store == "esdb" && c.esdbURL == "":
-		return fmt.Errorf("%w: --store esdb needs --esdb URL (or CRONACTOR_ESDB)", errUsage)
-	case c.store == "embedded" && c.data == "":
-		return fmt.Errorf("%w: --data must not be empty", errUsage)
-	case c.tick < time.Millisecond:
-		return fmt.Errorf("%w: --tick must be at least 1ms, got %s", errUsage, c.tick)
-	case c.workers < 1 || c.workers > 100000:
-		return fmt.Errorf("%w: --workers must be between 1 and 100000, got %d", errUsage, c.workers)
-	case c.drainTimeout < 0:
-		return fmt.Errorf("%w: --drain-timeout must not be negative", errUsage)
-	case c.logFormat != "text" && c.logFormat != "json":
-		return fmt.Errorf("%w: --log-format must be text or json, got %q", errUsage, c.logFormat)
-	}
-	host, _, err := net.SplitHostPort(c.listen)
+func runServe(ctx context.Context, env *cliEnv, args []string) error {
+	cfg, printConfig, err := parseServe(env, args)
 	if err != nil {
-		return fmt.Errorf("%w: --listen %q: %v", errUsage, c.listen, err)
+		return err
 	}
-	if c.token == "" && !c.insecure && !isLoopback(host) {
-		return fmt.Errorf("%w: refusing to listen on %s without --token; give a token, or --insecure to accept the risk", errUsage, c.listen)
+	if printConfig {
+		return cfg.print(env.stdout)
+	}
+	logOut := env.stderr
+	if cfg.logFile != "" {
+		f, err := os.OpenFile(cfg.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		if err != nil {
+			return fmt.Errorf("%w: --log-file: %v", errUsage, err)
+		}
+		defer f.Close()
+		logOut = f
+	}
+	logger := newLogger(logOut, cfg.logFormat)
+	if err := serve(ctx, env, cfg, logger); err != nil {
+		logger.Error("cronactor stopped on an error", "error", err)
+		return &loggedError{err}
 	}
 	return nil
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// loggedError is an error the daemon has logged already: main exits 1
+// without printing it again, so the run keeps one log format.
+type loggedError struct{ err error }
+
+func (e *loggedError) Error() string { return e.err.Error() }
+func (e *loggedError) Unwrap() error { return e.err }
+
+// phases logs each start-up phase with how long it took.
+type phases struct {
+	logger *slog.Logger
+	start  time.Time
+	last   time.Time
 }
 
-func parseServeFlags(env *cliEnv, args []string) (serveConfig, error) {
-	getenv := func(k, def string) string {
-		if v := env.getenv("CRONACTOR_" + k); v != "" {
-			return v
-		}
-		return def
-	}
-	durEnv := func(k string, def time.Duration) (time.Duration, error) {
-		v := getenv(k, "")
-		if v == "" {
-			return def, nil
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return 0, fmt.Errorf("%w: CRONACTOR_%s: %v", errUsage, k, err)
-		}
-		return d, nil
-	}
-	boolEnv := func(k string) bool { b, _ := strconv.ParseBool(getenv(k, "false")); return b }
-	var c serveConfig
-	tick, err := durEnv("TICK", time.Second)
-	if err != nil {
-		return c, err
-	}
-	drain, err := durEnv("DRAIN_TIMEOUT", 30*time.Second)
-	if err != nil {
-		return c, err
-	}
-	workers, err := strconv.Atoi(getenv("WORKERS", "8"))
-	if err != nil {
-		return c, fmt.Errorf("%w: CRONACTOR_WORKERS: %v", errUsage, err)
-	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.StringVar(&c.data, "data", getenv("DATA", "./cronactor-data"), "data directory of the embedded store and the view (CRONACTOR_DATA)")
-	fs.StringVar(&c.listen, "listen", getenv("LISTEN", "127.0.0.1:7070"), "HTTP listen address (CRONACTOR_LISTEN)")
-	fs.DurationVar(&c.tick, "tick", tick, "clock tick (CRONACTOR_TICK)")
-	fs.StringVar(&c.store, "store", getenv("STORE", "embedded"), "event store: embedded or esdb (CRONACTOR_STORE)")
-	fs.StringVar(&c.esdbURL, "esdb", getenv("ESDB", ""), "EventStoreDB connection string, e.g. esdb://host:2113?tls=false (CRONACTOR_ESDB)")
-	fs.StringVar(&c.token, "token", getenv("TOKEN", ""), "bearer token required on /v1 (CRONACTOR_TOKEN)")
-	fs.BoolVar(&c.insecure, "insecure", boolEnv("INSECURE"), "allow a non-loopback listen address without a token (CRONACTOR_INSECURE)")
-	fs.BoolVar(&c.allowExec, "allow-exec", boolEnv("ALLOW_EXEC"), "enable the exec handler kind (CRONACTOR_ALLOW_EXEC)")
-	fs.BoolVar(&c.acceptDataLoss, "accept-data-loss", false, "embedded store: open even if the newest write-ahead log is damaged before its end, giving up the events after the damage; a copy of the log and a DATA_LOSS report are kept in the data directory (use once, on purpose)")
-	fs.StringVar(&c.logFormat, "log-format", getenv("LOG_FORMAT", "text"), "log format: text or json (CRONACTOR_LOG_FORMAT)")
-	fs.IntVar(&c.workers, "workers", workers, "runs executing at once (CRONACTOR_WORKERS)")
-	fs.DurationVar(&c.drainTimeout, "drain-timeout", drain, "on SIGINT/SIGTERM, how long running runs may finish (CRONACTOR_DRAIN_TIMEOUT)")
-	if err := fs.Parse(args); err != nil {
-		return c, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("%w: serve takes no arguments, got %q", errUsage, fs.Args())
-	}
-	return c, c.validate()
+func (p *phases) done(phase string, attrs ...any) {
+	now := time.Now()
+	p.logger.Info("start-up phase done", append([]any{"phase", phase, "duration", now.Sub(p.last)}, attrs...)...)
+	p.last = now
 }
 
-func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	cfg, err := parseServeFlags(env, args)
-	if err != nil {
-		return err
-	}
-	var handler slog.Handler = slog.NewTextHandler(env.stderr, nil)
-	if cfg.logFormat == "json" {
-		handler = slog.NewJSONHandler(env.stderr, nil)
-	}
-	logger := slog.New(handler)
+// serve runs the daemon: bind the listener first, so that a busy port
+// fails before anything is opened or recorded; open the store and the view;
+// recover the tasks and start ticking; then serve the API until ctx ends.
+func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logger) error {
+	ph := &phases{logger: logger, start: time.Now(), last: time.Now()}
 	// One clock and logger for every component.
 	arch := archetype.Archetype{Clock: clock.Real{}, Logger: logger}
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
+	}
+	defer ln.Close()
+	ph.done("listen", "listen", ln.Addr().String())
 
 	store, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	ph.done("open_store", "store", cfg.store)
 	m := newMetrics()
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
@@ -191,68 +127,87 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("open the cron_tasks view: %w", err)
 	}
 	defer view.Close()
-	logger.Info("catching up the cron_tasks view", "checkpoint", view.Checkpoint().String())
+	ph.done("open_view", "position", view.Checkpoint().String())
 	if err := view.CatchUp(ctx, nil); err != nil {
 		return fmt.Errorf("catch up the cron_tasks view: %w", err)
 	}
+	ph.done("catch_up_view", "position", view.Checkpoint().String())
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	viewDone := make(chan error, 1)
 	go func() { viewDone <- view.Run(runCtx) }()
 
-	if err := sched.Start(ctx); err != nil {
+	// Recovery reads the whole log: a progress line on a terminal.
+	head := timed.Head()
+	onRead := func(last events.Position) {
+		env.progress.update(false, "recovering tasks: %d/%d events read", last.Commit, head.Commit)
+	}
+	timed.onRead.Store(&onRead)
+	err = sched.Start(ctx)
+	timed.onRead.Store(nil)
+	env.progress.done()
+	if err != nil {
 		return fmt.Errorf("start the scheduler: %w", err)
 	}
+	ph.done("recover_tasks", "tasks", sched.Stats().Tasks)
 	m.register(sched, view)
 	go m.follow(runCtx, store, logger)
 
-	ln, err := net.Listen("tcp", cfg.listen)
-	if err != nil {
-		stopCtx, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)
-		defer cancel()
-		sched.Stop(stopCtx)
-		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
-	}
 	// Shutdown waits for handlers; closing this ends the event streams.
 	streamsDone := make(chan struct{})
 	api := httpapi.New(httpapi.Config{Scheduler: sched, View: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
 		Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone}})
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(func() { close(streamsDone) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	logger.Info("cronactor serving", "listen", ln.Addr().String(), "store", cfg.store, "data", cfg.data,
-		"tick", cfg.tick.String(), "workers", cfg.workers, "exec", cfg.allowExec)
-	fmt.Fprintf(env.stderr, "cronactor: listening on http://%s\n", ln.Addr())
+	logger.Info("cronactor serving", "url", "http://"+ln.Addr().String(), "store", cfg.store, "data", cfg.data,
+		"tick", cfg.tick, "workers", cfg.workers, "exec", cfg.allowExec, "startup", time.Since(ph.start))
+	if env.ready != nil {
+		env.ready(ln.Addr())
+	}
 
 	select {
 	case <-ctx.Done():
 	case err := <-serveErr:
+		stopSched(sched, cfg.drainTimeout, logger)
 		return fmt.Errorf("http server: %w", err)
 	case err := <-viewDone:
 		if err != nil && !errors.Is(err, context.Canceled) {
+			stopSched(sched, cfg.drainTimeout, logger)
 			return fmt.Errorf("cron_tasks view: %w", err)
 		}
 	}
 	// A second signal exits at once; acknowledged events are durable already.
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
 	go func() {
-		<-again
-		fmt.Fprintln(env.stderr, "cronactor: second signal, exiting now")
-		os.Exit(1)
+		if _, ok := <-again; ok {
+			logger.Warn("second signal: exiting now")
+			os.Exit(1)
+		}
 	}()
-	logger.Info("shutting down: ticking stops, running runs may finish", "drain_timeout", cfg.drainTimeout.String())
+	logger.Info("shutting down: ticking stops, running runs may finish", "drain_timeout", cfg.drainTimeout)
 	shutCtx, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)
 	defer cancel()
 	_ = srv.Shutdown(shutCtx)
 	if err := sched.Stop(shutCtx); err != nil {
-		logger.Error("scheduler stop", "err", err)
+		logger.Error("scheduler stop", "error", err)
 	}
 	cancelRun()
 	<-viewDone
 	logger.Info("stopped")
 	return nil
+}
+
+func stopSched(s *scheduler.Scheduler, d time.Duration, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		logger.Error("scheduler stop", "error", err)
+	}
 }
 
 func openStore(ctx context.Context, cfg serveConfig, logger *slog.Logger) (events.Store, error) {
@@ -270,11 +225,21 @@ func openStore(ctx context.Context, cfg serveConfig, logger *slog.Logger) (event
 	return s, nil
 }
 
-// timedStore measures append latency for the metrics.
+// timedStore measures append latency for the metrics, and tells onRead
+// (when set) how far a read of the global log got.
 type timedStore struct {
 	events.Store
 	observe func(float64)
 	failed  func(error)
+	onRead  atomic.Pointer[func(events.Position)]
+}
+
+func (t *timedStore) ReadAll(ctx context.Context, after events.Position, limit int) ([]events.Recorded, error) {
+	recs, err := t.Store.ReadAll(ctx, after, limit)
+	if f := t.onRead.Load(); f != nil && len(recs) > 0 {
+		(*f)(recs[len(recs)-1].Position)
+	}
+	return recs, err
 }
 
 func (t *timedStore) Append(ctx context.Context, stream string, exp events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {

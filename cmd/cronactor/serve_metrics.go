@@ -61,6 +61,10 @@ func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.View) {
 			func() float64 { return v.Lag().Time.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_projection_lag_events", Help: "Events the cron_tasks view has not folded yet."},
 			func() float64 { return float64(v.Lag().Events) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_projection_position", Help: "Log position (commit) the cron_tasks view has folded up to."},
+			func() float64 { return float64(v.Lag().Checkpoint.Commit) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_log_head_position", Help: "Log position (commit) of the last event appended, as far as the view knows."},
+			func() float64 { return float64(v.Lag().Head.Commit) }),
 	)
 }
 

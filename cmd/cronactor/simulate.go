@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/cronactor/cronactor/actors/simulation"
 	"github.com/cronactor/cronactor/projections/history"
@@ -23,22 +21,15 @@ func init() {
 const simulateMaxScenario = 4 << 20
 
 func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	format := fs.String("format", "table", "output: table (as in cronactor history) or json (one object per line)")
-	// Accept SCENARIO before or after the flags.
-	var path string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		path, args = args[0], args[1:]
+	fs := newFlags(env, "simulate")
+	format := fs.String("format", "table", "output `format`: table (the audit table) or json (one object per line)")
+	if err := fs.parse(args); err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if fs.NArg() > 1 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(1))
 	}
-	if path == "" && fs.NArg() > 0 {
-		path = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
+	path := fs.Arg(0)
 	if path == "" {
 		return fmt.Errorf("%w: simulate needs a SCENARIO file (YAML or JSON)", errUsage)
 	}

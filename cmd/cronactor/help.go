@@ -1,0 +1,192 @@
+package main
+
+// helpText is what `--help` prints for one command path besides its flags.
+type helpText struct {
+	// summary is the one line shown in its parent's command list.
+	summary string
+	usage   string
+	about   string
+	// example is a worked example, one command per line.
+	example string
+}
+
+// helps holds the help of every command and subcommand, by path. A test
+// checks that every registered command has an entry with an example.
+var helps = map[string]helpText{
+	"serve": {
+		usage: "cronactor serve [--config FILE] [--data DIR] [--listen ADDR] [--tick DUR] [--store embedded|esdb] [--esdb URL] [FLAGS]",
+		about: `Run the scheduler daemon: the event store, the task actors, the workers and the HTTP API.
+Every flag can also come from the environment (CRONACTOR_<FLAG>, e.g. CRONACTOR_TICK) or from a
+YAML file given with --config (keys as the flags, e.g. "tick: 30s"). Precedence: flag, then
+environment, then file, then default. --print-config shows the result and exits.
+The listen address is bound first: a busy port fails before anything is opened or recorded.
+SIGINT/SIGTERM stop gracefully (running runs may finish for --drain-timeout); a second signal exits at once.`,
+		example: `cronactor serve --data /var/lib/cronactor --listen 127.0.0.1:7070 --tick 1s
+cronactor serve --config /etc/cronactor/config.yaml --print-config`,
+	},
+
+	"task": {
+		usage: "cronactor task COMMAND [ARGS] [FLAGS]",
+		about: "Create, list, change, pause, resume and delete tasks through the daemon's HTTP API.",
+		example: `cronactor task create --name inbox --owner channel/pop3/42 --kind noop --interval 1m
+cronactor task list --owner channel/pop3/42`,
+	},
+	"task create": {
+		summary: "create a task (or get the existing one with the same owner and name)",
+		usage:   "cronactor task create --name NAME --owner OWNER --kind KIND --interval DUR [FLAGS]",
+		about: `Create a task. Creating a task whose owner and name exist returns the existing task when the
+spec is the same, and fails with 409 when it differs. Prints the task's row.`,
+		example: `cronactor task create --name inbox --owner channel/pop3/42 --kind http --interval 1m \
+  --payload '{"url":"https://example.com/poll"}' --timebox 30s`,
+	},
+	"task list": {
+		summary: "list tasks from the cron_tasks view (deleted ones with --all)",
+		usage:   "cronactor task list [--owner OWNER] [--status STATUS] [--all] [-o table|wide|json] [FLAGS]",
+		about: `List tasks, one row each: ID, NAME, OWNER, SCHEDULE, STATUS, NEXT RUN, LAST RUN and AGE;
+-o wide adds the kind, timing and run counts; -o json prints the server's page as it came.
+Deleted tasks are left out unless --all or --status deleted. Control characters in names and
+owners are shown escaped (\n, \x1b), so a name cannot break the table or the terminal.`,
+		example: `cronactor task list --owner channel/pop3/42 -o wide
+cronactor task list --all -o json`,
+	},
+	"task get": {
+		summary: "show one task",
+		usage:   "cronactor task get TASK_ID [-o table|wide|json]",
+		about:   "Show one task's row of the cron_tasks view.",
+		example: "cronactor task get 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa -o wide",
+	},
+	"task update": {
+		summary: "change a task's payload, timing, priority or next run",
+		usage:   "cronactor task update TASK_ID [--payload JSON] [--interval DUR] [--tolerance DUR] [--timebox DUR] [--priority N] [--next-run TIME]",
+		about:   "Change some of a task's fields; fields not given stay as they are.",
+		example: "cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --interval 5m --priority 2",
+	},
+	"task pause": {
+		summary: "pause a task: it enqueues nothing until resumed",
+		usage:   "cronactor task pause TASK_ID",
+		about:   "Pause a task. Runs of it still waiting are dropped when a worker asks to start them.",
+		example: "cronactor task pause 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa",
+	},
+	"task resume": {
+		summary: "resume a paused task",
+		usage:   "cronactor task resume TASK_ID",
+		about:   "Resume a paused task.",
+		example: "cronactor task resume 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa",
+	},
+	"task delete": {
+		summary: "delete a task (its history stays in the log)",
+		usage:   "cronactor task delete TASK_ID",
+		about:   "Delete a task. It enqueues nothing more; its events stay for audit (cronactor history).",
+		example: "cronactor task delete 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa",
+	},
+
+	"owner": {
+		usage:   "cronactor owner delete OWNER [FLAGS]",
+		about:   "Act on every task of an owner.",
+		example: "cronactor owner delete channel/pop3/42",
+	},
+	"owner delete": {
+		summary: "delete every task of an owner",
+		usage:   "cronactor owner delete OWNER [FLAGS]",
+		about:   "Delete every task of an owner and print how many were deleted.",
+		example: "cronactor owner delete channel/pop3/42",
+	},
+
+	"history": {
+		usage: "cronactor history TASK_ID [--format table|json] [FLAGS]",
+		about: `Print a task's audit trail from its event log: the table of decisions with nextRun and lastRun
+after each (--format table), or one JSON object per event (--format json).`,
+		example: "cronactor history 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --format json",
+	},
+	"explain": {
+		usage: "cronactor explain TASK_ID --at TIME [--window DUR] [FLAGS]",
+		about: `Answer "why did (or didn't) this task run at TIME?" from its event log: the decisions around
+TIME and the rule that applied.`,
+		example: "cronactor explain 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --at 2026-11-22T02:03:00Z --window 5m",
+	},
+	"simulate": {
+		usage: "cronactor simulate SCENARIO [--format table|json]",
+		about: `Run a scenario (YAML or JSON) on a virtual clock with the daemon's own actors, decisions and store
+code, and print what happened: the audit table, or one JSON object per line. Nothing waits for
+real time. The scenario format is in docs/simulation.md.`,
+		example: "cronactor simulate actors/simulation/testdata/design_scenario.yaml --format json",
+	},
+
+	"projections": {
+		usage:   "cronactor projections COMMAND [FLAGS]",
+		about:   "Look after the cron_tasks view: the read model the API and `task list` query.",
+		example: "cronactor projections status --data ./cronactor-data",
+	},
+	"projections rebuild": {
+		summary: "rebuild the cron_tasks view from the event log (daemon stopped)",
+		usage:   "cronactor projections rebuild [--data DIR] [--batch N]",
+		about: `Rebuild the cron_tasks view from position 0 of the event log. The daemon must be stopped: the
+data directory is opened for writing. A progress line is shown on a terminal.`,
+		example: "cronactor projections rebuild --data /var/lib/cronactor",
+	},
+	"projections status": {
+		summary: "how far the view trails the log (works while the daemon runs)",
+		usage:   "cronactor projections status [--data DIR] [--server URL]",
+		about: `Show the view's position, the log's head and how many events the view has not folded yet.
+With the daemon stopped it reads the data directory; while the daemon holds the directory (or
+with --server given) it asks the running daemon over HTTP (its /metrics).`,
+		example: `cronactor projections status --data ./cronactor-data
+cronactor projections status --server http://127.0.0.1:7070`,
+	},
+
+	"bench": {
+		usage: "cronactor bench COMMAND [FLAGS]",
+		about: `Measure throughput and latency next to a baseline measured in the same run. Figures go to
+stdout (one JSON object per line with --json); progress notes to stderr on a terminal.`,
+		example: "cronactor bench store --duration 5s --json",
+	},
+	"bench store": {
+		summary: "append throughput of the embedded store next to the disk's raw limit",
+		usage:   "cronactor bench store [--writers N] [--duration DUR] [--dir DIR] [--json]",
+		about:   "Append 200-byte events with 1 then 64 writers (or --writers), next to a raw group-committed file.",
+		example: "cronactor bench store --writers 64 --duration 5s",
+	},
+	"bench projections": {
+		summary: "how far the live cron_tasks view trails the log under full append load",
+		usage:   "cronactor bench projections [--writers N] [--duration DUR] [--rounds N] [--memory-view] [--dir DIR] [--json]",
+		about:   "Append task events at full speed without, then with, the live view following; time ack → visible.",
+		example: "cronactor bench projections --duration 5s --rounds 3",
+	},
+	"bench scheduler": {
+		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate",
+		usage:   "cronactor bench scheduler [--tasks N] [--workers N] [--dir DIR] [--json]",
+		about:   "Create N noop tasks all due at one instant and time every run enqueued, started and completed.",
+		example: "cronactor bench scheduler --tasks 100000 --json",
+	},
+
+	"version": {
+		usage:   "cronactor version [--json]",
+		about:   "Print the version, the commit it was built from and the Go version (from the binary's build info).",
+		example: "cronactor version",
+	},
+	"completion": {
+		usage: "cronactor completion bash|zsh|fish",
+		about: `Print a shell completion script for commands, subcommands and flags.`,
+		example: `source <(cronactor completion bash)                       # bash, this shell
+cronactor completion zsh > "${fpath[1]}/_cronactor"          # zsh
+cronactor completion fish > ~/.config/fish/completions/cronactor.fish`,
+	},
+	"completion bash": {
+		summary: "bash completion script",
+		usage:   "cronactor completion bash",
+		about:   "Print the bash completion script (needs bash 4 or later).",
+		example: "cronactor completion bash > /etc/bash_completion.d/cronactor",
+	},
+	"completion zsh": {
+		summary: "zsh completion script",
+		usage:   "cronactor completion zsh",
+		about:   "Print the zsh completion script; put it in a directory of $fpath as _cronactor.",
+		example: `cronactor completion zsh > "${fpath[1]}/_cronactor"`,
+	},
+	"completion fish": {
+		summary: "fish completion script",
+		usage:   "cronactor completion fish",
+		about:   "Print the fish completion script.",
+		example: "cronactor completion fish > ~/.config/fish/completions/cronactor.fish",
+	},
+}
