@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"sort"
 	"strings"
@@ -65,14 +64,16 @@ func printJSON(env *cliEnv, v any) error {
 }
 
 func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("bench store", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newFlags(env, "bench store")
 	writers := fs.Int("writers", 0, "concurrent writers, one stream each (default: run 1, then 64)")
 	duration := fs.Duration("duration", 5*time.Second, "how long each measurement appends")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print each result as one JSON object; the last line is the last result")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
 	if *writers < 0 || *writers > 10000 {
 		return fmt.Errorf("%w: --writers must be between 1 and 10000", errUsage)
@@ -92,16 +93,18 @@ func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("bench projections", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newFlags(env, "bench projections")
 	writers := fs.Int("writers", 64, "concurrent writers, one task each")
 	duration := fs.Duration("duration", 5*time.Second, "how long each phase appends")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	rounds := fs.Int("rounds", 3, "alternating rounds of baseline and measured phase")
 	memView := fs.Bool("memory-view", false, "keep the view in memory instead of on disk next to the log")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
 	if *writers < 1 || *writers > 10000 {
 		return fmt.Errorf("%w: --writers must be between 1 and 10000", errUsage)
@@ -126,14 +129,16 @@ func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error 
 }
 
 func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
-	fs := flag.NewFlagSet("bench scheduler", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs := newFlags(env, "bench scheduler")
 	tasks := fs.Int("tasks", 100000, "tasks, all due at once")
 	workers := fs.Int("workers", 64, "scheduler workers (and raw-append writers)")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
 	if *tasks < 1 || *tasks > 10_000_000 || *workers < 1 || *workers > 10000 {
 		return fmt.Errorf("%w: --tasks must be 1..10000000 and --workers 1..10000", errUsage)

@@ -289,7 +289,7 @@ func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 	}
 	for _, t := range ts {
 		name, owner := escapeControl(t.Name), escapeControl(t.Owner)
-		sched := "every " + shortDuration(time.Duration(t.Interval))
+		sched := "every " + compactDuration(time.Duration(t.Interval))
 		age := shortDuration(now.Sub(t.CreatedAt))
 		if wide {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t.ID, name, owner, escapeControl(t.Kind),
@@ -319,6 +319,19 @@ func relTime(t *time.Time, now time.Time) string {
 		return "in " + shortDuration(d)
 	}
 	return shortDuration(now.Sub(*t)) + " ago"
+}
+
+// compactDuration is d as Go writes it without zero units: 1m, 1h30m, 90s
+// stays 1m30s.
+func compactDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // shortDuration is kubectl's age style: 45s, 5m30s, 3h10m, 12d, 2y.

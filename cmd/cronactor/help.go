@@ -167,8 +167,8 @@ stdout (one JSON object per line with --json); progress notes to stderr on a ter
 	"completion": {
 		usage: "cronactor completion bash|zsh|fish",
 		about: `Print a shell completion script for commands, subcommands and flags.`,
-		example: `source <(cronactor completion bash)                       # bash, this shell
-cronactor completion zsh > "${fpath[1]}/_cronactor"          # zsh
+		example: `cronactor completion bash > /etc/bash_completion.d/cronactor   # bash; or: source <(cronactor completion bash)
+cronactor completion zsh > "${fpath[1]}/_cronactor"              # zsh
 cronactor completion fish > ~/.config/fish/completions/cronactor.fish`,
 	},
 	"completion bash": {
