@@ -62,6 +62,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, now: time.Now}
+	if ok, code := runAsService(env, os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	if isTerminal(os.Stderr) {
 		env.progress = &progressLine{w: os.Stderr}
 	}
