@@ -6,14 +6,16 @@ PKGS := ./...
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The platforms every change must still compile for (GOOS/GOARCH).
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
 .PHONY: help run test bench fuzz lint cross tidy build chromium chaos
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
-build: ## build bin/cronactor
-	$(GO) build -o bin/cronactor ./cmd/cronactor
+build: ## build bin/cronactor, stamped with the git version and commit
+	$(GO) build -ldflags '-X main.version=$(VERSION) -X main.commit=$(COMMIT)' -o bin/cronactor ./cmd/cronactor
 
 run: ## run the scheduler on the embedded store in ./cronactor-data
 	$(GO) run ./cmd/cronactor serve

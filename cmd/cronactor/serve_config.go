@@ -105,7 +105,8 @@ func intOpt(name, def, usage string, p func(*serveConfig) *int) serveOption {
 }
 
 // serveOptions are every setting of serve, in the order --help and
-// --print-config show them. DESIGN §5 fixes the first five and their defaults.
+// --print-config show them. The first five and their defaults are the
+// published contract of serve; the rest were added behind them.
 var serveOptions = []serveOption{
 	stringOpt("data", "./cronactor-data", "data `directory` of the embedded store and the view", func(c *serveConfig) *string { return &c.data }),
 	stringOpt("listen", "127.0.0.1:7070", "HTTP listen `address`", func(c *serveConfig) *string { return &c.listen }),

@@ -281,3 +281,27 @@ func TestServeBusyPortFailsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectionsStatusWhileServing: the daemon holds the data directory;
+// projections status asks it instead of failing on the lock.
+func TestProjectionsStatusWhileServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon in-process")
+	}
+	data := t.TempDir()
+	writeTasks(t, data, 4)
+	url, stop := startServe(t, &lineWriter{}, "--data", data, "--listen", "127.0.0.1:0")
+	defer stop()
+	code, out, errOut := cliRun(t, map[string]string{"CRONACTOR_SERVER": url}, "projections", "status", "--data", data)
+	if code != 0 || !strings.Contains(out, "view of the daemon at "+url+" at position ") || !strings.Contains(out, "events behind") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "in use by the daemon") {
+		t.Errorf("stderr %q does not say why it asked the daemon", errOut)
+	}
+	// rebuild must not run beside the daemon.
+	code, _, errOut = cliRun(t, nil, "projections", "rebuild", "--data", data)
+	if code != 1 || !strings.Contains(errOut, "stop it before rebuilding") {
+		t.Errorf("rebuild beside the daemon: exit %d: %s", code, errOut)
+	}
+}
