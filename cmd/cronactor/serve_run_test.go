@@ -109,9 +109,15 @@ func (w *lineWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return 
 // startServe runs serve in-process until the returned stop is called.
 func startServe(t *testing.T, logs *lineWriter, args ...string) (url string, stop func() error) {
 	t.Helper()
+	return startServeWith(t, &cliEnv{stdout: logs, stderr: logs, getenv: func(string) string { return "" }}, args...)
+}
+
+func startServeWith(t *testing.T, env *cliEnv, args ...string) (url string, stop func() error) {
+	t.Helper()
+	logs := env.stderr.(*lineWriter)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
-	env := &cliEnv{stdout: logs, stderr: logs, getenv: func(string) string { return "" }, ready: func(a net.Addr) { ready <- a }}
+	env.ready = func(a net.Addr) { ready <- a }
 	done := make(chan error, 1)
 	go func() { done <- dispatch(ctx, env, append([]string{"serve"}, args...)) }()
 	select {
@@ -303,5 +309,29 @@ func TestProjectionsStatusWhileServing(t *testing.T) {
 	code, _, errOut = cliRun(t, nil, "projections", "rebuild", "--data", data)
 	if code != 1 || !strings.Contains(errOut, "stop it before rebuilding") {
 		t.Errorf("rebuild beside the daemon: exit %d: %s", code, errOut)
+	}
+}
+
+// TestServeRecoveryProgress: on a terminal, recovering the tasks shows a
+// progress line, erased before the daemon serves; elsewhere nothing.
+func TestServeRecoveryProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon in-process")
+	}
+	data := t.TempDir()
+	writeTasks(t, data, 5)
+	var prog bytes.Buffer
+	logs := &lineWriter{}
+	env := &cliEnv{stdout: logs, stderr: logs, getenv: func(string) string { return "" },
+		progress: &progressLine{w: &prog, every: time.Nanosecond}}
+	_, stop := startServeWith(t, env, "--data", data, "--listen", "127.0.0.1:0")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if p := prog.String(); !strings.Contains(p, "recovering tasks: 10/10 events read") || !strings.HasSuffix(p, "\r\033[K") {
+		t.Errorf("progress %q", p)
+	}
+	if strings.Contains(logs.String(), "recovering") {
+		t.Errorf("progress went into the log:\n%s", logs.String())
 	}
 }
