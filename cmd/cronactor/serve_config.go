@@ -213,6 +213,11 @@ func (c *serveConfig) readFile(path string) error {
 	if len(text) > serveMaxConfig {
 		return fmt.Errorf("%w: config %s: larger than %d bytes", errUsage, path, serveMaxConfig)
 	}
+	return c.applyFile(path, text)
+}
+
+// applyFile applies the text of the config file read from path.
+func (c *serveConfig) applyFile(path string, text []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		return fmt.Errorf("%w: config %s: %v", errUsage, path, err)
