@@ -101,8 +101,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}{
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`, "cronactor --help"},
 		{[]string{"serv"}, `did you mean "serve"?`, "cronactor --help"},
-		{[]string{"task", "lst"}, `did you mean "list"?`, "cronactor task --help"},
-		{[]string{"task"}, "task needs one of", "cronactor task --help"},
+		{[]string{"task", "lst"}, `unknown subcommand "lst" of task; did you mean "list"?`, "cronactor task --help"},
+		{[]string{"task"}, "task needs a subcommand: create, list", "cronactor task --help"},
 		{[]string{"task", "list", "--bogus"}, "unknown flag --bogus", "cronactor task list --help"},
 		{[]string{"task", "list", "-o", "yaml"}, "-o must be table, wide or json", "cronactor task list --help"},
 		{[]string{"serve", "--tick", "soon"}, "--tick", "cronactor serve --help"},
@@ -110,10 +110,10 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"history"}, "history needs one TASK_ID", "cronactor history --help"},
 		{[]string{"explain", "not-a-uuid", "--at", "2026-01-01T00:00:00Z"}, "TASK must be a task id", "cronactor explain --help"},
 		{[]string{"simulate", "--format", "xml", "x.yaml"}, "--format", "cronactor simulate --help"},
-		{[]string{"projections", "shrink"}, `unknown projections command "shrink"`, "cronactor projections --help"},
-		{[]string{"bench", "disk"}, `unknown bench command "disk"`, "cronactor bench --help"},
+		{[]string{"projections", "shrink"}, `unknown subcommand "shrink" of projections`, "cronactor projections --help"},
+		{[]string{"bench", "disk"}, `unknown subcommand "disk" of bench`, "cronactor bench --help"},
 		{[]string{"bench", "store", "--writers", "-1"}, "--writers", "cronactor bench store --help"},
-		{[]string{"completion", "powershell"}, `unknown completion command "powershell"`, "cronactor completion --help"},
+		{[]string{"completion", "powershell"}, `unknown subcommand "powershell" of completion`, "cronactor completion --help"},
 		{[]string{"version", "extra"}, "takes no arguments", "cronactor version --help"},
 		{[]string{"owner", "delete"}, "owner delete needs one OWNER", "cronactor owner delete --help"},
 		{[]string{"task", "get", "--server", "ftp://x", "id"}, "want http(s)://host:port", "cronactor task get --help"},
@@ -327,10 +327,13 @@ func TestClientsHonourServerAndToken(t *testing.T) {
 		args := calls[want]
 		want = strings.TrimSpace(want)
 		// From the environment.
-		code, _, errOut := cliRun(t, map[string]string{"CRONACTOR_SERVER": d.URL, "CRONACTOR_TOKEN": "env-secret"}, args...)
+		var code int
+		var errOut string
 		if args[0] == "projections" {
 			// projections status reads the data directory unless --server is given.
 			code, _, errOut = cliRun(t, map[string]string{"CRONACTOR_TOKEN": "env-secret"}, append(args, "--server", d.URL)...)
+		} else {
+			code, _, errOut = cliRun(t, map[string]string{"CRONACTOR_SERVER": d.URL, "CRONACTOR_TOKEN": "env-secret"}, args...)
 		}
 		if code != 0 || d.last() != want+" Bearer env-secret" {
 			t.Errorf("%q with CRONACTOR_*: exit %d %s; daemon saw %q, want %q with the env token", args, code, errOut, d.last(), want)

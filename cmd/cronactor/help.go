@@ -159,6 +159,21 @@ stdout (one JSON object per line with --json); progress notes to stderr on a ter
 		example: "cronactor bench scheduler --tasks 100000 --json",
 	},
 
+	"schedule": {
+		usage:   "cronactor schedule preview --cron EXPR [--timezone TZ] [FLAGS]",
+		about:   "Offline schedule tools: nothing here needs a daemon.",
+		example: "cronactor schedule preview --cron '30 2 * * *' --timezone America/New_York --from 2026-03-07T00:00:00Z --count 3",
+	},
+	"schedule preview": {
+		summary: "the next slots of a cron schedule, offline",
+		usage: `cronactor schedule preview --cron EXPR [--timezone TZ] [--dst-gap shift|skip]
+                                 [--dst-overlap first|last|both] [--from RFC3339] [--count N]`,
+		about: `Print the next N slots of a cron schedule strictly after --from, one per line, in RFC 3339
+with the zone's offset. Needs no daemon. A bad expression, zone or value: nothing on stdout, the
+reason on stderr, exit status 1. See docs/schedules.md for the syntax and the DST policies.`,
+		example: "cronactor schedule preview --cron '30 2 * * *' --timezone America/New_York --from 2026-03-07T00:00:00Z --count 3",
+	},
+
 	"version": {
 		usage:   "cronactor version [--json]",
 		about:   "Print the version, the commit it was built from and the Go version (from the binary's build info).",

@@ -55,7 +55,8 @@ var commands = map[string]command{}
 // errUsage marks an error caused by bad arguments; main exits 2 on it.
 var errUsage = errors.New("usage")
 
-// errHelp is returned after help was printed on request: exit 0.
+// errHelp is returned by a command's flag parsing after it printed the
+// help on request; dispatch turns it into success (exit 0).
 var errHelp = errors.New("help printed")
 
 func main() {
@@ -76,7 +77,7 @@ func runMain(ctx context.Context, env *cliEnv, args []string) int {
 	err := dispatch(ctx, env, args)
 	var logged *loggedError
 	switch {
-	case err == nil || errors.Is(err, errHelp):
+	case err == nil:
 		return 0
 	case errors.As(err, &logged):
 		return 1 // the daemon's log has it, in the log's format
@@ -129,14 +130,14 @@ func dispatch(ctx context.Context, env *cliEnv, args []string) error {
 	switch {
 	case isHelpArg(args[0]):
 		usage(env.stdout)
-		return errHelp
+		return nil
 	case args[0] == "--version" || args[0] == "-version":
 		return runVersion(ctx, env, args[1:])
 	case args[0] == "help":
 		// `cronactor help task create` is `cronactor task create --help`.
 		if len(args) == 1 {
 			usage(env.stdout)
-			return errHelp
+			return nil
 		}
 		return dispatch(ctx, env, append(append([]string(nil), args[1:]...), "--help"))
 	}
@@ -152,24 +153,23 @@ func dispatch(ctx context.Context, env *cliEnv, args []string) error {
 		// A command made of subcommands answers help itself and names an
 		// unknown subcommand; the subcommand parses its own flags.
 		if len(args) == 1 {
-			return fmt.Errorf("%w: %s needs one of: %s", errUsage, args[0], strings.Join(c.subs, ", "))
+			return fmt.Errorf("%w: %s needs a subcommand: %s", errUsage, args[0], strings.Join(c.subs, ", "))
 		}
 		if isHelpArg(args[1]) {
 			printHelp(env, args[0], nil)
-			return errHelp
+			return nil
 		}
 		if !contains(c.subs, args[1]) {
-			msg := fmt.Sprintf("unknown %s command %q (have: %s)", args[0], args[1], strings.Join(c.subs, ", "))
+			msg := fmt.Sprintf("unknown subcommand %q of %s (have: %s)", args[1], args[0], strings.Join(c.subs, ", "))
 			if s := suggest(args[1], c.subs); s != "" {
-				msg = fmt.Sprintf("unknown %s command %q; did you mean %q?", args[0], args[1], s)
+				msg = fmt.Sprintf("unknown subcommand %q of %s; did you mean %q?", args[1], args[0], s)
 			}
 			return fmt.Errorf("%w: %s", errUsage, msg)
 		}
 	}
 	err := c.run(ctx, env, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		// A flag set not made by newFlags: it printed its own defaults.
-		return errHelp
+	if errors.Is(err, errHelp) || errors.Is(err, flag.ErrHelp) {
+		return nil // help was printed on request
 	}
 	return err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -17,31 +16,11 @@ import (
 func init() {
 	commands["schedule"] = command{
 		summary: "offline schedule tools: schedule preview --cron EXPR [--timezone TZ] [--count N]",
-		run:     runSchedule,
+		run: func(_ context.Context, env *cliEnv, args []string) error {
+			return runSchedulePreview(env, args[1:], time.Now) // dispatch checked the subcommand
+		},
+		subs: []string{"preview"},
 	}
-}
-
-const scheduleUsage = `usage: cronactor schedule preview --cron EXPR [--timezone TZ] [--dst-gap shift|skip]
-                                 [--dst-overlap first|last|both] [--from RFC3339] [--count N]
-
-Prints the next N slots of a cron schedule strictly after --from, one per
-line, in RFC 3339 with the zone's offset. Needs no daemon.
-`
-
-func runSchedule(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(env.stderr, scheduleUsage)
-		return fmt.Errorf("%w: schedule: give a subcommand (preview)", errUsage)
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(env.stdout, scheduleUsage)
-		return nil
-	case "preview":
-		return runSchedulePreview(env, args[1:], time.Now)
-	}
-	fmt.Fprint(env.stderr, scheduleUsage)
-	return fmt.Errorf("%w: schedule: unknown subcommand %q", errUsage, args[0])
 }
 
 // cronList collects --cron, which may repeat (the slots are united).
@@ -54,31 +33,19 @@ func (c *cronList) Set(s string) error { *c = append(*c, s); return nil }
 // (exit 2); a bad value — expression, zone, policy, time, count — exits 1
 // with the error on stderr and nothing on stdout, as every command does.
 func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error {
-	fs := flag.NewFlagSet("schedule preview", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlags(env, "schedule preview")
 	var crons cronList
-	fs.Var(&crons, "cron", "cron expression: 5 fields, 6 (seconds first) or a macro; repeat for several")
-	zone := fs.String("timezone", "UTC", "IANA zone the expression is read in")
-	gap := fs.String("dst-gap", "shift", "a wall time that does not exist: shift or skip")
-	overlap := fs.String("dst-overlap", "first", "a wall time that happens twice: first, last or both")
-	from := fs.String("from", "", "list slots strictly after this RFC 3339 time (default now)")
-	count := fs.String("count", "10", "how many slots")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, scheduleUsage, "\nflags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+	fs.Var(&crons, "cron", "cron `expression`: 5 fields, 6 (seconds first) or a macro; repeat for several")
+	zone := fs.String("timezone", "UTC", "IANA `zone` the expression is read in")
+	gap := fs.String("dst-gap", "shift", "a wall time that does not exist: `shift or skip`")
+	overlap := fs.String("dst-overlap", "first", "a wall time that happens twice: `first, last or both`")
+	from := fs.String("from", "", "list slots strictly after this RFC 3339 `time` (default now)")
+	count := fs.String("count", "10", "how many slots (`N`)")
+	if err := fs.parse(args); err != nil {
+		return err // help (exit 0) or an unknown flag (exit 2)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(env.stdout)
-			return nil
-		}
-		usage(env.stderr)
-		return fmt.Errorf("%w: schedule preview: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: schedule preview: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := fs.noArgs(); err != nil {
+		return err
 	}
 	if len(crons) == 0 {
 		return errors.New("schedule preview: --cron is required")
