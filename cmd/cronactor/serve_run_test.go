@@ -83,6 +83,18 @@ func TestServeConfigPrecedence(t *testing.T) {
 	if _, err := parseServeFlags(envOf(nil), []string{"--config", filepath.Join(dir, "missing.yaml")}); !errors.Is(err, errUsage) {
 		t.Errorf("missing config file: %v", err)
 	}
+
+	// --accept-data-loss is a flag only: never from the environment or the file.
+	if c, err := parseServeFlags(envOf(map[string]string{"CRONACTOR_ACCEPT_DATA_LOSS": "true"}), nil); err != nil || c.acceptDataLoss {
+		t.Errorf("CRONACTOR_ACCEPT_DATA_LOSS turned it on: %+v %v", c, err)
+	}
+	os.WriteFile(file, []byte("accept_data_loss: true\n"), 0o644)
+	if _, err := parseServeFlags(envOf(nil), []string{"--config", file}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "unknown setting") {
+		t.Errorf("accept_data_loss in the file: %v", err)
+	}
+	if c, err := parseServeFlags(envOf(nil), []string{"--accept-data-loss"}); err != nil || !c.acceptDataLoss {
+		t.Errorf("--accept-data-loss: %+v %v", c, err)
+	}
 }
 
 // lineWriter collects a log and signals when a line containing want is
