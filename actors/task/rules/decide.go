@@ -164,21 +164,28 @@ func Defaults(s Spec) Spec {
 	return s
 }
 
-// Validate checks a spec after Defaults. Errors are *FieldError.
+// Validate checks a spec after Defaults. Errors are *FieldError. Names and
+// owners follow TextProblem and MaxNameChars/MaxOwnerChars.
 func Validate(s Spec) error {
+	if err := validateIdentity(s); err != nil {
+		return err
+	}
+	return validateSpec(s)
+}
+
+// validateSpec checks everything but the name and owner, which an update
+// cannot change: a task recorded before the name rules were enforced can
+// still be updated.
+func validateSpec(s Spec) error {
 	iv := s.Schedule.Interval.D()
 	switch {
-	case s.Name == "":
-		return &FieldError{"name", "is required"}
-	case s.Owner == "":
-		return &FieldError{"owner", "is required"}
 	case s.Kind == "":
 		return &FieldError{"kind", "is required"}
 	case iv < MinInterval:
 		return &FieldError{"interval", fmt.Sprintf("must be at least %s, got %s", MinInterval, iv)}
 	case s.Tolerance < 0:
 		return &FieldError{"tolerance", fmt.Sprintf("must not be negative, got %s", s.Tolerance)}
-	case s.Tolerance*2 >= iv:
+	case atLeastHalf(s.Tolerance, iv):
 		return &FieldError{"tolerance", fmt.Sprintf("must be less than half the interval (%s), got %s", iv/2, s.Tolerance)}
 	case s.Timebox <= 0:
 		return &FieldError{"timebox", fmt.Sprintf("must be positive, got %s", s.Timebox)}
@@ -306,11 +313,14 @@ func decideUpdate(s State, c Update) ([]events.Event, error) {
 		spec.Priority = *c.Priority
 	}
 	spec = Defaults(spec)
-	if err := Validate(spec); err != nil {
+	if err := validateSpec(spec); err != nil {
 		return nil, err
 	}
 	next := s.NextRun
-	if c.NextRun != nil && !c.NextRun.IsZero() {
+	if c.NextRun != nil {
+		if msg := TimeProblem(*c.NextRun); msg != "" {
+			return nil, &FieldError{"next_run", msg}
+		}
 		next = c.NextRun.UTC()
 	}
 	if spec.Schedule == s.Spec.Schedule && spec.Tolerance == s.Spec.Tolerance && spec.Timebox == s.Spec.Timebox &&
@@ -335,6 +345,9 @@ func decideCreate(s State, c Create) ([]events.Event, error) {
 	}
 	if c.FirstRun.IsZero() {
 		return nil, &FieldError{"first_run", "is required"}
+	}
+	if msg := TimeProblem(c.FirstRun); msg != "" {
+		return nil, &FieldError{"first_run", msg}
 	}
 	// A new incarnation: the old one's waiting runs get their outcome now,
 	// so none of them can start under the new task (R9). Its running runs
