@@ -27,7 +27,6 @@ package scheduler
 
 import (
 	"context"
-	"crypto/sha1"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -567,19 +566,6 @@ func (s *Scheduler) Stats() Stats {
 		st.Queued, st.Busy = s.stats.Queued.Load(), s.stats.Busy.Load()
 	}
 	return st
-}
-
-var taskNamespace = uuid.MustParse("5d0c7f1e-3b8a-4e62-9f0d-2a7c4b9e1d33")
-
-// TaskID is the ID a task of that owner and name has: IDs derive from
-// owner and name so that creating the same task twice, concurrently or
-// after a crash, lands on the same stream (R6).
-func TaskID(owner, name string) uuid.UUID {
-	h := sha1.New()
-	h.Write([]byte(owner))
-	h.Write([]byte{0})
-	h.Write([]byte(name))
-	return uuid.NewSHA1(taskNamespace, h.Sum(nil))
 }
 
 // CreateTask creates a task, or returns the existing one with that owner and
