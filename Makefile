@@ -45,6 +45,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./actors/task/schedule -run '^$$' -fuzz FuzzNext -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./cmd/cronactor -run '^$$' -fuzz FuzzServeConfigFile -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./cmd/cronactor -run '^$$' -fuzz FuzzEscapeControl -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodeStrict -fuzztime $${FUZZTIME:-30s}
 
 chaos: ## SIGKILL a real daemon CHAOS_KILLS times (default 100), check every audit log; run the fault scripts
 	CRONACTOR_CHAOS=1 CHAOS_KILLS=$${CHAOS_KILLS:-100} $(GO) test -count=1 -timeout 60m -run 'TestChaos|TestFaultScripts' -v ./internal/chaos

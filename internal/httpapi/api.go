@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -169,34 +168,6 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 	}
 }
 
-// decode reads a JSON body strictly: unknown fields and trailing data are
-// errors naming the field.
-func decode(r *http.Request, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		return &fieldErr{"body", err.Error()}
-	}
-	if len(b) > maxBody {
-		return &fieldErr{"body", fmt.Sprintf("must be at most %d bytes", maxBody)}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return &fieldErr{te.Field, fmt.Sprintf("must be a %s", te.Type)}
-		}
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return &fieldErr{strings.Trim(f, `"`), "unknown field"}
-		}
-		return &fieldErr{"body", "invalid JSON: " + err.Error()}
-	}
-	if dec.More() {
-		return &fieldErr{"body", "trailing data after the JSON object"}
-	}
-	return nil
-}
-
 func parseDuration(field, s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
@@ -261,7 +232,7 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 			return s, &fieldErr{"timebox", "must be positive"}
 		}
 	}
-	if s.FirstRun, err = parseTime("first_run", b.FirstRun); err != nil {
+	if s.FirstRun, err = parseSpecTime("first_run", b.FirstRun); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -502,7 +473,7 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if b.NextRun != nil {
-		if u.NextRun, err = parseTime("next_run", *b.NextRun); err != nil {
+		if u.NextRun, err = parseSpecTime("next_run", *b.NextRun); err != nil {
 			a.fail(w, err)
 			return
 		}
