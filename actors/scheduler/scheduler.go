@@ -322,7 +322,10 @@ func New(cfg Config) (*Scheduler, error) {
 		handlers: map[string]worker.Handler{}}, nil
 }
 
-// Register sets the handler for a kind of task. Call it before Start.
+// Register sets the handler for a kind of task. Call it before Start. A
+// handler that implements worker.PayloadValidator checks the payload of a
+// task of its kind when the task is created and when an update replaces
+// the payload; what it refuses is not recorded.
 func (s *Scheduler) Register(kind string, h worker.Handler) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -590,6 +593,9 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	if err := rules.Validate(rules.Defaults(cmd.Spec)); err != nil {
 		return Task{}, false, err
 	}
+	if err := s.checkPayload(spec.Kind, spec.Payload); err != nil {
+		return Task{}, false, err
+	}
 	reply, err := s.ask(ctx, id, cmd)
 	if errors.Is(err, rules.ErrAlreadyExists) {
 		return taskFrom(reply.State, reply.Position), false, nil
@@ -730,6 +736,10 @@ func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
 func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate, opts ...WriteOption) (Task, error) {
 	c := u.command()
 	c.IfVersion = writeOpts(opts).ifVersion
+	var err error
+	if c.PayloadKind, err = s.checkUpdatePayload(ctx, id, u); err != nil {
+		return Task{}, err
+	}
 	return s.command(ctx, id, c)
 }
 

@@ -112,10 +112,12 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	); err != nil {
 		return err
 	}
+	execKind := kinds.Disabled("exec tasks need a daemon started with --allow-exec")
 	if cfg.allowExec {
-		if err := sched.Register("exec", kinds.Exec()); err != nil {
-			return err
-		}
+		execKind = kinds.Exec()
+	}
+	if err := sched.Register("exec", execKind); err != nil {
+		return err
 	}
 
 	viewCfg := crontasks.Config{Store: store, Archetype: arch}

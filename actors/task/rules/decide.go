@@ -91,6 +91,10 @@ type Update struct {
 	// IfVersion, when set, is the version the task must be at (see
 	// VersionMismatchError).
 	IfVersion *uint64
+	// PayloadKind, when set, is the kind the new Payload was checked for
+	// (by the kind's handler, outside the rules): a task of another kind —
+	// deleted and created again since — refuses the update.
+	PayloadKind string
 }
 
 // Pause stops enqueueing (R7). Pausing a paused task changes nothing.
@@ -288,6 +292,9 @@ func ifVersion(cmd Command) *uint64 {
 func decideUpdate(s State, c Update) ([]events.Event, error) {
 	if s.Status == StatusDeleted {
 		return nil, ErrTaskDeleted
+	}
+	if c.PayloadKind != "" && c.PayloadKind != s.Spec.Kind {
+		return nil, &FieldError{"payload", fmt.Sprintf("was checked for kind %q, but the task is now of kind %q (it was created again); send the update again", c.PayloadKind, s.Spec.Kind)}
 	}
 	spec := s.Spec
 	spec.ToleranceSet = true

@@ -166,3 +166,17 @@ func TestZeroTimesAreRefused(t *testing.T) {
 		t.Fatalf("update to the zero next run: %v, want a next_run error", err)
 	}
 }
+
+// A payload checked for one kind is not recorded on a task of another (one
+// deleted and created again between the check and the update).
+func TestUpdateOfAPayloadCheckedForAnotherKind(t *testing.T) {
+	p := []byte(`{"url":"https://example.com"}`)
+	_, err := rules.Decide(legacy(t), rules.Update{Payload: p, PayloadKind: "http"}, t0)
+	var fe *rules.FieldError
+	if !errors.As(err, &fe) || fe.Field != "payload" || !strings.Contains(fe.Message, `checked for kind "http"`) {
+		t.Fatalf("update checked for http on a noop task: %v", err)
+	}
+	if evs, err := rules.Decide(legacy(t), rules.Update{Payload: p, PayloadKind: "noop"}, t0); err != nil || len(evs) != 1 {
+		t.Fatalf("update checked for the task's kind: %v %v", evs, err)
+	}
+}

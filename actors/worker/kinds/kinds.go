@@ -1,5 +1,8 @@
 // Package kinds holds the handler kinds the daemon ships: noop, http and
-// exec. Embedders may register them too.
+// exec, and Disabled for a kind the daemon knows but was not allowed to run.
+// Embedders may register them too. The http and exec handlers implement
+// worker.PayloadValidator, so a task whose payload they could never run is
+// refused when it is created.
 //
 // Concurrency: every handler here is safe for concurrent runs.
 package kinds
@@ -57,12 +60,13 @@ const excerptBytes = 512
 // completes the run; a JSON body {"checkpoint": …} saves that checkpoint.
 // Any other status fails the run with the status and an excerpt of the body.
 // No answer by the deadline: the request is cancelled and the run is forced
-// to end.
+// to end. A task's payload is checked when it is created or replaced (see
+// CheckHTTPPayload).
 func HTTP(client *http.Client) worker.Handler {
 	if client == nil {
 		client = &http.Client{}
 	}
-	return worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
+	return worker.WithPayloadCheck(worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
 		var p HTTPPayload
 		if err := json.Unmarshal(r.Payload, &p); err != nil || p.URL == "" {
 			return nil, fmt.Errorf("%w: an http task needs {\"url\": …} in its payload", ErrBadPayload)
@@ -91,7 +95,7 @@ func HTTP(client *http.Client) worker.Handler {
 			return nil, fmt.Errorf("%w: %s: %s", ErrHTTPStatus, resp.Status, strings.TrimSpace(ex))
 		}
 		return checkpointIn(b), nil
-	})
+	}), CheckHTTPPayload)
 }
 
 // checkpointIn returns the "checkpoint" of a JSON object, or nil.
@@ -122,9 +126,10 @@ const ExecGrace = 5 * time.Second
 // "checkpoint", that is saved. A non-zero exit fails it. At the deadline, on
 // Unix systems (Linux, macOS, the BSDs) the command's process group gets
 // SIGTERM, then SIGKILL after ExecGrace; elsewhere (Windows) the command is
-// killed at once.
+// killed at once. A task's payload is checked when it is created or
+// replaced (see CheckExecPayload).
 func Exec() worker.Handler {
-	return worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
+	return worker.WithPayloadCheck(worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
 		var p ExecPayload
 		if err := json.Unmarshal(r.Payload, &p); err != nil || len(p.Command) == 0 {
 			return nil, fmt.Errorf("%w: an exec task needs {\"command\": [\"prog\", …]} in its payload", ErrBadPayload)
@@ -158,7 +163,7 @@ func Exec() worker.Handler {
 			}
 			return nil, fmt.Errorf("kinds: %s stopped at its deadline: %w", p.Command[0], ctx.Err())
 		}
-	})
+	}), CheckExecPayload)
 }
 
 type limitedWriter struct {
