@@ -279,7 +279,7 @@ func (e Explanation) Verdict(tf TimeFormat) string {
 // the decisions around it with a marker at the explained time.
 func (e Explanation) Write(w io.Writer, tf TimeFormat) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s) at %s\n%s\n", e.Task, e.TaskID, tf.Format(e.At), e.Verdict(tf))
+	fmt.Fprintf(&b, "%s (%s) at %s\n%s\n", printable(e.Task), e.TaskID, tf.Format(e.At), printable(e.Verdict(tf)))
 	if e.Exists {
 		fmt.Fprintf(&b, "state: %s; nextRun %s; lastRun %s\n", e.Status, fmtOpt(tf, e.NextRun), fmtOpt(tf, e.LastRun))
 	}
@@ -288,7 +288,7 @@ func (e Explanation) Write(w io.Writer, tf TimeFormat) error {
 		if i == e.Before {
 			fmt.Fprintf(&b, "  ---- %s ----\n", tf.Format(e.At))
 		}
-		fmt.Fprintf(&b, "  %s: %s\n", tf.Format(d.Row.At), d.Text(tf))
+		fmt.Fprintf(&b, "  %s: %s\n", tf.Format(d.Row.At), printable(d.Text(tf)))
 	}
 	if e.Before == len(e.Decisions) {
 		fmt.Fprintf(&b, "  ---- %s ----\n", tf.Format(e.At))

@@ -191,10 +191,11 @@ func WriteTable(w io.Writer, rows []Row, tf TimeFormat) error {
 	return err
 }
 
-// escapeCell keeps free text (errors, reasons) from breaking the table.
+// escapeCell keeps free text (errors, reasons, names) from breaking the
+// table or driving the terminal (see printable).
 func escapeCell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
+	return printable(strings.ReplaceAll(s, "\n", " "))
 }
 
 // Line is the JSON form of a row, one object per line in `cronactor
