@@ -163,6 +163,9 @@ func (c Config) withDefaults() Config {
 
 // TaskSpec is what CreateTask takes.
 type TaskSpec struct {
+	// Name and Owner are at most rules.MaxNameChars and MaxOwnerChars
+	// characters, with no control or bidirectional formatting characters
+	// (rules.TextProblem).
 	Name  string
 	Owner string
 	Kind  string
@@ -177,7 +180,8 @@ type TaskSpec struct {
 	// Timebox defaults to interval/2 and may not exceed the interval.
 	Timebox  time.Duration
 	Priority int
-	// FirstRun is the first due time; zero means now + interval.
+	// FirstRun is the first due time; zero means now + interval. Any other
+	// time must lie between rules.MinTime and rules.MaxTime.
 	FirstRun time.Time
 }
 
