@@ -100,8 +100,12 @@ func TestBodiesKnowTheirFields(t *testing.T) {
 	for _, v := range []any{&createBody{}, &updateBody{}} {
 		sh := shapeOf(reflect.TypeOf(v))
 		ty := reflect.TypeOf(v).Elem()
-		if len(sh.fields) != ty.NumField() {
-			t.Errorf("%s: %d fields known, struct has %d", ty, len(sh.fields), ty.NumField())
+		for i := 0; i < ty.NumField(); i++ {
+			f := ty.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if _, ok := sh.fields[name]; !f.Anonymous && !ok {
+				t.Errorf("%s: field %s (%q) not known", ty, f.Name, name)
+			}
 		}
 		for name := range sh.fields {
 			body := `{"` + name + `":null}`
