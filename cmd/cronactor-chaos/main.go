@@ -30,6 +30,7 @@ func run() int {
 	seed := flag.Uint64("seed", uint64(time.Now().UnixNano()), "seed of the kill points, load and fuzzer (printed, to repeat a run)")
 	fuzzN := flag.Int("fuzz", 2000, "requests the HTTP fuzzer sends")
 	parts := flag.String("parts", "kill,faults,fuzz", "comma-separated parts to run: kill, faults, fuzz")
+	only := flag.String("faults", "", "comma-separated fault cases to run (default all): wal_damage, missing_current, disk_full, graceful_stop, double_signal")
 	bin := flag.String("bin", "", "cronactor binary (default: build ./cmd/cronactor of this module)")
 	dir := flag.String("dir", "", "scratch directory, kept afterwards (default: a temporary one, removed)")
 	tasks := flag.Int("tasks", 40, "tasks created before the first kill")
@@ -86,7 +87,11 @@ func run() int {
 			chaos.WriteKillReport(os.Stdout, rep)
 			failed = failed || len(rep.Result.Violations) > 0
 		case "faults":
-			results := chaos.Faults(ctx, chaos.FaultConfig{Bin: *bin, Dir: sub})
+			fc := chaos.FaultConfig{Bin: *bin, Dir: sub}
+			if *only != "" {
+				fc.Only = strings.Split(*only, ",")
+			}
+			results := chaos.Faults(ctx, fc)
 			chaos.WriteFaults(os.Stdout, results)
 			for _, r := range results {
 				failed = failed || r.Status == chaos.FaultFailed

@@ -1,24 +1,692 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
 )
 
-type FaultConfig struct{ Bin, Dir string }
+// FaultConfig shapes the fault cases.
+type FaultConfig struct {
+	// Bin is the cronactor binary; Dir a scratch directory.
+	Bin, Dir string
+	// Only, if set, runs the cases with these names.
+	Only []string
+}
+
+// FaultStatus is how a fault case ended.
 type FaultStatus string
 
+// Fault case statuses.
 const (
 	FaultPassed  FaultStatus = "pass"
 	FaultFailed  FaultStatus = "FAIL"
 	FaultSkipped FaultStatus = "skip"
 )
 
+// FaultResult is one fault case's verdict, with what was seen.
 type FaultResult struct {
 	Name   string
 	Status FaultStatus
 	Detail string
 }
 
-func Faults(ctx context.Context, cfg FaultConfig) []FaultResult { return nil }
-func WriteFaults(w io.Writer, rs []FaultResult)                  {}
+// FaultCase is one repeatable fault script.
+type FaultCase struct {
+	Name string
+	// Expect says in words what the daemon must do.
+	Expect string
+	Run    func(ctx context.Context, f *faultEnv) FaultResult
+}
+
+// FaultCases lists the fault scripts in the order they run.
+var FaultCases = []FaultCase{
+	{"wal_damage", "a WAL damaged in the middle of a killed data dir: the start refuses, naming the file and offset, suggests no destructive step, and changes no file", walDamage},
+	{"missing_current", "events/CURRENT removed: two starts both refuse naming CURRENT, without a panic, and change no file", missingCurrent},
+	{"disk_full", "a full tmpfs: creates fail with a JSON error (no crash), reads work, writes come back with space; a start on a full disk refuses without a panic and serves once space returns", diskFull},
+	{"graceful_stop", "SIGTERM under load: exit status 0 after the running runs end; no run starts after the stop began; none is found lost after restart; every run has one outcome", gracefulStop},
+	{"double_signal", "a second SIGTERM during the drain exits at once, while a run is still held; after restart that run ends as process_lost", doubleSignal},
+}
+
+type faultEnv struct {
+	cfg FaultConfig
+	dir string
+}
+
+func (f *faultEnv) daemon(data string, args ...string) (Daemon, error) {
+	addr, err := FreeAddr()
+	if err != nil {
+		return Daemon{}, err
+	}
+	return Daemon{Bin: f.cfg.Bin, Data: data, Addr: addr, Tick: 100 * time.Millisecond, Args: args}, nil
+}
+
+// Faults runs the fault cases.
+func Faults(ctx context.Context, cfg FaultConfig) []FaultResult {
+	var out []FaultResult
+	for i, c := range FaultCases {
+		if len(cfg.Only) > 0 && !contains(cfg.Only, c.Name) {
+			continue
+		}
+		dir := filepath.Join(cfg.Dir, fmt.Sprintf("%02d-%s", i, c.Name))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			out = append(out, FaultResult{c.Name, FaultFailed, err.Error()})
+			continue
+		}
+		r := c.Run(ctx, &faultEnv{cfg: cfg, dir: dir})
+		r.Name = c.Name
+		out = append(out, r)
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteFaults prints the fault cases' table.
+func WriteFaults(w io.Writer, rs []FaultResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "fault case\tresult")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\n", r.Name, r.Status)
+	}
+	tw.Flush()
+	for _, r := range rs {
+		if r.Detail != "" {
+			fmt.Fprintf(w, "  %s: %s\n", r.Name, oneLine(r.Detail))
+		}
+	}
+}
+
+func pass(format string, args ...any) FaultResult {
+	return FaultResult{Status: FaultPassed, Detail: fmt.Sprintf(format, args...)}
+}
+
+func fail(format string, args ...any) FaultResult {
+	return FaultResult{Status: FaultFailed, Detail: fmt.Sprintf(format, args...)}
+}
+
+// loadAndKill starts the daemon on data, creates n noop tasks, lets it run
+// for d and kills it with SIGKILL.
+func (f *faultEnv) loadAndKill(ctx context.Context, data string, n int, d time.Duration) error {
+	dm, err := f.daemon(data)
+	if err != nil {
+		return err
+	}
+	p, err := dm.Start()
+	if err != nil {
+		return err
+	}
+	defer p.Kill()
+	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
+		return err
+	}
+	c := NewClient(dm.URL(), 10*time.Second)
+	if err := createTasks(ctx, c, "f", n, "noop", nil, "1s"); err != nil {
+		return err
+	}
+	time.Sleep(d)
+	return nil
+}
+
+// createTasks creates n tasks from 4 goroutines.
+// extra are more fields of the body, as name, value pairs.
+func createTasks(ctx context.Context, c *Client, prefix string, n int, kind string, payload any, interval string, extra ...string) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	next := make(chan int)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fields := map[string]any{"name": fmt.Sprintf("%s%05d", prefix, i), "owner": "chaos/faults",
+					"kind": kind, "payload": payload, "interval": interval, "tolerance": "100ms"}
+				for j := 0; j+1 < len(extra); j += 2 {
+					fields[extra[j]] = extra[j+1]
+				}
+				body, _ := json.Marshal(fields)
+				status, b, err := c.Do(ctx, http.MethodPost, "/v1/tasks", body, nil)
+				if err == nil && status/100 != 2 {
+					err = fmt.Errorf("create: %d %s", status, b)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// startOutcome is how one start of the daemon on a faulty directory went.
+type startOutcome struct {
+	served bool   // /healthz answered
+	exit   int    // exit status when it did not serve
+	output string // its output
+}
+
+// tryStart starts the daemon and waits until it serves (then stops it with
+// SIGTERM) or exits.
+func (f *faultEnv) tryStart(ctx context.Context, data string, args ...string) (startOutcome, error) {
+	dm, err := f.daemon(data, args...)
+	if err != nil {
+		return startOutcome{}, err
+	}
+	p, err := dm.Start()
+	if err != nil {
+		return startOutcome{}, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := p.WaitHealthy(hctx, dm.URL()); err != nil {
+		select {
+		case <-p.Done():
+			code, _ := p.Wait(0)
+			return startOutcome{exit: code, output: p.Logs.String()}, nil
+		default:
+			p.Kill()
+			return startOutcome{}, fmt.Errorf("neither served nor exited: %w", err)
+		}
+	}
+	_ = p.Signal(syscall.SIGTERM)
+	if _, ok := p.Wait(time.Minute); !ok {
+		p.Kill()
+	}
+	return startOutcome{served: true, output: p.Logs.String()}, nil
+}
+
+// snapshot maps every file under dir but lock files to its content.
+func snapshot(dir string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || e.Name() == "LOCK" {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		out[rel] = b
+		return err
+	})
+	return out, err
+}
+
+// changed lists the files deleted, changed or added between two snapshots.
+func changed(before, after map[string][]byte) []string {
+	var out []string
+	for n, b := range before {
+		if a, ok := after[n]; !ok {
+			out = append(out, "deleted "+n)
+		} else if !bytes.Equal(a, b) {
+			out = append(out, "changed "+n)
+		}
+	}
+	for n := range after {
+		if _, ok := before[n]; !ok {
+			out = append(out, "added "+n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], "…")
+	}
+	return strings.Join(lines, " | ")
+}
+
+// refusalLines keeps the lines of a refused start that say why.
+func refusalLines(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "level=INFO") || strings.TrimSpace(l) == "" {
+			continue
+		}
+		keep = append(keep, strings.TrimSpace(l))
+	}
+	return firstLines(strings.Join(keep, "\n"), 4)
+}
+
+func walDamage(ctx context.Context, f *faultEnv) FaultResult {
+	data := filepath.Join(f.dir, "data")
+	if err := f.loadAndKill(ctx, data, 300, 1500*time.Millisecond); err != nil {
+		return fail("load: %v", err)
+	}
+	wals, _ := filepath.Glob(filepath.Join(data, "events", "*.log"))
+	if len(wals) == 0 {
+		return fail("no write-ahead log in %s/events", data)
+	}
+	sort.Strings(wals)
+	wal := wals[len(wals)-1]
+	b, err := os.ReadFile(wal)
+	if err != nil {
+		return fail("%v", err)
+	}
+	off := len(b) / 10
+	for i := off; i < off+64 && i < len(b); i++ {
+		b[i] ^= 0xff
+	}
+	if err := os.WriteFile(wal, b, 0o644); err != nil {
+		return fail("%v", err)
+	}
+	before, _ := snapshot(data)
+	got, err := f.tryStart(ctx, data)
+	if err != nil {
+		return fail("%v", err)
+	}
+	after, _ := snapshot(data)
+	where := fmt.Sprintf("64 bytes flipped at offset %d of %s (%d bytes)", off, filepath.Base(wal), len(b))
+	var problems []string
+	if got.served {
+		problems = append(problems, "the daemon started and served on the damaged log (acknowledged events after the damage are silently gone)")
+	} else {
+		out := got.output
+		if !strings.Contains(out, filepath.Base(wal)) || !regexp.MustCompile(`(?i)offset`).MatchString(out) {
+			problems = append(problems, "the refusal names neither the file nor the offset")
+		}
+		if strings.Contains(out, "projections rebuild") || strings.Contains(out, "panic") {
+			problems = append(problems, "the refusal suggests a rebuild or panics")
+		}
+	}
+	if ch := changed(before, after); len(ch) > 0 {
+		problems = append(problems, fmt.Sprintf("the start changed files: %v", ch))
+	}
+	if len(problems) > 0 {
+		return fail("%s: %s; output: %s", where, strings.Join(problems, "; "), refusalLines(got.output))
+	}
+	return pass("%s: refused: %s", where, refusalLines(got.output))
+}
+
+func missingCurrent(ctx context.Context, f *faultEnv) FaultResult {
+	data := filepath.Join(f.dir, "data")
+	if err := f.loadAndKill(ctx, data, 50, 500*time.Millisecond); err != nil {
+		return fail("load: %v", err)
+	}
+	if err := os.Remove(filepath.Join(data, "events", "CURRENT")); err != nil {
+		return fail("%v", err)
+	}
+	before, _ := snapshot(data)
+	var seen []string
+	for i := 1; i <= 2; i++ {
+		got, err := f.tryStart(ctx, data)
+		if err != nil {
+			return fail("start %d: %v", i, err)
+		}
+		after, _ := snapshot(data)
+		var problems []string
+		switch {
+		case got.served:
+			problems = append(problems, "it started and served (a silent reset)")
+		case strings.Contains(got.output, "panic"):
+			problems = append(problems, "it panicked")
+		case !strings.Contains(got.output, "CURRENT"):
+			problems = append(problems, "the refusal does not name CURRENT")
+		}
+		if ch := changed(before, after); len(ch) > 0 {
+			problems = append(problems, fmt.Sprintf("files changed: %v", firstN(ch, 6)))
+		}
+		if len(problems) > 0 {
+			return fail("start %d without events/CURRENT: %s; output: %s", i, strings.Join(problems, "; "), refusalLines(got.output))
+		}
+		seen = append(seen, refusalLines(got.output))
+	}
+	return pass("both starts refused, nothing changed: %s", seen[0])
+}
+
+func exited(p *Proc) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+func firstN(xs []string, n int) []string {
+	if len(xs) > n {
+		return append(xs[:n:n], fmt.Sprintf("… %d more", len(xs)-n))
+	}
+	return xs
+}
+
+// fillTo allocates a file on the file system of dir so that leave bytes
+// stay free.
+func fillTo(dir, file string, leave int64) error {
+	os.Remove(file)
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return err
+	}
+	avail := int64(st.Bavail) * st.Bsize
+	size := avail - leave
+	if size <= 0 {
+		return nil
+	}
+	fd, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	if err := syscall.Fallocate(int(fd.Fd()), 0, 0, size); err != nil {
+		return fmt.Errorf("fallocate %d bytes: %w", size, err)
+	}
+	return nil
+}
+
+func diskFull(ctx context.Context, f *faultEnv) FaultResult {
+	mnt := filepath.Join(f.dir, "tmpfs")
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return fail("%v", err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		return FaultResult{Status: FaultSkipped, Detail: fmt.Sprintf("cannot mount a tmpfs here (%v: %s): run as root where mount is permitted", err, strings.TrimSpace(string(out)))}
+	}
+	defer exec.Command("umount", "-l", mnt).Run()
+	data := filepath.Join(mnt, "data")
+	fill := filepath.Join(mnt, "fill")
+	dm, err := f.daemon(data)
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := dm.Start()
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer p.Kill()
+	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
+		return fail("%v", err)
+	}
+	c := NewClient(dm.URL(), 10*time.Second)
+	if err := createTasks(ctx, c, "d", 20, "noop", nil, "1s"); err != nil {
+		return fail("create before filling: %v", err)
+	}
+	var notes, problems []string
+	if err := fillTo(mnt, fill, 0); err != nil {
+		return fail("%v", err)
+	}
+	// The store may have space it allocated before (a preallocated log):
+	// write until an append fails, with padded payloads.
+	pad := strings.Repeat("x", 16<<10)
+	refused := false
+	for i := 0; i < 2000 && !refused; i++ {
+		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("full%04d", i), "owner": "chaos/faults", "kind": "noop",
+			"interval": "1s", "payload": map[string]string{"pad": pad}})
+		status, b, err := c.Do(ctx, http.MethodPost, "/v1/tasks", body, nil)
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("create %d on a full disk: no answer (%v)", i, err))
+			refused = true
+		case status/100 == 2:
+			continue
+		case (status != http.StatusInsufficientStorage && status != http.StatusServiceUnavailable) || !json.Valid(b):
+			problems = append(problems, fmt.Sprintf("create %d on a full disk: %d %s, want 507 or 503 with a JSON error", i, status, firstLines(string(b), 1)))
+			refused = true
+		default:
+			notes = append(notes, fmt.Sprintf("create %d on a full disk: %d %s", i, status, firstLines(string(b), 1)))
+			refused = true
+		}
+	}
+	if !refused {
+		notes = append(notes, "2000 padded creates on a full disk all succeeded")
+	}
+	if status, _, err := c.Do(ctx, http.MethodGet, "/v1/tasks?limit=5", nil, nil); err != nil || status != http.StatusOK {
+		problems = append(problems, fmt.Sprintf("list on a full disk: %d %v", status, err))
+	}
+	os.Remove(fill)
+	back := false
+	for end := time.Now().Add(30 * time.Second); !back && time.Now().Before(end) && !exited(p); time.Sleep(500 * time.Millisecond) {
+		status, _, err := c.Do(ctx, http.MethodPost, "/v1/tasks", []byte(`{"name":"back","owner":"chaos/faults","kind":"noop","interval":"1s"}`), nil)
+		back = err == nil && status/100 == 2
+	}
+	if !back {
+		problems = append(problems, "creates did not succeed again within 30s of space returning")
+	}
+	select {
+	case <-p.Done():
+		problems = append(problems, "the daemon died: "+refusalLines(p.Logs.String()))
+	default:
+	}
+	p.Kill()
+	if err := fillTo(mnt, fill, 0); err != nil {
+		return fail("%v", err)
+	}
+	got, err := f.tryStart(ctx, data)
+	if err != nil {
+		return fail("%v", err)
+	}
+	switch {
+	case strings.Contains(got.output, "panic"):
+		problems = append(problems, "a start on a full disk panicked: "+refusalLines(got.output))
+	case !got.served && !strings.Contains(got.output, "no space left on device"):
+		problems = append(problems, "a start on a full disk refused without saying the disk is full: "+refusalLines(got.output))
+	case got.served:
+		notes = append(notes, "a start on a full disk served")
+	default:
+		notes = append(notes, "a start on a full disk refused: "+refusalLines(got.output))
+	}
+	os.Remove(fill)
+	got, err = f.tryStart(ctx, data)
+	if err != nil || !got.served {
+		problems = append(problems, fmt.Sprintf("a start once space is back did not serve: %v %s", err, refusalLines(got.output)))
+	}
+	if len(problems) > 0 {
+		return fail("%s", strings.Join(append(problems, notes...), "; "))
+	}
+	return pass("%s", strings.Join(notes, "; "))
+}
+
+// stopLine is the daemon's log line when a stop begins.
+var stopLine = regexp.MustCompile(`time=(\S+) level=INFO msg="shutting down`)
+
+func gracefulStop(ctx context.Context, f *faultEnv) FaultResult {
+	sink, err := StartSink(SinkConfig{SleepMin: 100 * time.Millisecond, SleepMax: 400 * time.Millisecond, Seed: 3})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer sink.Close()
+	data := filepath.Join(f.dir, "data")
+	dm, err := f.daemon(data, "--workers", "3")
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := dm.Start()
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer p.Kill()
+	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
+		return fail("%v", err)
+	}
+	c := NewClient(dm.URL(), 10*time.Second)
+	// More due work than 3 workers can take: runs wait in the queue and
+	// some are running when the stop begins.
+	if err := createTasks(ctx, c, "h", 30, "http", map[string]string{"url": sink.URL()}, "1s"); err != nil {
+		return fail("%v", err)
+	}
+	if err := createTasks(ctx, c, "n", 30, "noop", nil, "1s"); err != nil {
+		return fail("%v", err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	inFlight := sink.InFlight()
+	_ = p.Signal(syscall.SIGTERM)
+	code, ok := p.Wait(2 * time.Minute)
+	if !ok {
+		return fail("still running two minutes after SIGTERM")
+	}
+	m := stopLine.FindStringSubmatch(p.Logs.String())
+	if m == nil {
+		return fail("exit %d; no \"shutting down\" line in the log: %s", code, refusalLines(p.Logs.String()))
+	}
+	stopAt, err := time.Parse(time.RFC3339Nano, m[1])
+	if err != nil {
+		return fail("stop time %q: %v", m[1], err)
+	}
+	// Restart, let everything settle, stop, and read the log.
+	p2, err := dm.Start()
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer p2.Kill()
+	if _, err := p2.WaitHealthy(ctx, dm.URL()); err != nil {
+		return fail("restart: %v", err)
+	}
+	restartAt := p2.Started
+	var rep KillReport
+	if _, err := settle(ctx, c, time.Minute, &rep); err != nil {
+		return fail("settle: %v", err)
+	}
+	_ = p2.Signal(syscall.SIGTERM)
+	if _, ok := p2.Wait(time.Minute); !ok {
+		return fail("the second life did not stop")
+	}
+	log, err := ReadLogCopy(ctx, data, filepath.Join(f.dir, "copy"))
+	if err != nil {
+		return fail("%v", err)
+	}
+	res := Check(Input{Log: log, Sink: sink.Seen(), Settled: true})
+	res.Violations = append(res.Violations, stopViolations(log, stopAt, restartAt)...)
+	if code != 0 {
+		res.Violations = append(res.Violations, Violation{InvFault, fmt.Sprintf("SIGTERM exit status %d, want 0", code)})
+	}
+	summary := fmt.Sprintf("exit %d; %d sink calls in flight at SIGTERM; %d runs, %d started, outcomes %v", code, inFlight, res.Runs, res.Started, res.Outcomes)
+	if len(res.Violations) > 0 {
+		var b strings.Builder
+		WriteViolations(&b, res.Violations)
+		return fail("%s; %s", summary, b.String())
+	}
+	return pass("%s", summary)
+}
+
+// stopViolations finds runs started after a graceful stop began (and before
+// the restart), and runs started before it that were found lost afterwards.
+func stopViolations(log []events.Recorded, stopAt, restartAt time.Time) []Violation {
+	var out []Violation
+	startedBefore := map[string]bool{}
+	for _, r := range log {
+		var b body
+		_ = json.Unmarshal(r.Data, &b)
+		switch r.Type {
+		case "RunStarted":
+			if r.At.After(stopAt) && r.At.Before(restartAt) {
+				out = append(out, Violation{InvStopStart, fmt.Sprintf("%s run %d started at %s, %s after the stop began",
+					r.Stream, b.Run, r.At.Format(time.RFC3339Nano), r.At.Sub(stopAt))})
+			}
+			if !r.At.After(stopAt) {
+				startedBefore[b.RunID.String()] = true
+			}
+		case "RunForcedEnd":
+			if b.Reason == events.ForcedProcessLost && startedBefore[b.RunID.String()] {
+				out = append(out, Violation{InvLostOnStop, fmt.Sprintf("%s run %d started before the stop and was found lost after it", r.Stream, b.Run)})
+			}
+		}
+	}
+	return out
+}
+
+func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
+	sink, err := StartSink(SinkConfig{Hold: true, Seed: 4})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer sink.Close()
+	data := filepath.Join(f.dir, "data")
+	dm, err := f.daemon(data, "--drain-timeout", "5m")
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := dm.Start()
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer p.Kill()
+	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
+		return fail("%v", err)
+	}
+	c := NewClient(dm.URL(), 10*time.Second)
+	// Timebox 9s: the held run is still running when the signals come.
+	if err := createTasks(ctx, c, "hold", 1, "http", map[string]string{"url": sink.URL()}, "10s", "timebox", "9s"); err != nil {
+		return fail("%v", err)
+	}
+	select {
+	case <-sink.Arrived():
+	case <-time.After(time.Minute):
+		return fail("the http run never reached the sink")
+	}
+	_ = p.Signal(syscall.SIGTERM)
+	// The drain waits for the held run: the daemon must still be there.
+	if code, exited := p.Wait(time.Second); exited {
+		return fail("the first SIGTERM exited (%d) while a run was still running: the drain did not wait", code)
+	}
+	_ = p.Signal(syscall.SIGTERM)
+	code, exited := p.Wait(time.Minute)
+	held := sink.InFlight()
+	if !exited {
+		return fail("still running a minute after the second SIGTERM")
+	}
+	if held == 0 {
+		return fail("exited %d only after the held run ended", code)
+	}
+	sink.Release()
+	// Restart: the held run must end as process_lost once its deadline
+	// passes.
+	p2, err := dm.Start()
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer p2.Kill()
+	if _, err := p2.WaitHealthy(ctx, dm.URL()); err != nil {
+		return fail("restart: %v", err)
+	}
+	var rep KillReport
+	if _, err := settle(ctx, c, 2*time.Minute, &rep); err != nil {
+		return fail("settle: %v", err)
+	}
+	_ = p2.Signal(syscall.SIGTERM)
+	p2.Wait(time.Minute)
+	log, err := ReadLogCopy(ctx, data, filepath.Join(f.dir, "copy"))
+	if err != nil {
+		return fail("%v", err)
+	}
+	res := Check(Input{Log: log, Sink: sink.Seen(), Settled: true})
+	summary := fmt.Sprintf("second SIGTERM: exit %d with the run still held; after restart: outcomes %v", code, res.Outcomes)
+	if res.Outcomes["forced_end/"+events.ForcedProcessLost] == 0 {
+		res.Violations = append(res.Violations, Violation{InvFault, "the run held at exit was not recorded as process_lost"})
+	}
+	if len(res.Violations) > 0 {
+		var b strings.Builder
+		WriteViolations(&b, res.Violations)
+		return fail("%s; %s", summary, b.String())
+	}
+	return pass("%s", summary)
+}

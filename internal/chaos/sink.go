@@ -23,6 +23,9 @@ type SinkConfig struct {
 	// FailRatio of the calls answer 500 (the run fails).
 	FailRatio float64
 	Seed      uint64
+	// Hold, if set, keeps every call open until Release (for the signal
+	// cases: a run that cannot end by itself).
+	Hold bool
 }
 
 // Sink is the local HTTP endpoint the http tasks POST to. It records every
@@ -36,6 +39,10 @@ type Sink struct {
 	rnd  *rand.Rand
 	seen map[uuid.UUID]int
 	bad  int
+
+	held     chan struct{} // closed by Release
+	arrived  chan struct{} // closed at the first call
+	inFlight int
 }
 
 // StartSink listens on a free loopback port.
@@ -44,7 +51,8 @@ func StartSink(cfg SinkConfig) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{cfg: cfg, ln: ln, seen: map[uuid.UUID]int{}, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x5eed))}
+	s := &Sink{cfg: cfg, ln: ln, seen: map[uuid.UUID]int{}, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		held: make(chan struct{}), arrived: make(chan struct{})}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
@@ -66,6 +74,11 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.seen[req.RunID]++
+	if len(s.seen) == 1 && s.seen[req.RunID] == 1 {
+		close(s.arrived)
+	}
+	s.inFlight++
+	defer func() { s.mu.Lock(); s.inFlight--; s.mu.Unlock() }()
 	sleep := s.cfg.SleepMin
 	if s.cfg.SleepMax > s.cfg.SleepMin {
 		sleep += time.Duration(s.rnd.Int64N(int64(s.cfg.SleepMax - s.cfg.SleepMin)))
@@ -75,6 +88,13 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	fail := s.rnd.Float64() < s.cfg.FailRatio
 	s.mu.Unlock()
+	if s.cfg.Hold {
+		select {
+		case <-s.held:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	select {
 	case <-time.After(sleep):
 	case <-r.Context().Done():
@@ -99,5 +119,29 @@ func (s *Sink) Seen() map[uuid.UUID]int {
 	return out
 }
 
+// Arrived is closed when the first call has come in.
+func (s *Sink) Arrived() <-chan struct{} { return s.arrived }
+
+// InFlight is the number of calls the sink is answering now.
+func (s *Sink) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
+// Release lets held calls answer.
+func (s *Sink) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.held:
+	default:
+		close(s.held)
+	}
+}
+
 // Close stops the sink.
-func (s *Sink) Close() error { return s.srv.Close() }
+func (s *Sink) Close() error {
+	s.Release()
+	return s.srv.Close()
+}
