@@ -47,8 +47,8 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./cmd/cronactor -run '^$$' -fuzz FuzzEscapeControl -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodeStrict -fuzztime $${FUZZTIME:-30s}
 
-chaos: ## SIGKILL a real daemon CHAOS_KILLS times (default 100), check every audit log; run the fault scripts
-	CRONACTOR_CHAOS=1 CHAOS_KILLS=$${CHAOS_KILLS:-100} $(GO) test -count=1 -timeout 60m -run 'TestChaos|TestFaultScripts' -v ./internal/chaos
+chaos: build ## the chaos harness: SIGKILL the daemon CHAOS_KILLS times (default 100) under load, fault scripts, HTTP fuzzer (docs/reliability.md)
+	$(GO) run ./cmd/cronactor-chaos -bin bin/cronactor -kills $${CHAOS_KILLS:-100} -fuzz $${CHAOS_FUZZ:-2000} $${CHAOS_SEED:+-seed $$CHAOS_SEED}
 
 lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -325,7 +325,26 @@ func walDamage(ctx context.Context, f *faultEnv) FaultResult {
 	if len(problems) > 0 {
 		return fail("%s: %s; output: %s", where, strings.Join(problems, "; "), refusalLines(got.output))
 	}
-	return pass("%s: refused: %s", where, refusalLines(got.output))
+	refusal := refusalLines(got.output)
+	// The operator accepts the loss on purpose, then rebuilds the view
+	// (now ahead of the log) on purpose: the daemon serves again.
+	got, err = f.tryStart(ctx, data, "--accept-data-loss")
+	if err != nil {
+		return fail("%s: serve --accept-data-loss: %v", where, err)
+	}
+	if !got.served && !strings.Contains(got.output, "ahead of the event log") {
+		return fail("%s: serve --accept-data-loss neither served nor named the view ahead of the log: %s", where, refusalLines(got.output))
+	}
+	if reports, _ := filepath.Glob(filepath.Join(data, "DATA_LOSS-*.json")); len(reports) != 1 {
+		return fail("%s: %d DATA_LOSS reports after --accept-data-loss, want 1", where, len(reports))
+	}
+	if out, err := exec.CommandContext(ctx, f.cfg.Bin, "projections", "rebuild", "--data", data).CombinedOutput(); err != nil {
+		return fail("%s: projections rebuild after the accepted loss: %v: %s", where, err, firstLines(string(out), 3))
+	}
+	if got, err = f.tryStart(ctx, data); err != nil || !got.served {
+		return fail("%s: serve after the accepted loss and the rebuild: %v %s", where, err, refusalLines(got.output))
+	}
+	return pass("%s: refused, nothing changed: %s; --accept-data-loss wrote one DATA_LOSS report, and after projections rebuild it serves", where, refusal)
 }
 
 func missingCurrent(ctx context.Context, f *faultEnv) FaultResult {
@@ -380,36 +399,12 @@ func firstN(xs []string, n int) []string {
 	return xs
 }
 
-// fillTo allocates a file on the file system of dir so that leave bytes
-// stay free.
-func fillTo(dir, file string, leave int64) error {
-	os.Remove(file)
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return err
-	}
-	avail := int64(st.Bavail) * st.Bsize
-	size := avail - leave
-	if size <= 0 {
-		return nil
-	}
-	fd, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	defer fd.Close()
-	if err := syscall.Fallocate(int(fd.Fd()), 0, 0, size); err != nil {
-		return fmt.Errorf("fallocate %d bytes: %w", size, err)
-	}
-	return nil
-}
-
 func diskFull(ctx context.Context, f *faultEnv) FaultResult {
 	mnt := filepath.Join(f.dir, "tmpfs")
 	if err := os.MkdirAll(mnt, 0o755); err != nil {
 		return fail("%v", err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", mnt).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", mnt).CombinedOutput(); err != nil {
 		return FaultResult{Status: FaultSkipped, Detail: fmt.Sprintf("cannot mount a tmpfs here (%v: %s): run as root where mount is permitted", err, strings.TrimSpace(string(out)))}
 	}
 	defer exec.Command("umount", "-l", mnt).Run()
@@ -432,45 +427,54 @@ func diskFull(ctx context.Context, f *faultEnv) FaultResult {
 		return fail("create before filling: %v", err)
 	}
 	var notes, problems []string
-	if err := fillTo(mnt, fill, 0); err != nil {
-		return fail("%v", err)
-	}
-	// The store may have space it allocated before (a preallocated log):
-	// write until an append fails, with padded payloads.
 	pad := strings.Repeat("x", 16<<10)
-	refused := false
-	for i := 0; i < 2000 && !refused; i++ {
-		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("full%04d", i), "owner": "chaos/faults", "kind": "noop",
-			"interval": "1s", "payload": map[string]string{"pad": pad}})
-		status, b, err := c.Do(ctx, http.MethodPost, "/v1/tasks", body, nil)
-		switch {
-		case err != nil:
-			problems = append(problems, fmt.Sprintf("create %d on a full disk: no answer (%v)", i, err))
-			refused = true
-		case status/100 == 2:
-			continue
-		case (status != http.StatusInsufficientStorage && status != http.StatusServiceUnavailable) || !json.Valid(b):
-			problems = append(problems, fmt.Sprintf("create %d on a full disk: %d %s, want 507 or 503 with a JSON error", i, status, firstLines(string(b), 1)))
-			refused = true
-		default:
-			notes = append(notes, fmt.Sprintf("create %d on a full disk: %d %s", i, status, firstLines(string(b), 1)))
-			refused = true
+	// Below the store's reserve of free space, then nothing free at all. At
+	// 0 the store may still have space it allocated before (a preallocated
+	// log): write until an append is refused, with padded payloads.
+	for _, leave := range []int64{30 << 20, 0} {
+		if exited(p) {
+			break
 		}
-	}
-	if !refused {
-		notes = append(notes, "2000 padded creates on a full disk all succeeded")
-	}
-	if status, _, err := c.Do(ctx, http.MethodGet, "/v1/tasks?limit=5", nil, nil); err != nil || status != http.StatusOK {
-		problems = append(problems, fmt.Sprintf("list on a full disk: %d %v", status, err))
-	}
-	os.Remove(fill)
-	back := false
-	for end := time.Now().Add(30 * time.Second); !back && time.Now().Before(end) && !exited(p); time.Sleep(500 * time.Millisecond) {
-		status, _, err := c.Do(ctx, http.MethodPost, "/v1/tasks", []byte(`{"name":"back","owner":"chaos/faults","kind":"noop","interval":"1s"}`), nil)
-		back = err == nil && status/100 == 2
-	}
-	if !back {
-		problems = append(problems, "creates did not succeed again within 30s of space returning")
+		if err := fillTo(mnt, fill, leave); err != nil {
+			return fail("%v", err)
+		}
+		stage := fmt.Sprintf("%d MiB free", leave>>20)
+		refused := false
+		for i := 0; i < 2000 && !refused; i++ {
+			body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("full%d-%04d", leave, i), "owner": "chaos/faults", "kind": "noop",
+				"interval": "1s", "payload": map[string]string{"pad": pad}})
+			status, b, err := c.Do(ctx, http.MethodPost, "/v1/tasks", body, nil)
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s: create %d: no answer (%v)", stage, i, err))
+				refused = true
+			case status/100 == 2:
+				continue
+			case (status != http.StatusInsufficientStorage && status != http.StatusServiceUnavailable) || !json.Valid(b):
+				problems = append(problems, fmt.Sprintf("%s: create %d: %d %s, want 507 or 503 with a JSON error", stage, i, status, firstLines(string(b), 1)))
+				refused = true
+			default:
+				notes = append(notes, fmt.Sprintf("%s: create %d answered %d", stage, i, status))
+				refused = true
+			}
+		}
+		if !refused {
+			notes = append(notes, stage+": 2000 padded creates all succeeded")
+		}
+		if status, _, err := c.Do(ctx, http.MethodGet, "/v1/tasks?limit=5", nil, nil); err != nil || status != http.StatusOK {
+			problems = append(problems, fmt.Sprintf("%s: list: %d %v, want 200", stage, status, err))
+		}
+		os.Remove(fill)
+		back := false
+		for end := time.Now().Add(30 * time.Second); !back && time.Now().Before(end) && !exited(p); time.Sleep(250 * time.Millisecond) {
+			status, _, err := c.Do(ctx, http.MethodPost, "/v1/tasks", []byte(fmt.Sprintf(`{"name":"back%d","owner":"chaos/faults","kind":"noop","interval":"1s"}`, leave)), nil)
+			back = err == nil && status/100 == 2
+		}
+		if !back {
+			problems = append(problems, stage+": creates did not succeed again within 30s of space returning, without a restart")
+		} else {
+			notes = append(notes, stage+": writes back without a restart")
+		}
 	}
 	select {
 	case <-p.Done():
@@ -648,14 +652,16 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 	if code, exited := p.Wait(time.Second); exited {
 		return fail("the first SIGTERM exited (%d) while a run was still running: the drain did not wait", code)
 	}
+	if sink.InFlight() == 0 {
+		return fail("the held run ended before the second SIGTERM")
+	}
 	_ = p.Signal(syscall.SIGTERM)
 	code, exited := p.Wait(time.Minute)
-	held := sink.InFlight()
 	if !exited {
 		return fail("still running a minute after the second SIGTERM")
 	}
-	if held == 0 {
-		return fail("exited %d only after the held run ended", code)
+	if n := sink.Answered(); n > 0 {
+		return fail("exited %d only after the held run was answered", code)
 	}
 	sink.Release()
 	// Restart: the held run must end as process_lost once its deadline

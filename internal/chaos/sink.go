@@ -43,6 +43,7 @@ type Sink struct {
 	held     chan struct{} // closed by Release
 	arrived  chan struct{} // closed at the first call
 	inFlight int
+	answered int
 }
 
 // StartSink listens on a free loopback port.
@@ -100,6 +101,9 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
+	s.mu.Lock()
+	s.answered++
+	s.mu.Unlock()
 	if fail {
 		http.Error(w, "chaos sink: planned failure", http.StatusInternalServerError)
 		return
@@ -127,6 +131,14 @@ func (s *Sink) InFlight() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.inFlight
+}
+
+// Answered is the number of calls the sink has answered (a call whose
+// caller went away is not answered).
+func (s *Sink) Answered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answered
 }
 
 // Release lets held calls answer.
