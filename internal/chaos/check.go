@@ -57,10 +57,12 @@ const (
 	InvFault = "fault_case"
 )
 
-// Invariants lists every invariant in report order.
-var Invariants = []string{InvAckedTask, InvAckedState, InvOneOutcome, InvOpenRun, InvDoubleStart, InvStartOrder,
-	InvSpacing, InvVersions, InvPositions, InvSinkTwice, InvSinkUnstarted, InvDecode, InvStopStart, InvLostOnStop,
-	InvHTTP5xx, InvHTTPHang, InvHalfApplied, InvFault}
+// Invariants of the kill run and of the fuzzer, in report order.
+var (
+	KillInvariants = []string{InvAckedTask, InvAckedState, InvOneOutcome, InvOpenRun, InvDoubleStart, InvStartOrder,
+		InvSpacing, InvVersions, InvPositions, InvSinkTwice, InvSinkUnstarted, InvDecode, InvFault}
+	FuzzInvariants = []string{InvHTTP5xx, InvHTTPHang, InvHalfApplied, InvFault}
+)
 
 // Violation is one broken invariant with what shows it.
 type Violation struct {

@@ -586,7 +586,7 @@ func gracefulStop(ctx context.Context, f *faultEnv) FaultResult {
 	summary := fmt.Sprintf("exit %d; %d sink calls in flight at SIGTERM; %d runs, %d started, outcomes %v", code, inFlight, res.Runs, res.Started, res.Outcomes)
 	if len(res.Violations) > 0 {
 		var b strings.Builder
-		WriteViolations(&b, res.Violations)
+		WriteViolations(&b, nil, res.Violations)
 		return fail("%s; %s", summary, b.String())
 	}
 	return pass("%s", summary)
@@ -691,7 +691,7 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 	}
 	if len(res.Violations) > 0 {
 		var b strings.Builder
-		WriteViolations(&b, res.Violations)
+		WriteViolations(&b, nil, res.Violations)
 		return fail("%s; %s", summary, b.String())
 	}
 	return pass("%s", summary)

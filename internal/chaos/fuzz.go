@@ -525,7 +525,7 @@ func WriteFuzzReport(w io.Writer, r *FuzzReport) {
 	fmt.Fprintf(tw, "wall time\t%s\n", r.Elapsed.Round(time.Second))
 	tw.Flush()
 	fmt.Fprintln(w)
-	WriteViolations(w, r.Violations)
+	WriteViolations(w, FuzzInvariants, r.Violations)
 	if len(r.Accepted) == 0 {
 		return
 	}

@@ -43,25 +43,31 @@ func WriteKillReport(w io.Writer, r *KillReport) {
 	row("wall time", r.Elapsed.Round(time.Second))
 	tw.Flush()
 	fmt.Fprintln(w)
-	WriteViolations(w, res.Violations)
+	WriteViolations(w, KillInvariants, res.Violations)
 }
 
 func (r *KillReport) median() time.Duration { return Median(r.Restarts).Round(time.Millisecond) }
 
-// WriteViolations prints the count per invariant and a few examples of
-// each.
-func WriteViolations(w io.Writer, vs []Violation) {
+// WriteViolations prints the count per invariant of invs and a few
+// examples of each violation (of any invariant).
+func WriteViolations(w io.Writer, invs []string, vs []Violation) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "invariant\tviolations")
 	by := map[string][]Violation{}
 	for _, v := range vs {
 		by[v.Invariant] = append(by[v.Invariant], v)
 	}
-	for _, inv := range Invariants {
+	shown := append([]string(nil), invs...)
+	for _, v := range vs {
+		if !contains(shown, v.Invariant) {
+			shown = append(shown, v.Invariant)
+		}
+	}
+	for _, inv := range shown {
 		fmt.Fprintf(tw, "%s\t%d\n", inv, len(by[inv]))
 	}
 	tw.Flush()
-	for _, inv := range Invariants {
+	for _, inv := range shown {
 		for i, v := range by[inv] {
 			if i == maxShown {
 				fmt.Fprintf(w, "  … %d more %s\n", len(by[inv])-maxShown, inv)
