@@ -138,7 +138,6 @@ var (
 		"9223372036854775808", "-1", "1.5"}
 )
 
-// jsonValue renders a value as JSON text, sometimes a raw oddity.
 // hostileText: a name or owner that must be refused — empty or blank,
 // control characters, bidirectional overrides, zero-width characters, or
 // longer than any sane name.
@@ -166,14 +165,6 @@ func badDuration(k, s string, patch bool) bool {
 	default:
 		return d <= 0
 	}
-}
-
-func (g *gen) jsonValue(strs []string) string {
-	if g.rnd.IntN(5) == 0 {
-		return g.pick(jsonOddities...)
-	}
-	b, _ := json.Marshal(g.pick(strs...))
-	return string(b)
 }
 
 func (g *gen) id() string {
