@@ -238,7 +238,7 @@ func (g *gen) body(patch bool) (string, []byte, bool) {
 		set(k, g.pick(`"x"`, `"1s"`, "5"))
 		return "case-variant key " + k, object(fields), true
 	case 4: // a duplicate key
-		k := g.pick("name", "interval", "owner", "priority")
+		k := fields[g.rnd.IntN(len(fields))][0]
 		fields = append(fields, [2]string{k, g.pick(`"dup"`, `"2m"`, "7")})
 		return "duplicate key " + k, object(fields), true
 	case 5: // an unknown field
