@@ -638,8 +638,10 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 		return fail("%v", err)
 	}
 	c := NewClient(dm.URL(), 10*time.Second)
-	// Timebox 9s: the held run is still running when the signals come.
-	if err := createTasks(ctx, c, "hold", 1, "http", map[string]string{"url": sink.URL()}, "10s", "timebox", "9s"); err != nil {
+	// The run starts a second from now and may run 20 s: without the
+	// second signal the drain would wait for it until its deadline.
+	first := time.Now().Add(time.Second).UTC().Format(time.RFC3339)
+	if err := createTasks(ctx, c, "hold", 1, "http", map[string]string{"url": sink.URL()}, "1h", "timebox", "20s", "first_run", first); err != nil {
 		return fail("%v", err)
 	}
 	select {
@@ -647,6 +649,7 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 	case <-time.After(time.Minute):
 		return fail("the http run never reached the sink")
 	}
+	deadline := sink.Deadline()
 	_ = p.Signal(syscall.SIGTERM)
 	// The drain waits for the held run: the daemon must still be there.
 	if code, exited := p.Wait(time.Second); exited {
@@ -657,11 +660,15 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 	}
 	_ = p.Signal(syscall.SIGTERM)
 	code, exited := p.Wait(time.Minute)
+	gone := time.Now()
 	if !exited {
 		return fail("still running a minute after the second SIGTERM")
 	}
 	if n := sink.Answered(); n > 0 {
 		return fail("exited %d only after the held run was answered", code)
+	}
+	if !gone.Before(deadline) {
+		return fail("exited %d only at the held run's deadline (%s), not at the second SIGTERM", code, deadline.Format(time.RFC3339Nano))
 	}
 	sink.Release()
 	// Restart: the held run must end as process_lost once its deadline
@@ -685,7 +692,8 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 		return fail("%v", err)
 	}
 	res := Check(Input{Log: log, Sink: sink.Seen(), Settled: true})
-	summary := fmt.Sprintf("second SIGTERM: exit %d with the run still held; after restart: outcomes %v", code, res.Outcomes)
+	summary := fmt.Sprintf("second SIGTERM: exit %d with the run still held, %s before its deadline; after restart: outcomes %v",
+		code, deadline.Sub(gone).Round(time.Second), res.Outcomes)
 	if res.Outcomes["forced_end/"+events.ForcedProcessLost] == 0 {
 		res.Violations = append(res.Violations, Violation{InvFault, "the run held at exit was not recorded as process_lost"})
 	}

@@ -44,6 +44,7 @@ type Sink struct {
 	arrived  chan struct{} // closed at the first call
 	inFlight int
 	answered int
+	deadline time.Time // of the latest call
 }
 
 // StartSink listens on a free loopback port.
@@ -65,7 +66,8 @@ func (s *Sink) URL() string { return "http://" + s.ln.Addr().String() + "/run" }
 func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	var req struct {
-		RunID uuid.UUID `json:"run_id"`
+		RunID    uuid.UUID `json:"run_id"`
+		Deadline time.Time `json:"deadline"`
 	}
 	s.mu.Lock()
 	if json.Unmarshal(b, &req) != nil || req.RunID == uuid.Nil {
@@ -75,6 +77,7 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.seen[req.RunID]++
+	s.deadline = req.Deadline
 	if len(s.seen) == 1 && s.seen[req.RunID] == 1 {
 		close(s.arrived)
 	}
@@ -139,6 +142,13 @@ func (s *Sink) Answered() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.answered
+}
+
+// Deadline is the run deadline the latest call carried.
+func (s *Sink) Deadline() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deadline
 }
 
 // Release lets held calls answer.
