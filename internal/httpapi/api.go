@@ -14,7 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,6 +48,10 @@ type Config struct {
 	ReadTimeout time.Duration
 	// Stream tunes GET /v1/events/stream (stream.go).
 	Stream StreamConfig
+	// BodyTimeout bounds reading a request's body, so a client that
+	// announces a body and sends it slowly (or never) cannot hold a
+	// connection and a goroutine. Default 30s.
+	BodyTimeout time.Duration
 }
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
@@ -58,6 +64,9 @@ func New(cfg Config) http.Handler {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = 30 * time.Second
 	}
 	a := &api{cfg: cfg}
 	mux := http.NewServeMux()
@@ -85,7 +94,7 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, "path", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
-	return a.auth(mux)
+	return a.auth(a.readBody(mux))
 }
 
 type api struct{ cfg Config }
@@ -100,6 +109,38 @@ func (a *api) auth(next http.Handler) http.Handler {
 				return
 			}
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads a request's body (at most maxBody+1 bytes: decode refuses
+// more) before the handler runs, under a read deadline of BodyTimeout, and
+// clears the deadline once it has it: a deadline left on the connection
+// would end the request's context while the handler works. A body that does
+// not arrive in time is answered 408.
+func (a *api) readBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		deadlined := rc.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout)) == nil
+		b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if deadlined {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				w.Header().Set("Connection", "close")
+				writeErr(w, http.StatusRequestTimeout, "body", fmt.Sprintf("the request body did not arrive within %s", a.cfg.BodyTimeout))
+				return
+			}
+			writeErr(w, http.StatusBadRequest, "body", "the request body could not be read")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
 		next.ServeHTTP(w, r)
 	})
 }
