@@ -42,7 +42,7 @@ func TestOlderFormatIsRebuilt(t *testing.T) {
 
 	rewrite := func(marker string, extra ...[]byte) {
 		t.Helper()
-		db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+		db, err := pebble.Open(dir, &pebble.Options{Logger: &pebbleLogger{}})
 		if err != nil {
 			t.Fatal(err)
 		}

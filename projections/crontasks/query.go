@@ -125,18 +125,22 @@ func (v *View) use() (release func(), err error) {
 	if v.closed {
 		return nil, ErrClosed
 	}
+	if v.brokenErr != nil {
+		return nil, v.brokenErr
+	}
 	v.readers.Add(1) // Close waits for readers before closing Pebble
 
 	return v.readers.Done, nil
 }
 
 // Get returns the row of one task.
-func (v *View) Get(ctx context.Context, id uuid.UUID) (Task, error) {
+func (v *View) Get(ctx context.Context, id uuid.UUID) (_ Task, err error) {
 	release, err := v.use()
 	if err != nil {
 		return Task{}, err
 	}
 	defer release()
+	defer v.shield(&err)()
 	t, err := v.lookup(v.db, id)
 	if err != nil {
 		return Task{}, err
@@ -146,7 +150,7 @@ func (v *View) Get(ctx context.Context, id uuid.UUID) (Task, error) {
 
 // Query returns one page of the rows q selects, read from one consistent
 // snapshot of the view.
-func (v *View) Query(ctx context.Context, q Query) (Page, error) {
+func (v *View) Query(ctx context.Context, q Query) (_ Page, err error) {
 	if err := q.Validate(); err != nil {
 		return Page{}, err
 	}
@@ -159,6 +163,7 @@ func (v *View) Query(ctx context.Context, q Query) (Page, error) {
 		return Page{}, err
 	}
 	defer release()
+	defer v.shield(&err)()
 	snap := v.db.NewSnapshot()
 	defer snap.Close()
 	tag, lower, upper := q.plan()
@@ -182,17 +187,17 @@ func (v *View) Query(ctx context.Context, q Query) (Page, error) {
 		if tag == cursorAll {
 			t = new(Task)
 			if err := json.Unmarshal(it.Value(), t); err != nil {
-				return Page{}, fmt.Errorf("%w: row %x: %v", ErrForeignDB, it.Key(), err)
+				return Page{}, fmt.Errorf("%w: row %x: %v", ErrCorrupt, it.Key(), err)
 			}
 		} else {
 			k := it.Key()
 			if len(k) < 16 {
-				return Page{}, fmt.Errorf("%w: index key %x", ErrForeignDB, k)
+				return Page{}, fmt.Errorf("%w: index key %x", ErrCorrupt, k)
 			}
 			id, _ := uuid.FromBytes(k[len(k)-16:])
 			if t, err = v.lookup(snap, id); err != nil {
 				if errors.Is(err, ErrNotFound) {
-					return Page{}, fmt.Errorf("%w: index key %x names a missing task", ErrForeignDB, k)
+					return Page{}, fmt.Errorf("%w: index key %x names a missing task", ErrCorrupt, k)
 				}
 				return Page{}, err
 			}
@@ -246,12 +251,13 @@ func (v *View) DueBefore(ctx context.Context, t time.Time, limit int, cursor str
 
 // ByOwnerName returns the tasks of owner with that name (R6 keeps it to at
 // most one live task; deleted ones stay in the view), by id.
-func (v *View) ByOwnerName(ctx context.Context, owner, name string) ([]Task, error) {
+func (v *View) ByOwnerName(ctx context.Context, owner, name string) (_ []Task, err error) {
 	release, err := v.use()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	defer v.shield(&err)()
 	snap := v.db.NewSnapshot()
 	defer snap.Close()
 	p := ownerNamePrefix(owner, name)
@@ -264,7 +270,7 @@ func (v *View) ByOwnerName(ctx context.Context, owner, name string) ([]Task, err
 	for valid := it.First(); valid; valid = it.Next() {
 		k := it.Key()
 		if len(k) != len(p)+16 {
-			return nil, fmt.Errorf("%w: owner index key %x", ErrForeignDB, k)
+			return nil, fmt.Errorf("%w: owner index key %x", ErrCorrupt, k)
 		}
 		id, _ := uuid.FromBytes(k[len(p):])
 		t, err := v.lookup(snap, id)

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -34,7 +34,36 @@ var (
 	ErrAheadOfLog = errors.New("crontasks: view is ahead of the event log")
 	// ErrBadQuery: a query parameter is invalid; the error names it.
 	ErrBadQuery = errors.New("crontasks: bad query")
+	// ErrCorrupt: a row, index entry or checkpoint of the view cannot be
+	// read back as written. See Damaged.
+	ErrCorrupt = errors.New("crontasks: the view's data is damaged")
+	// ErrBroken: the view's database failed (Pebble gave up on a write or
+	// hit corruption it treats as fatal) and cannot be used any more. See
+	// Damaged.
+	ErrBroken = errors.New("crontasks: the view's database failed")
 )
+
+// errReadLog marks an error of the log, not of the view.
+var errReadLog = errors.New("crontasks: read the log")
+
+// Damaged reports whether err says the view's files are damaged or its
+// database instance failed: the view cannot be trusted and must be moved
+// aside and rebuilt from the log (Keeper does it). A transient error (the
+// log could not be read, a context ended, a write was refused but the
+// database is sound) is not damage; neither is a view of another log
+// (ErrAheadOfLog) or a directory that is not a view (ErrForeignDB), which
+// an operator decides about.
+func Damaged(err error) bool {
+	if err == nil || errors.Is(err, ErrAheadOfLog) {
+		return false
+	}
+	if errors.Is(err, errReadLog) {
+		return false // the log's trouble, not the view's
+	}
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrBroken) || errors.Is(err, pebble.ErrCorruption) ||
+		// A file the database's manifest names is gone.
+		errors.Is(err, fs.ErrNotExist)
+}
 
 // Config configures a View.
 type Config struct {
@@ -56,6 +85,10 @@ type Config struct {
 	// CacheRows is how many recently folded rows the applier keeps decoded
 	// in memory (about 1 KiB each). Default 16384; 0 to 1<<22; -1 disables.
 	CacheRows int
+	// FS is the file system Dir is on. Default: the operating system's
+	// (vfs.Default). Not used without Dir (a view in memory has its own).
+	// Tests wrap it to inject faults.
+	FS vfs.FS
 	// Sync makes every applied batch durable before it is acknowledged.
 	// Default false: the view is rebuilt from the log's checkpoint after a
 	// crash anyway, and a batch is always all-or-nothing.
@@ -138,6 +171,8 @@ type View struct {
 	checkpoint events.Position
 	notify     chan struct{} // closed and replaced after each applied batch
 	failed     error         // why Run stopped applying, if it did
+	broken     chan struct{} // closed when the database failed (brokenErr)
+	brokenErr  error
 	closed     bool
 	done       chan struct{}
 	// queue holds events received from the subscription, not yet applied.
@@ -158,40 +193,61 @@ type View struct {
 // Open opens (creating if needed) the view in cfg.Dir, or in memory. It
 // reads the checkpoint but does not fold anything yet: call Run (follow the
 // log) or CatchUp (fold what is there now).
+//
+// A damaged view (see Damaged) is refused with an error Damaged reports;
+// OpenKeeper moves it aside and starts a fresh one instead.
 func Open(cfg Config) (*View, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	opts := &pebble.Options{Logger: quietLogger{}, MemTableSize: 16 << 20}
+	log := &pebbleLogger{}
+	opts := &pebble.Options{Logger: log, MemTableSize: 16 << 20, FS: cfg.FS}
 	dir := cfg.Dir
 	if dir == "" {
 		opts.FS = vfs.NewMem()
 		opts.MemTableSize = 4 << 20
 		dir = "/view"
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	if err := opts.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("crontasks: create %s: %w", dir, err)
 	}
-	db, err := pebble.Open(dir, opts)
-	if err != nil {
-		return nil, fmt.Errorf("crontasks: open %s: %w", dir, err)
-	}
-	v := &View{cfg: cfg, db: db, rows: newRowCache(cfg.CacheRows), notify: make(chan struct{}), done: make(chan struct{}),
-		queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1), snaps: newSnapshots(cfg)}
-	if err := v.checkFormat(); err != nil {
-		db.Close()
+	v := &View{cfg: cfg, rows: newRowCache(cfg.CacheRows), notify: make(chan struct{}), done: make(chan struct{}),
+		broken: make(chan struct{}), queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1), snaps: newSnapshots(cfg)}
+	if err := v.open(dir, opts, log); err != nil {
+		if v.db != nil {
+			v.abandon()
+		}
 		return nil, err
+	}
+	return v, nil
+}
+
+// open opens the database and reads the format marker and the checkpoint.
+func (v *View) open(dir string, opts *pebble.Options, log *pebbleLogger) (err error) {
+	defer v.shield(&err)()
+	cfg := v.cfg
+	db, err := pebble.Open(dir, opts)
+	if err == nil {
+		err = log.attach(v)
+	}
+	if err != nil {
+		return fmt.Errorf("crontasks: open %s: %w", dir, err)
+	}
+	v.db = db
+	if err := v.checkFormat(); err != nil {
+		return err
 	}
 	cp, err := v.readCheckpoint()
 	if err != nil {
-		db.Close()
-		return nil, err
+		return err
 	}
 	v.checkpoint = cp
 	if h, ok := cfg.Store.(events.HeadReader); ok {
 		if head := h.Head(); head.Less(cp) {
-			db.Close()
-			return nil, fmt.Errorf("%w: view %s is at position %s, the log ends at %s: the log has lost events the view saw, "+
+			return fmt.Errorf("%w: view %s is at position %s, the log ends at %s: the log has lost events the view saw, "+
 				"or the view was built from another log. Nothing was changed. Do not rebuild the view now: a rebuild "+
 				"makes the loss permanent, and the view may be the last record of those events. Restore the data "+
 				"directory (log and view together) from a backup; rebuild the view only once the shorter log has been "+
@@ -199,15 +255,21 @@ func Open(cfg Config) (*View, error) {
 				ErrAheadOfLog, cfg.Dir, cp, head)
 		}
 	}
-	return v, nil
+	return nil
 }
 
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{})  {}
-func (quietLogger) Errorf(string, ...interface{}) {}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	panic(fmt.Sprintf(format, args...))
+// abandon lets go of the database: closed at once when sound; when broken,
+// closed in the background (a failed Pebble may never finish closing),
+// and a panic of that close is dropped.
+func (v *View) abandon() error {
+	if v.Broken() == nil {
+		return v.db.Close()
+	}
+	go func() {
+		defer func() { _ = recover() }()
+		_ = v.db.Close()
+	}()
+	return nil
 }
 
 func (v *View) checkFormat() error {
@@ -268,7 +330,7 @@ func (v *View) readCheckpoint() (events.Position, error) {
 	}
 	defer closer.Close()
 	if len(val) != 16 {
-		return events.Position{}, fmt.Errorf("%w: checkpoint of %d bytes", ErrForeignDB, len(val))
+		return events.Position{}, fmt.Errorf("%w: checkpoint of %d bytes", ErrCorrupt, len(val))
 	}
 	return events.Position{Commit: binary.BigEndian.Uint64(val), Prepare: binary.BigEndian.Uint64(val[8:])}, nil
 }
@@ -287,7 +349,7 @@ func (v *View) Close() error {
 	v.applyMu.Lock()
 	defer v.applyMu.Unlock()
 	v.snaps.close()
-	err := v.db.Close()
+	err := v.abandon()
 	if v.release != nil {
 		v.release()
 	}
@@ -307,10 +369,13 @@ func (v *View) Checkpoint() events.Position {
 func (v *View) WaitFor(ctx context.Context, pos events.Position) error {
 	for {
 		v.mu.Lock()
-		cp, wake, failed, closed := v.checkpoint, v.notify, v.failed, v.closed
+		cp, wake, failed, closed, broken := v.checkpoint, v.notify, v.failed, v.closed, v.brokenErr
 		v.mu.Unlock()
 		if !cp.Less(pos) {
 			return nil
+		}
+		if broken != nil {
+			return broken
 		}
 		if failed != nil {
 			return failed
@@ -323,6 +388,7 @@ func (v *View) WaitFor(ctx context.Context, pos events.Position) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-v.done:
+		case <-v.broken:
 		}
 	}
 }
@@ -389,13 +455,17 @@ func (v *View) Apply(recs []events.Recorded) error {
 	return v.apply(recs)
 }
 
-func (v *View) apply(recs []events.Recorded) error {
+func (v *View) apply(recs []events.Recorded) (err error) {
 	v.mu.Lock()
-	cp, closed := v.checkpoint, v.closed
+	cp, closed, broken := v.checkpoint, v.closed, v.brokenErr
 	v.mu.Unlock()
 	if closed {
 		return ErrClosed
 	}
+	if broken != nil {
+		return broken
+	}
+	defer v.shield(&err)()
 	rows := map[uuid.UUID]*cached{}
 	newCP := cp
 	var foldErr error
@@ -533,7 +603,7 @@ func (v *View) get(r reader, id uuid.UUID) (*Task, error) {
 	defer closer.Close()
 	var t Task
 	if err := json.Unmarshal(val, &t); err != nil {
-		return nil, fmt.Errorf("%w: task %s: %v", ErrForeignDB, id, err)
+		return nil, fmt.Errorf("%w: task %s: %v", ErrCorrupt, id, err)
 	}
 	return &t, nil
 }
@@ -573,7 +643,7 @@ func (v *View) catchUp(ctx context.Context, progress func(Progress), filter func
 		}
 		page, err := v.cfg.Store.ReadAll(ctx, after, v.cfg.BatchSize)
 		if err != nil {
-			return fmt.Errorf("crontasks: read the log after %s: %w", after, err)
+			return fmt.Errorf("%w after %s: %w", errReadLog, after, err)
 		}
 		if len(page) == 0 {
 			return nil
@@ -715,13 +785,15 @@ func (v *View) take(ctx context.Context, subErr <-chan error) ([]events.Recorded
 			return batch, nil
 		case err := <-subErr:
 			if err == nil {
-				err = errors.New("crontasks: subscription ended")
+				err = errors.New("ended")
 			}
-			return nil, err
+			return nil, fmt.Errorf("%w (subscription): %w", errReadLog, err)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-v.done:
 			return nil, ErrClosed
+		case <-v.broken:
+			return nil, v.Broken()
 		}
 	}
 }
