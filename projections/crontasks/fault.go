@@ -3,9 +3,12 @@ package crontasks
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"runtime"
 	"strconv"
 	"sync"
+
+	"github.com/cockroachdb/pebble/vfs"
 )
 
 // Pebble reports some failures by calling its logger's Fatalf (a write to
@@ -60,6 +63,11 @@ func (v *View) shield(errp *error) func() {
 		}
 		r := recover()
 		if r == nil {
+			if *errp != nil && Damaged(*errp) {
+				// Damage found by a query or a fold: the view stops being
+				// used (Run returns, WaitFor answers) and Keeper replaces it.
+				v.markBroken(*errp)
+			}
 			return
 		}
 		var err error
@@ -137,3 +145,33 @@ func (l *pebbleLogger) attach(v *View) error {
 	return l.early
 }
 
+// lockFS keeps the lock of the view's directory where the view can release
+// it without the database: Pebble also tracks the locks a process holds by
+// path, so the lock of a database that failed (and may never close) would
+// otherwise keep a fresh view out of the same path.
+type lockFS struct {
+	vfs.FS
+	v *View
+}
+
+func (f lockFS) Lock(name string) (io.Closer, error) {
+	c, err := f.FS.Lock(name)
+	if err != nil {
+		return nil, err
+	}
+	l := &onceCloser{c: c}
+	f.v.lock = l // during Open, in the opening goroutine
+	return l, nil
+}
+
+// onceCloser closes c once; later calls do nothing.
+type onceCloser struct {
+	once sync.Once
+	c    io.Closer
+	err  error
+}
+
+func (o *onceCloser) Close() error {
+	o.once.Do(func() { o.err = o.c.Close() })
+	return o.err
+}

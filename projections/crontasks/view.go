@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,10 +61,23 @@ func Damaged(err error) bool {
 	if errors.Is(err, errReadLog) {
 		return false // the log's trouble, not the view's
 	}
-	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrBroken) || errors.Is(err, pebble.ErrCorruption) ||
-		// A file the database's manifest names is gone.
-		errors.Is(err, fs.ErrNotExist)
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrBroken) || pebble.IsCorruptionError(err) || errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	// Pebble does not always keep its marks on the errors it returns (a
+	// checksum mismatch met through a table cache, a file the manifest
+	// names that is gone, kept only as a secondary error): its words say it.
+	msg := err.Error()
+	for _, s := range damageWords {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
+
+// damageWords are the words of Pebble's errors for damaged files.
+var damageWords = []string{"checksum mismatch", fs.ErrNotExist.Error(), "pebble: corruption", "malformed manifest", "corrupt"}
 
 // Config configures a View.
 type Config struct {
@@ -173,6 +187,8 @@ type View struct {
 	failed     error         // why Run stopped applying, if it did
 	broken     chan struct{} // closed when the database failed (brokenErr)
 	brokenErr  error
+	// lock is the database's directory lock (see lockFS).
+	lock io.Closer
 	closed     bool
 	done       chan struct{}
 	// queue holds events received from the subscription, not yet applied.
@@ -216,6 +232,7 @@ func Open(cfg Config) (*View, error) {
 	}
 	v := &View{cfg: cfg, rows: newRowCache(cfg.CacheRows), notify: make(chan struct{}), done: make(chan struct{}),
 		broken: make(chan struct{}), queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1), snaps: newSnapshots(cfg)}
+	opts.FS = lockFS{FS: opts.FS, v: v}
 	if err := v.open(dir, opts, log); err != nil {
 		if v.db != nil {
 			v.abandon()
@@ -227,6 +244,11 @@ func Open(cfg Config) (*View, error) {
 
 // open opens the database and reads the format marker and the checkpoint.
 func (v *View) open(dir string, opts *pebble.Options, log *pebbleLogger) (err error) {
+	if v.cfg.Dir != "" {
+		if err := probe(dir, opts.FS.(lockFS).FS); err != nil {
+			return err
+		}
+	}
 	defer v.shield(&err)()
 	cfg := v.cfg
 	db, err := pebble.Open(dir, opts)
@@ -258,12 +280,59 @@ func (v *View) open(dir string, opts *pebble.Options, log *pebbleLogger) (err er
 	return nil
 }
 
-// abandon lets go of the database: closed at once when sound; when broken,
-// closed in the background (a failed Pebble may never finish closing),
-// and a panic of that close is dropped.
+// probe opens an existing view read-only and reads what Open reads, so
+// that a damaged view is refused as it was found: a read-write open would
+// first replay its WAL and rotate its manifest.
+func probe(dir string, fs vfs.FS) (err error) {
+	if _, err := fs.Stat(fs.PathJoin(dir, "CURRENT")); err != nil {
+		return nil // nothing to probe; Open creates or reports it
+	}
+	pv := &View{broken: make(chan struct{}), done: make(chan struct{})}
+	log := &pebbleLogger{}
+	defer pv.shield(&err)()
+	db, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, FS: lockFS{FS: fs, v: pv}, Logger: log})
+	if err == nil {
+		err = log.attach(pv)
+	}
+	if err != nil {
+		if db != nil {
+			pv.db = db
+			pv.abandon()
+		}
+		if Damaged(err) {
+			return fmt.Errorf("crontasks: open %s: %w", dir, err)
+		}
+		return nil // the read-write open reports it
+	}
+	pv.db = db
+	defer func() {
+		if err != nil {
+			pv.markBroken(err)
+		}
+		pv.abandon()
+	}()
+	for _, k := range [][]byte{keyFormat, keyCheckpoint} {
+		_, c, err := db.Get(k)
+		if err == nil {
+			c.Close()
+		} else if !errors.Is(err, pebble.ErrNotFound) {
+			return fmt.Errorf("crontasks: read %s of %s: %w", k, dir, err)
+		}
+	}
+	return nil
+}
+
+// abandon lets go of the database: closed at once unless its instance
+// failed (ErrBroken); then its directory lock is released at once, so a
+// fresh view can be opened at the same path, and the database is closed in
+// the background (a failed Pebble may never finish closing), dropping a
+// panic of that close.
 func (v *View) abandon() error {
-	if v.Broken() == nil {
+	if !errors.Is(v.Broken(), ErrBroken) {
 		return v.db.Close()
+	}
+	if v.lock != nil {
+		_ = v.lock.Close()
 	}
 	go func() {
 		defer func() { _ = recover() }()

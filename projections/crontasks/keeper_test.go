@@ -1,0 +1,270 @@
+package crontasks_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/cockroachdb/pebble/vfs/errorfs"
+	"github.com/cronactor/cronactor/actors/archetype"
+	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/projections/crontasks"
+)
+
+// keep runs k in the background until the test ends.
+func keep(t *testing.T, k *crontasks.Keeper) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- k.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Keeper.Run: %v", err)
+		}
+		k.Close()
+	})
+}
+
+// waitReady waits (at most 30 s) for the kept view to be ready and to have
+// folded the log's head.
+func waitReady(t *testing.T, k *crontasks.Keeper, head events.Position) *crontasks.View {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		changed := k.Changed()
+		v, err := k.View()
+		if err == nil {
+			if err = v.WaitFor(ctx, head); err == nil {
+				return v
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("view not ready: %+v (%v)", k.Status(), err)
+		}
+	}
+}
+
+// waitState waits (at most 30 s) for the Keeper to reach a state other
+// than those named.
+func waitNot(t *testing.T, k *crontasks.Keeper, states ...string) crontasks.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		changed := k.Changed()
+		st := k.Status()
+		if !slices.Contains(states, st.State) {
+			return st
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("still %s: %+v", st.State, st)
+		}
+	}
+}
+
+// flipBytes damages 64 bytes of the file in the middle.
+func flipBytes(t *testing.T, path string) { t.Helper(); flipBytesAt(t, path, -1) }
+
+// flipBytesAt damages 64 bytes of the file from off (-1: the middle).
+func flipBytesAt(t *testing.T, path string, off int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off < 0 {
+		off = len(b) / 2
+	}
+	for i := off; i < min(off+64, len(b)); i++ {
+		b[i] ^= 0xA5
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKeeperReplacesDamagedView: a view whose files are damaged (an
+// sstable, the MANIFEST, a file the MANIFEST names gone) makes Open fail;
+// OpenKeeper moves it aside untouched, starts afresh, answers
+// UnavailableError while rebuilding, and ends equal to the log's fold.
+func TestKeeperReplacesDamagedView(t *testing.T) {
+	damages := map[string]func(t *testing.T, dir string){
+		"sstable": func(t *testing.T, dir string) {
+			ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+			if len(ssts) == 0 {
+				t.Fatal("no sstable to damage")
+			}
+			for _, p := range ssts {
+				flipBytes(t, p)
+			}
+		},
+		"manifest": func(t *testing.T, dir string) {
+			// The first record: damage in the last one reads as a torn
+			// write and is tolerated.
+			ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+			for _, p := range ms {
+				flipBytesAt(t, p, 20)
+			}
+		},
+		"missing sstable": func(t *testing.T, dir string) {
+			ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+			for _, p := range ssts {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
+	}
+	for name, damage := range damages {
+		t.Run(name, func(t *testing.T) {
+			store := memStore(t)
+			h := newHistory(t, store, 21, 12)
+			h.run(400)
+			dir := filepath.Join(t.TempDir(), "view")
+			cfg := crontasks.Config{Store: store, Dir: dir}
+			v := openView(t, cfg)
+			if err := v.CatchUp(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			v.Close()
+			damage(t, dir)
+			before := snapshotDir(t, dir)
+
+			if v, err := crontasks.Open(cfg); !crontasks.Damaged(err) {
+				if err == nil {
+					v.Close()
+				}
+				t.Fatalf("Open of a damaged view: %v; want an error Damaged reports", err)
+			}
+			k, err := crontasks.OpenKeeper(cfg)
+			if err != nil {
+				t.Fatalf("OpenKeeper: %v", err)
+			}
+			st := k.Status()
+			if st.State != crontasks.StateRebuilding || !strings.HasPrefix(st.MovedAside, dir+".damaged-") {
+				t.Fatalf("status after opening a damaged view: %+v", st)
+			}
+			// Its tables and manifest are kept as they were (Pebble may have
+			// replayed its WAL into new files when it was opened).
+			got := snapshotDir(t, st.MovedAside)
+			for name, b := range before {
+				if (strings.HasSuffix(name, ".sst") || strings.HasPrefix(name, "MANIFEST-")) && !bytes.Equal(got[name], b) {
+					t.Errorf("%s of the damaged view was changed or removed when it was moved aside", name)
+				}
+			}
+			_, err = k.View()
+			var ue *crontasks.UnavailableError
+			if !errors.As(err, &ue) || !errors.Is(err, crontasks.ErrUnavailable) ||
+				!strings.Contains(err.Error(), "the cron_tasks view is rebuilding: 0% (position 0 of ") {
+				t.Fatalf("View while rebuilding: %v", err)
+			}
+			keep(t, k)
+			v = waitReady(t, k, store.Head())
+			sameRows(t, "rebuilt after damage", dump(t, v), replay(t, readAll(t, store)))
+			if st := k.Status(); st.State != crontasks.StateReady || st.Progress != 1 || st.Rebuilds != 1 {
+				t.Errorf("status after the rebuild: %+v", st)
+			}
+		})
+	}
+}
+
+func snapshotDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "LOCK" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	return files
+}
+
+// TestKeeperRefusesWhatIsNotDamage: a view ahead of its log and a
+// directory that is not a view are refused as by Open, and left as found.
+func TestKeeperRefusesWhatIsNotDamage(t *testing.T) {
+	store := memStore(t)
+	h := newHistory(t, store, 22, 3)
+	h.run(50)
+	dir := filepath.Join(t.TempDir(), "view")
+	v := openView(t, crontasks.Config{Store: store, Dir: dir})
+	if err := v.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	v.Close()
+	if _, err := crontasks.OpenKeeper(crontasks.Config{Store: memStore(t), Dir: dir}); !errors.Is(err, crontasks.ErrAheadOfLog) {
+		t.Errorf("OpenKeeper of a view ahead of its log: %v", err)
+	}
+	if m, _ := filepath.Glob(dir + ".damaged-*"); len(m) > 0 {
+		t.Errorf("a view ahead of the log was moved aside: %v", m)
+	}
+}
+
+// TestKeeperSurvivesFailingWrites: the view's disk starts failing every
+// write while the view follows a log that keeps growing. Pebble gives up on
+// the view (a failed WAL write is fatal to it); the process does not die,
+// the Keeper says the view is unavailable while the fault lasts, and once
+// writes succeed again it rebuilds a fresh view equal to the log's fold.
+func TestKeeperSurvivesFailingWrites(t *testing.T) {
+	store := memStore(t)
+	h := newHistory(t, store, 23, 20)
+	h.run(200)
+	var failing atomic.Bool
+	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
+		if failing.Load() && op.OpKind() == errorfs.OpKindWrite {
+			return &os.PathError{Op: "write", Path: path, Err: syscall.EIO}
+		}
+		return nil
+	}))
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cfg := crontasks.Config{Store: store, Dir: "/data/view", FS: fs, Sync: true, Coalesce: -1, BatchSize: 8,
+		Archetype: archetype.Archetype{Clock: clk}}
+	k, err := crontasks.OpenKeeper(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep(t, k)
+	waitReady(t, k, store.Head())
+
+	failing.Store(true)
+	h.run(50) // the log goes on; the view cannot write what it folds
+	st := waitNot(t, k, crontasks.StateReady, crontasks.StateRebuilding)
+	t.Logf("with a failing disk: %+v", st)
+	if _, err := k.View(); !errors.Is(err, crontasks.ErrUnavailable) {
+		t.Errorf("View with a failing disk: %v", err)
+	}
+	failing.Store(false)
+	h.run(50)
+	// The retry pause is on the virtual clock.
+	clk.Step(clk.Now().Add(time.Hour))
+	v := waitReady(t, k, store.Head())
+	sameRows(t, "rebuilt after the disk healed", dump(t, v), replay(t, readAll(t, store)))
+	st = k.Status()
+	if st.Rebuilds < 1 || !strings.HasPrefix(st.MovedAside, "/data/view.damaged-") {
+		t.Errorf("status: %+v", st)
+	}
+}
