@@ -120,20 +120,22 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 		return err
 	}
 
-	viewCfg := crontasks.Config{Store: store, Archetype: arch}
+	viewCfg := crontasks.Config{Store: store, Archetype: arch, RebuildRate: cfg.viewRebuildRate}
 	if cfg.store == "embedded" {
 		viewCfg.Dir = crontasks.DirIn(cfg.data)
 	}
-	view, err := crontasks.Open(viewCfg)
+	// The view is derived data: a damaged one is moved aside and rebuilt
+	// in the background (Keeper); the scheduler never waits for it.
+	view, err := crontasks.OpenKeeper(viewCfg)
 	if err != nil {
 		return fmt.Errorf("open the cron_tasks view: %w", err)
 	}
 	defer view.Close()
-	ph.done("open_view", "position", view.Checkpoint().String())
-	if err := view.CatchUp(ctx, nil); err != nil {
+	ph.done("open_view", "position", view.Status().Position.String(), "view", view.Status().State)
+	if err := view.CatchUp(ctx); err != nil {
 		return fmt.Errorf("catch up the cron_tasks view: %w", err)
 	}
-	ph.done("catch_up_view", "position", view.Checkpoint().String())
+	ph.done("catch_up_view", "position", view.Status().Position.String(), "view", view.Status().State)
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	viewDone := make(chan error, 1)
@@ -157,7 +159,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 
 	// Shutdown waits for handlers; closing this ends the event streams.
 	streamsDone := make(chan struct{})
-	api := httpapi.New(httpapi.Config{Scheduler: sched, View: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
+	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
 		Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone}})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
@@ -170,16 +172,13 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 		env.ready(ln.Addr())
 	}
 
+	// Whatever the view does, the daemon goes on: Keeper.Run returns only
+	// when runCtx ends.
 	select {
 	case <-ctx.Done():
 	case err := <-serveErr:
 		stopSched(sched, cfg.drainTimeout, logger)
 		return fmt.Errorf("http server: %w", err)
-	case err := <-viewDone:
-		if err != nil && !errors.Is(err, context.Canceled) {
-			stopSched(sched, cfg.drainTimeout, logger)
-			return fmt.Errorf("cron_tasks view: %w", err)
-		}
 	}
 	// A second signal exits at once; acknowledged events are durable already.
 	again := make(chan os.Signal, 1)

@@ -34,6 +34,9 @@ type serveConfig struct {
 	// (embedded.Options.AcceptDataLoss). A flag only, never from the
 	// environment or the config file, so it cannot stay on by accident.
 	acceptDataLoss bool
+	// viewRebuildRate caps a background rebuild of the view (events/s; 0:
+	// no cap).
+	viewRebuildRate int
 
 	// configFile is the file read, "" for none.
 	configFile string
@@ -120,6 +123,7 @@ var serveOptions = []serveOption{
 	durationOpt("drain-timeout", "30s", "on SIGINT/SIGTERM, how long running runs may finish (a `duration`)", func(c *serveConfig) *time.Duration { return &c.drainTimeout }),
 	stringOpt("log-format", "text", "log `format`: text or json (one format for the whole run)", func(c *serveConfig) *string { return &c.logFormat }),
 	stringOpt("log-file", "", "append logs to this `file` instead of stderr", func(c *serveConfig) *string { return &c.logFile }),
+	intOpt("view-rebuild-rate", "0", "events per second a background rebuild of a damaged cron_tasks view folds at most (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.viewRebuildRate }),
 }
 
 // optionFlag is the flag.Value of one option: it only records the text
@@ -269,6 +273,8 @@ func (c serveConfig) validate() error {
 		return fmt.Errorf("%w: --workers must be between 1 and 100000, got %d", errUsage, c.workers)
 	case c.drainTimeout < 0:
 		return fmt.Errorf("%w: --drain-timeout must not be negative", errUsage)
+	case c.viewRebuildRate < 0 || c.viewRebuildRate > 10_000_000:
+		return fmt.Errorf("%w: --view-rebuild-rate must be between 0 and 10000000, got %d", errUsage, c.viewRebuildRate)
 	case c.logFormat != "text" && c.logFormat != "json":
 		return fmt.Errorf("%w: --log-format must be text or json, got %q", errUsage, c.logFormat)
 	}

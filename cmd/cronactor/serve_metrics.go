@@ -51,7 +51,7 @@ func (m *metrics) appendFailed(err error) {
 	m.appendFails.WithLabelValues(reason).Inc()
 }
 
-func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.View) {
+func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.Keeper) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_queue_depth", Help: "Runs waiting for a worker."},
 			func() float64 { return float64(s.Stats().Queued) }),
@@ -65,6 +65,20 @@ func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.View) {
 			func() float64 { return float64(v.Lag().Checkpoint.Commit) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_log_head_position", Help: "Log position (commit) of the last event appended, as far as the view knows."},
 			func() float64 { return float64(v.Lag().Head.Commit) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_view_ready",
+			Help: "1 when the cron_tasks view answers queries, 0 while it is rebuilding or unavailable."},
+			func() float64 {
+				if st := v.Status().State; st == crontasks.StateReady || st == crontasks.StateStalled {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_view_rebuild_progress",
+			Help: "Part of the log the cron_tasks view has folded, 0 to 1 (1 when ready)."},
+			func() float64 { return v.Status().Progress }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "cronactor_view_rebuilds_total",
+			Help: "Fresh cron_tasks views started since the daemon started (each after a damaged one was moved aside)."},
+			func() float64 { return float64(v.Status().Rebuilds) }),
 	)
 }
 

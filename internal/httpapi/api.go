@@ -4,6 +4,11 @@
 // view, once it has folded the log up to the position of the write they
 // follow (read-your-writes, without polling).
 //
+// While the view is rebuilding (crontasks.Keeper), queries of it answer 503
+// with the reason and Retry-After; writes still answer their task's row,
+// folded from the task's own events; /healthz answers 200 with status
+// "degraded" (see docs/projections.md).
+//
 // Concurrency: the handler is safe for concurrent requests.
 package httpapi
 
@@ -36,6 +41,9 @@ import (
 type Config struct {
 	Scheduler *scheduler.Scheduler
 	View      *crontasks.View
+	// Keeper, when set, is where the view comes from (View is then
+	// ignored): it may be rebuilding, and the API says so.
+	Keeper *crontasks.Keeper
 	// ViewConfig opens as-of views (time travel) on the same store when
 	// View is nil; otherwise View.AsOf serves them from its snapshots.
 	ViewConfig crontasks.Config
@@ -85,9 +93,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /ui/", ui.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	mux.HandleFunc("GET /v1/schedule/preview", a.preview)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
-	})
+	mux.HandleFunc("GET /healthz", a.health)
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}
@@ -200,6 +206,9 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, embedded.ErrNoSpace):
 		a.cfg.Logger.Error("write refused: the event store's disk is full", "err", err)
 		writeErr(w, http.StatusInsufficientStorage, "", "the event store's disk is full: changes are refused until space is freed, then accepted again without a restart; reads still work")
+	case errors.Is(err, crontasks.ErrUnavailable):
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		writeErr(w, http.StatusServiceUnavailable, "view", err.Error())
 	default:
 		id := uuid.NewString()
 		a.cfg.Logger.Error("request failed", "error_id", id, "err", err)
@@ -341,23 +350,109 @@ func jsonEqual(a, b json.RawMessage) bool {
 }
 
 // row reads a task's row once the view has folded the log up to pos, the
-// position of the write it follows (read-your-writes).
+// position of the write it follows (read-your-writes). While the view is
+// rebuilding (or turns out damaged meanwhile) the row is folded from the
+// task's own events instead: the write is done, and never waits for a
+// rebuild.
 func (a *api) row(ctx context.Context, id uuid.UUID, pos events.Position) (crontasks.Task, error) {
-	if err := a.waitFor(ctx, pos); err != nil {
+	err := a.waitFor(ctx, pos)
+	if err == nil {
+		var v *crontasks.View
+		if v, err = a.view(); err == nil {
+			var t crontasks.Task
+			if t, err = v.Get(ctx, id); err == nil {
+				return t, nil
+			}
+		}
+	}
+	if !a.viewDown(err) {
 		return crontasks.Task{}, err
 	}
-	return a.cfg.View.Get(ctx, id)
+	recs, err := a.cfg.Store.ReadStream(ctx, events.TaskStream(id), 0, 0)
+	if err != nil {
+		return crontasks.Task{}, fmt.Errorf("httpapi: read task %s while the view is unavailable: %w", id, err)
+	}
+	return crontasks.RowOf(recs)
+}
+
+// retryAfter is the Retry-After (seconds) of a 503 while the view rebuilds.
+const retryAfter = 5
+
+// view is the view to query: the Keeper's (an error wrapping
+// crontasks.ErrUnavailable while it rebuilds) or Config.View.
+func (a *api) view() (*crontasks.View, error) {
+	if a.cfg.Keeper == nil {
+		return a.cfg.View, nil
+	}
+	v, err := a.cfg.Keeper.View()
+	if errors.Is(err, crontasks.ErrClosed) {
+		return nil, &crontasks.UnavailableError{Status: a.cfg.Keeper.Status()}
+	}
+	return v, err
+}
+
+// viewDown reports whether err means the view cannot answer now: it is
+// rebuilding or stalled, or the query found it damaged (the Keeper
+// replaces it).
+func (a *api) viewDown(err error) bool {
+	return err != nil && a.cfg.Keeper != nil && (errors.Is(err, crontasks.ErrUnavailable) ||
+		crontasks.Damaged(err) || errors.Is(err, crontasks.ErrClosed) || a.cfg.Keeper.Status().State != crontasks.StateReady)
+}
+
+// viewErr turns an error of a view query into the answer to give: the
+// view's unavailability (503) when it is down.
+func (a *api) viewErr(err error) error {
+	if a.viewDown(err) && !errors.Is(err, crontasks.ErrUnavailable) {
+		st := a.cfg.Keeper.Status()
+		if st.State == crontasks.StateReady || st.State == crontasks.StateStalled {
+			st.State, st.Reason = crontasks.StateRebuilding, "the view was found damaged"
+		}
+		return &crontasks.UnavailableError{Status: st}
+	}
+	return err
 }
 
 // waitFor waits, at most ReadTimeout, for the view to fold the log up to
 // pos.
 func (a *api) waitFor(ctx context.Context, pos events.Position) error {
+	v, err := a.view()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.ReadTimeout)
 	defer cancel()
-	if err := a.cfg.View.WaitFor(ctx, pos); err != nil {
+	if err := v.WaitFor(ctx, pos); err != nil {
 		return fmt.Errorf("httpapi: the view did not reach position %s: %w", pos, err)
 	}
 	return nil
+}
+
+// health is GET /healthz: 200 while the process serves. status is "ok", or
+// "degraded" while the view is not ready (the scheduler runs on; a
+// supervisor must not restart the daemon for it); view says how far a
+// rebuild is.
+func (a *api) health(w http.ResponseWriter, r *http.Request) {
+	if a.cfg.Keeper == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+		return
+	}
+	st := a.cfg.Keeper.Status()
+	status := "ok"
+	if st.State != crontasks.StateReady {
+		status = "degraded"
+	}
+	view := map[string]any{"state": st.State, "position": st.Position.String(), "progress": st.Progress,
+		"since": st.Since.UTC().Format(time.RFC3339), "rebuilds": st.Rebuilds}
+	if !st.Head.IsZero() {
+		view["head"] = st.Head.String()
+	}
+	if st.State != crontasks.StateReady {
+		view["message"] = st.Message()
+	}
+	if st.MovedAside != "" {
+		view["moved_aside"] = st.MovedAside
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": status, "view": view})
 }
 
 func pathID(r *http.Request) (uuid.UUID, error) {
@@ -374,8 +469,13 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
+	live, err := a.view()
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
 	if asOf := r.URL.Query().Get("as_of"); asOf != "" {
-		v, err := a.asOf(r.Context(), asOf)
+		v, err := a.asOf(r.Context(), live, asOf)
 		if err != nil {
 			a.fail(w, err)
 			return
@@ -390,23 +490,26 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, t)
 		return
 	}
-	t, err := a.cfg.View.Get(r.Context(), id)
+	t, err := live.Get(r.Context(), id)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, a.viewErr(err))
 		return
 	}
 	setETag(w, t)
 	writeJSON(w, http.StatusOK, t)
 }
 
-func (a *api) asOf(ctx context.Context, s string) (*crontasks.View, error) {
+// asOf opens the view as of the point s names: from the live view's
+// nearest snapshot before it, or folded from the log when there is no live
+// view.
+func (a *api) asOf(ctx context.Context, live *crontasks.View, s string) (*crontasks.View, error) {
 	p, err := crontasks.ParsePoint(s)
 	if err != nil {
 		return nil, &fieldErr{"as_of", err.Error()}
 	}
-	if a.cfg.View != nil {
-		// The live view folds from its nearest snapshot before p.
-		return a.cfg.View.AsOf(ctx, p)
+	if live != nil {
+		v, err := live.AsOf(ctx, p)
+		return v, a.viewErr(err)
 	}
 	return crontasks.AsOf(ctx, a.cfg.ViewConfig, p)
 }
@@ -437,9 +540,13 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, &fieldErr{"query", err.Error()})
 		return
 	}
-	v := a.cfg.View
+	v, err := a.view()
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
 	if asOf := q.Get("as_of"); asOf != "" {
-		if v, err = a.asOf(r.Context(), asOf); err != nil {
+		if v, err = a.asOf(r.Context(), v, asOf); err != nil {
 			a.fail(w, err)
 			return
 		}
@@ -447,7 +554,7 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := v.Query(r.Context(), query)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, a.viewErr(err))
 		return
 	}
 	if page.Tasks == nil {
@@ -606,7 +713,9 @@ func (a *api) deleteOwner(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	if err := a.waitFor(r.Context(), d.Position); err != nil {
+	// The answer does not come from the view: a rebuilding one is not
+	// waited for.
+	if err := a.waitFor(r.Context(), d.Position); err != nil && !a.viewDown(err) {
 		a.fail(w, err)
 		return
 	}

@@ -340,7 +340,7 @@ const (
 
 // progressEvery is how often (by the Archetype's clock) a rebuild logs
 // its progress.
-const progressEvery = 5 * time.Second
+const progressEvery = 2 * time.Second
 
 // Run keeps the view following the log until ctx ends (ctx.Err()) or the
 // Keeper is closed (ErrClosed). It rebuilds a fresh view from the log,
@@ -442,7 +442,21 @@ func (k *Keeper) rebuild(ctx context.Context, v *View) error {
 	head := k.head()
 	log.Info("cron_tasks view rebuilding from the log", "dir", k.cfg.Dir, "from", v.Checkpoint().String(), "head", head.String())
 	next := start.Add(progressEvery)
+	rate := k.cfg.RebuildRate
+	if rate > 0 {
+		// Ten pages a second at most, each followed by its share of time.
+		v.catchUpPage.Store(int64(max(1, min(k.cfg.BatchSize, rate/10))))
+		defer v.catchUpPage.Store(0)
+	}
+	var throttleErr error
 	err := v.CatchUp(ctx, func(p Progress) {
+		if rate > 0 && throttleErr == nil {
+			// Folded p.Applied events; at rate they take this long.
+			due := start.Add(time.Duration(float64(p.Applied) / float64(rate) * float64(time.Second)))
+			if d := due.Sub(clk.Now()); d > 0 {
+				throttleErr = k.pause(ctx, d)
+			}
+		}
 		if now := clk.Now(); !now.Before(next) {
 			next = now.Add(progressEvery)
 			s := k.Status()
@@ -450,6 +464,9 @@ func (k *Keeper) rebuild(ctx context.Context, v *View) error {
 				"percent", int(s.Progress*100), "events", p.Applied, "events_per_s", int(float64(p.Applied)/max(p.Elapsed.Seconds(), 1e-3)))
 		}
 	})
+	if err == nil {
+		err = throttleErr
+	}
 	if err != nil {
 		return err
 	}
@@ -476,4 +493,25 @@ func (k *Keeper) Close() error {
 		return nil
 	}
 	return v.Close()
+}
+
+// RowOf folds the events of one task stream (all of them, in order) into
+// the task's row: the row the view holds once it has folded them, since a
+// row depends on its own stream only. The API answers writes with it while
+// the view is rebuilding.
+func RowOf(recs []events.Recorded) (Task, error) {
+	var t *Task
+	for _, r := range recs {
+		ev, err := events.Decode(r)
+		if err != nil {
+			return Task{}, fmt.Errorf("crontasks: fold %s@%d: %w", r.Stream, r.Version, err)
+		}
+		if t, err = Evolve(t, r.Metadata, ev); err != nil {
+			return Task{}, err
+		}
+	}
+	if t == nil {
+		return Task{}, ErrNotFound
+	}
+	return *t, nil
 }

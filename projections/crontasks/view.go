@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -103,6 +104,11 @@ type Config struct {
 	// (vfs.Default). Not used without Dir (a view in memory has its own).
 	// Tests wrap it to inject faults.
 	FS vfs.FS
+	// RebuildRate caps the events a Keeper's background rebuild folds per
+	// second (by the Archetype's clock), so that rebuilding a large view
+	// does not take the disk and CPU the scheduler needs. Default 0: no cap;
+	// at most 10,000,000.
+	RebuildRate int
 	// Sync makes every applied batch durable before it is acknowledged.
 	// Default false: the view is rebuilt from the log's checkpoint after a
 	// crash anyway, and a batch is always all-or-nothing.
@@ -134,6 +140,9 @@ func (c Config) Validate() error {
 	}
 	if c.CacheRows < -1 || c.CacheRows > 1<<22 {
 		return fmt.Errorf("crontasks: Config.CacheRows %d out of -1..%d", c.CacheRows, 1<<22)
+	}
+	if c.RebuildRate < 0 || c.RebuildRate > 10_000_000 {
+		return fmt.Errorf("crontasks: Config.RebuildRate %d out of 0..10000000", c.RebuildRate)
 	}
 	if c.BatchSize < 0 || c.BatchSize > 65536 {
 		return fmt.Errorf("crontasks: Config.BatchSize %d out of 1..65536", c.BatchSize)
@@ -189,6 +198,9 @@ type View struct {
 	brokenErr  error
 	// lock is the database's directory lock (see lockFS).
 	lock io.Closer
+	// catchUpPage, when set, replaces BatchSize in catch-up (Keeper's
+	// throttled rebuild).
+	catchUpPage atomic.Int64
 	closed     bool
 	done       chan struct{}
 	// queue holds events received from the subscription, not yet applied.
@@ -710,7 +722,7 @@ func (v *View) catchUp(ctx context.Context, progress func(Progress), filter func
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		page, err := v.cfg.Store.ReadAll(ctx, after, v.cfg.BatchSize)
+		page, err := v.cfg.Store.ReadAll(ctx, after, v.pageSize())
 		if err != nil {
 			return fmt.Errorf("%w after %s: %w", errReadLog, after, err)
 		}
@@ -733,6 +745,15 @@ func (v *View) catchUp(ctx context.Context, progress func(Progress), filter func
 			return nil
 		}
 	}
+}
+
+// pageSize is how many events catch-up reads and folds at once: BatchSize,
+// or less while a Keeper's rebuild is throttled.
+func (v *View) pageSize() int {
+	if n := v.catchUpPage.Load(); n > 0 {
+		return int(n)
+	}
+	return v.cfg.BatchSize
 }
 
 // maxQueue bounds the events held between the subscription and the
