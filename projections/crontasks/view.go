@@ -201,8 +201,8 @@ type View struct {
 	// catchUpPage, when set, replaces BatchSize in catch-up (Keeper's
 	// throttled rebuild).
 	catchUpPage atomic.Int64
-	closed     bool
-	done       chan struct{}
+	closed      bool
+	done        chan struct{}
 	// queue holds events received from the subscription, not yet applied.
 	queue     []events.Recorded
 	queueWake chan struct{} // signalled when the queue gains events
