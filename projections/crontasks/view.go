@@ -341,6 +341,7 @@ func probe(dir string, fs vfs.FS) (err error) {
 // panic of that close.
 func (v *View) abandon() error {
 	if !errors.Is(v.Broken(), ErrBroken) {
+		v.snaps.close()
 		return v.db.Close()
 	}
 	if v.lock != nil {
@@ -348,6 +349,7 @@ func (v *View) abandon() error {
 	}
 	go func() {
 		defer func() { _ = recover() }()
+		v.snaps.close() // its snapshots are of the failed database
 		_ = v.db.Close()
 	}()
 	return nil
@@ -429,7 +431,6 @@ func (v *View) Close() error {
 	v.readers.Wait()
 	v.applyMu.Lock()
 	defer v.applyMu.Unlock()
-	v.snaps.close()
 	err := v.abandon()
 	if v.release != nil {
 		v.release()
