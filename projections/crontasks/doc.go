@@ -26,6 +26,13 @@
 //	s/<status byte><id 16>             status index
 //	d/<next_run unix ns, sign-flipped 8><id 16>   due index (active tasks)
 //
+// Damage: a view whose files are damaged, or whose database fails, is
+// refused or breaks (Damaged, ErrCorrupt, ErrBroken) and never takes the
+// process down with it. Keeper, which the daemon runs, moves such a view
+// aside to a dated sibling directory, opens a fresh one and rebuilds it from
+// the log in the background. Until the rebuild is done, View answers an
+// UnavailableError, and Status says how far the rebuild has got.
+//
 // Concurrency: a View is safe for concurrent use. One goroutine applies
 // events (Run, or the caller of Apply); queries read consistent snapshots
 // and never block the applier.
