@@ -179,11 +179,17 @@ func (k *Keeper) reopen(cause error) error {
 	_, existed := k.fs.Stat(k.cfg.Dir)
 	v, err := Open(k.cfg)
 	if err != nil {
-		err = fmt.Errorf("crontasks: open a fresh view: %w", err)
 		if k.cfg.Dir != "" && existed != nil {
 			// Nothing but this attempt's own files: start clean next time.
 			_ = k.fs.RemoveAll(k.cfg.Dir)
+		} else if Damaged(err) {
+			// Left by an earlier attempt that could not clean up: the
+			// next attempt moves it aside.
+			k.mu.Lock()
+			k.replace = true
+			k.mu.Unlock()
 		}
+		err = fmt.Errorf("crontasks: open a fresh view: %w", err)
 		k.set(nil, StateUnavailable, err.Error())
 		return err
 	}

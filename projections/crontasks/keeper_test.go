@@ -268,3 +268,54 @@ func TestKeeperSurvivesFailingWrites(t *testing.T) {
 		t.Errorf("status: %+v", st)
 	}
 }
+
+// TestKeeperReplacesViewFoundDamagedByQuery: the tables of a running view
+// are damaged under it; the query that reads the damage fails with an error
+// Damaged reports (not a panic), and the Keeper replaces the view and
+// rebuilds it while following the log.
+func TestKeeperReplacesViewFoundDamagedByQuery(t *testing.T) {
+	store := memStore(t)
+	h := newHistory(t, store, 24, 300)
+	h.run(3000)
+	dir := filepath.Join(t.TempDir(), "view")
+	cfg := crontasks.Config{Store: store, Dir: dir}
+	v := openView(t, cfg)
+	if err := v.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	v.Close() // the next open flushes what its WAL holds into tables
+	k, err := crontasks.OpenKeeper(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep(t, k)
+	v = waitReady(t, k, store.Head())
+	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(ssts) == 0 {
+		t.Fatal("no sstable to damage")
+	}
+	for _, p := range ssts {
+		// Every data block, rewritten in place (the open file sees it).
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 100; off < int(fi.Size())/2; off += 1024 {
+			flipBytesAt(t, p, off)
+		}
+	}
+	_, err = v.Query(context.Background(), crontasks.Query{Limit: crontasks.MaxLimit})
+	if !crontasks.Damaged(err) {
+		t.Fatalf("query of a damaged view: %v", err)
+	}
+	h.run(200) // the log goes on meanwhile
+	st := waitNot(t, k, crontasks.StateReady)
+	if st.State != crontasks.StateRebuilding && st.State != crontasks.StateUnavailable {
+		t.Fatalf("after the damage: %+v", st)
+	}
+	v = waitReady(t, k, store.Head())
+	sameRows(t, "rebuilt after a query found damage", dump(t, v), replay(t, readAll(t, store)))
+	if st := k.Status(); st.Rebuilds != 1 || !strings.HasPrefix(st.MovedAside, dir+".damaged-") {
+		t.Errorf("status: %+v", st)
+	}
+}
