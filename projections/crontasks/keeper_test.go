@@ -204,8 +204,8 @@ func snapshotDir(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
-// TestKeeperRefusesWhatIsNotDamage: a view ahead of its log and a
-// directory that is not a view are refused as by Open, and left as found.
+// TestKeeperRefusesWhatIsNotDamage: a view ahead of its log is refused as
+// by Open, not moved aside, and left as found.
 func TestKeeperRefusesWhatIsNotDamage(t *testing.T) {
 	store := memStore(t)
 	h := newHistory(t, store, 22, 3)
@@ -216,8 +216,18 @@ func TestKeeperRefusesWhatIsNotDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	v.Close()
+	before := snapshotDir(t, dir)
 	if _, err := crontasks.OpenKeeper(crontasks.Config{Store: memStore(t), Dir: dir}); !errors.Is(err, crontasks.ErrAheadOfLog) {
 		t.Errorf("OpenKeeper of a view ahead of its log: %v", err)
+	}
+	after := snapshotDir(t, dir)
+	if len(after) != len(before) {
+		t.Errorf("the refused view's files changed: %d files, then %d", len(before), len(after))
+	}
+	for name, b := range before {
+		if !bytes.Equal(after[name], b) {
+			t.Errorf("the refused view's %s changed", name)
+		}
 	}
 	if m, _ := filepath.Glob(dir + ".damaged-*"); len(m) > 0 {
 		t.Errorf("a view ahead of the log was moved aside: %v", m)

@@ -257,7 +257,7 @@ func Open(cfg Config) (*View, error) {
 // open opens the database and reads the format marker and the checkpoint.
 func (v *View) open(dir string, opts *pebble.Options, log *pebbleLogger) (err error) {
 	if v.cfg.Dir != "" {
-		if err := probe(dir, opts.FS.(lockFS).FS); err != nil {
+		if err := probe(dir, opts.FS.(lockFS).FS, v.cfg.Store); err != nil {
 			return err
 		}
 	}
@@ -281,54 +281,69 @@ func (v *View) open(dir string, opts *pebble.Options, log *pebbleLogger) (err er
 	v.checkpoint = cp
 	if h, ok := cfg.Store.(events.HeadReader); ok {
 		if head := h.Head(); head.Less(cp) {
-			return fmt.Errorf("%w: view %s is at position %s, the log ends at %s: the log has lost events the view saw, "+
-				"or the view was built from another log. Nothing was changed. Do not rebuild the view now: a rebuild "+
-				"makes the loss permanent, and the view may be the last record of those events. Restore the data "+
-				"directory (log and view together) from a backup; rebuild the view only once the shorter log has been "+
-				"accepted on purpose (a store opened with --accept-data-loss)",
-				ErrAheadOfLog, cfg.Dir, cp, head)
+			return errAhead(cfg.Dir, cp, head)
 		}
 	}
 	return nil
 }
 
+// errAhead is the refusal of a view whose checkpoint cp is past the log's
+// head.
+func errAhead(dir string, cp, head events.Position) error {
+	return fmt.Errorf("%w: view %s is at position %s, the log ends at %s: the log has lost events the view saw, "+
+		"or the view was built from another log. Nothing was changed. Do not rebuild the view now: a rebuild "+
+		"makes the loss permanent, and the view may be the last record of those events. Restore the data "+
+		"directory (log and view together) from a backup; rebuild the view only once the shorter log has been "+
+		"accepted on purpose (a store opened with --accept-data-loss)",
+		ErrAheadOfLog, dir, cp, head)
+}
+
 // probe opens an existing view read-only and reads what Open reads, so
-// that a damaged view is refused as it was found: a read-write open would
-// first replay its WAL and rotate its manifest.
-func probe(dir string, fs vfs.FS) (err error) {
+// that a damaged view, or one ahead of the log, is refused as it was found:
+// a read-write open would first replay its WAL and rotate its manifest.
+func probe(dir string, fs vfs.FS, store events.Store) (err error) {
 	if _, err := fs.Stat(fs.PathJoin(dir, "CURRENT")); err != nil {
 		return nil // nothing to probe; Open creates or reports it
 	}
 	pv := &View{broken: make(chan struct{}), done: make(chan struct{})}
 	log := &pebbleLogger{}
+	// Closed after shield has recovered a failure (in the background then).
+	defer func() {
+		if pv.db != nil {
+			pv.abandon()
+		}
+	}()
 	defer pv.shield(&err)()
 	db, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, FS: lockFS{FS: fs, v: pv}, Logger: log})
+	if db != nil {
+		pv.db = db
+	}
 	if err == nil {
 		err = log.attach(pv)
 	}
 	if err != nil {
-		if db != nil {
-			pv.db = db
-			pv.abandon()
-		}
 		if Damaged(err) {
 			return fmt.Errorf("crontasks: open %s: %w", dir, err)
 		}
 		return nil // the read-write open reports it
 	}
-	pv.db = db
-	defer func() {
-		if err != nil {
-			pv.markBroken(err)
-		}
-		pv.abandon()
-	}()
 	for _, k := range [][]byte{keyFormat, keyCheckpoint} {
-		_, c, err := db.Get(k)
-		if err == nil {
-			c.Close()
-		} else if !errors.Is(err, pebble.ErrNotFound) {
+		val, c, err := db.Get(k)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("crontasks: read %s of %s: %w", k, dir, err)
+		}
+		var cp events.Position
+		if len(val) == 16 {
+			cp = events.Position{Commit: binary.BigEndian.Uint64(val), Prepare: binary.BigEndian.Uint64(val[8:])}
+		}
+		c.Close()
+		if h, ok := store.(events.HeadReader); ok && bytes.Equal(k, keyCheckpoint) {
+			if head := h.Head(); head.Less(cp) {
+				return errAhead(dir, cp, head)
+			}
 		}
 	}
 	return nil
