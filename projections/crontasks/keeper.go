@@ -116,7 +116,8 @@ type Keeper struct {
 
 // OpenKeeper opens the view in cfg.Dir (or in memory) like Open, but a
 // damaged view is moved aside and replaced by a fresh, empty one that Run
-// then rebuilds. A view of another log (ErrAheadOfLog), a directory that is
+// then rebuilds (if that fails too, the Keeper starts unavailable and Run
+// retries). A view of another log (ErrAheadOfLog), a directory that is
 // not a view (ErrForeignDB) and a view that cannot be opened for another
 // reason (permissions, a lock) are refused as by Open: they need an
 // operator.
@@ -133,7 +134,8 @@ func OpenKeeper(cfg Config) (*Keeper, error) {
 	if Damaged(err) {
 		k.replace = true
 		if err := k.reopen(err); err != nil {
-			return nil, err
+			// Unavailable: Run retries; the daemon starts all the same.
+			k.cfg.Archetype.Logger.Error("cron_tasks view: no view yet; retrying in the background", "err", err)
 		}
 		return k, nil
 	}
