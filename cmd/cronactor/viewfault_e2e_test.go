@@ -152,10 +152,10 @@ func TestDaemonRebuildsDamagedView(t *testing.T) {
 
 	d2, logs, _ := startDaemonEnv(t, bin, data, addr, "CRONACTOR_VIEW_REBUILD_RATE=40")
 	h := d2.health()
-	if h.Status != "degraded" || h.View.State != "rebuilding" || !strings.HasPrefix(h.View.MovedAside, viewDir+".damaged-") {
+	if h.Status != "degraded" || h.View.State != "rebuilding" || !strings.HasPrefix(h.View.MovedAside, "view.damaged-") {
 		t.Fatalf("/healthz right after the start: %+v", h)
 	}
-	if _, err := os.Stat(h.View.MovedAside); err != nil {
+	if _, err := os.Stat(filepath.Join(data, h.View.MovedAside)); err != nil {
 		t.Fatalf("the damaged view is not where the daemon says: %v", err)
 	}
 	// View queries: 503 with the reason, the JSON error shape and Retry-After.

@@ -24,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -391,18 +392,24 @@ func (a *api) view() (*crontasks.View, error) {
 	return v, err
 }
 
-// viewDown reports whether err means the view cannot answer now: it is
-// rebuilding or stalled, or the query found it damaged (the Keeper
-// replaces it).
-func (a *api) viewDown(err error) bool {
+// viewBroken reports whether err means the view cannot answer: it is
+// rebuilding, or the query found it damaged (the Keeper replaces it).
+func (a *api) viewBroken(err error) bool {
 	return err != nil && a.cfg.Keeper != nil && (errors.Is(err, crontasks.ErrUnavailable) ||
-		crontasks.Damaged(err) || errors.Is(err, crontasks.ErrClosed) || a.cfg.Keeper.Status().State != crontasks.StateReady)
+		crontasks.Damaged(err) || errors.Is(err, crontasks.ErrClosed))
+}
+
+// viewDown reports whether a write's read-your-writes wait failed because
+// of the view, not the write: the view is broken, or not ready (a stalled
+// view's WaitFor gives up at once).
+func (a *api) viewDown(err error) bool {
+	return a.viewBroken(err) || (err != nil && a.cfg.Keeper != nil && a.cfg.Keeper.Status().State != crontasks.StateReady)
 }
 
 // viewErr turns an error of a view query into the answer to give: the
-// view's unavailability (503) when it is down.
+// view's unavailability (503) when it is broken, else err.
 func (a *api) viewErr(err error) error {
-	if a.viewDown(err) && !errors.Is(err, crontasks.ErrUnavailable) {
+	if a.viewBroken(err) && !errors.Is(err, crontasks.ErrUnavailable) {
 		st := a.cfg.Keeper.Status()
 		if st.State == crontasks.StateReady || st.State == crontasks.StateStalled {
 			st.State, st.Reason = crontasks.StateRebuilding, "the view was found damaged"
@@ -450,7 +457,8 @@ func (a *api) health(w http.ResponseWriter, r *http.Request) {
 		view["message"] = st.Message()
 	}
 	if st.MovedAside != "" {
-		view["moved_aside"] = st.MovedAside
+		// Its name next to the view, not the path: /healthz is public.
+		view["moved_aside"] = filepath.Base(st.MovedAside)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": status, "view": view})
 }

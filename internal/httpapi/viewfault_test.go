@@ -182,7 +182,7 @@ func TestViewFailingMidRunLeavesSchedulerDeciding(t *testing.T) {
 	if list := call(t, srv, "GET", "/v1/tasks", ""); list.code != 200 || !strings.Contains(list.body, second.ID.String()) {
 		t.Errorf("list after the rebuild: %d %s", list.code, list.body)
 	}
-	if h := call(t, srv, "GET", "/healthz", ""); !strings.Contains(h.body, `"status": "ok"`) || !strings.Contains(h.body, `"moved_aside": "/data/view.damaged-`) {
+	if h := call(t, srv, "GET", "/healthz", ""); !strings.Contains(h.body, `"status": "ok"`) || !strings.Contains(h.body, `"moved_aside": "view.damaged-`) {
 		t.Errorf("/healthz after the rebuild: %s", h.body)
 	}
 }

@@ -46,8 +46,13 @@ func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
 // API's answers.
 type Status struct {
 	State string `json:"state"`
-	// Reason says why the view is not ready ("" when it is).
+	// Reason says in a few words why the view is not ready ("" when it
+	// is); it names no file and quotes no error, so it may be shown to any
+	// client.
 	Reason string `json:"reason,omitempty"`
+	// Err is the last failure in full (files, errors), for the log and
+	// for operators; "" when none since the last change of state.
+	Err string `json:"-"`
 	// Since is when the view entered State.
 	Since time.Time `json:"since"`
 	// Position is the view's checkpoint, Head the log's end when the store
@@ -80,7 +85,7 @@ func (s Status) Message() string {
 	case StateUnavailable:
 		return "the cron_tasks view is unavailable: " + s.Reason
 	case StateStalled:
-		return "the cron_tasks view stopped following the log at position " + s.Position.String() + ": " + s.Reason
+		return "the cron_tasks view stopped following the log at position " + s.Position.String() + "; " + s.Reason
 	}
 	return "the cron_tasks view is ready"
 }
@@ -106,6 +111,7 @@ type Keeper struct {
 	since      time.Time
 	movedAside string
 	rebuilds   int
+	lastErr    string // Status.Err
 	// replace is set when the directory holds a damaged view that must be
 	// moved aside before a fresh one is opened.
 	replace bool
@@ -168,7 +174,8 @@ func (k *Keeper) reopen(cause error) error {
 			moved, err := k.moveAside()
 			if err != nil {
 				err = fmt.Errorf("crontasks: move the damaged view %s aside: %w", k.cfg.Dir, err)
-				k.set(nil, StateUnavailable, err.Error())
+				k.set(nil, StateUnavailable, "the damaged view cannot be moved aside; retrying")
+				k.failed(err)
 				return err
 			}
 			log.Error("the cron_tasks view is damaged: moved it aside and rebuilding it from the log; the event log is untouched",
@@ -192,7 +199,8 @@ func (k *Keeper) reopen(cause error) error {
 			k.mu.Unlock()
 		}
 		err = fmt.Errorf("crontasks: open a fresh view: %w", err)
-		k.set(nil, StateUnavailable, err.Error())
+		k.set(nil, StateUnavailable, "a fresh view cannot be opened; retrying")
+		k.failed(err)
 		return err
 	}
 	k.mu.Lock()
@@ -206,16 +214,10 @@ func (k *Keeper) reopen(cause error) error {
 	k.mu.Unlock()
 	reason := "the previous view was damaged"
 	if k.cfg.Dir != "" {
-		reason += " and moved to " + k.movedAsideNow()
+		reason += " and moved aside"
 	}
 	k.set(v, StateRebuilding, reason)
 	return nil
-}
-
-func (k *Keeper) movedAsideNow() string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.movedAside
 }
 
 // moveAside renames the view's directory to a dated sibling that does not
@@ -246,9 +248,21 @@ func (k *Keeper) set(v *View, state, reason string) {
 
 // setLocked changes the state and tells whoever waits on Changed.
 func (k *Keeper) setLocked(state, reason string) {
-	k.state, k.reason, k.since = state, reason, k.cfg.Archetype.Now()
+	k.state, k.reason, k.since, k.lastErr = state, reason, k.cfg.Archetype.Now(), ""
+	k.signalLocked()
+}
+
+func (k *Keeper) signalLocked() {
 	close(k.changed)
 	k.changed = make(chan struct{})
+}
+
+// failed records the last failure (Status.Err).
+func (k *Keeper) failed(err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.lastErr = err.Error()
+	k.signalLocked()
 }
 
 // Changed returns a channel closed at the next change of state.
@@ -282,12 +296,12 @@ func (k *Keeper) Status() Status {
 }
 
 func (k *Keeper) statusLocked() Status {
-	s := Status{State: k.state, Reason: k.reason, Since: k.since, MovedAside: k.movedAside, Rebuilds: k.rebuilds, Head: k.head()}
+	s := Status{State: k.state, Reason: k.reason, Err: k.lastErr, Since: k.since, MovedAside: k.movedAside, Rebuilds: k.rebuilds, Head: k.head()}
 	if k.view != nil {
 		s.Position = k.view.Checkpoint()
 		if err := k.view.Broken(); err != nil && k.state != StateUnavailable {
 			// Found damaged; Run is about to replace it.
-			s.State, s.Reason, s.Position = StateRebuilding, "the view was found damaged: "+err.Error(), events.Position{}
+			s.State, s.Reason, s.Err, s.Position = StateRebuilding, "the view was found damaged", err.Error(), events.Position{}
 		}
 	}
 	switch {
@@ -408,7 +422,12 @@ func (k *Keeper) Run(ctx context.Context) error {
 					// never queried.
 					state = StateRebuilding
 				}
-				k.setLocked(state, err.Error())
+				reason := "stopped by an error; retrying"
+				if state == StateRebuilding {
+					reason = "held up by an error; retrying"
+				}
+				k.setLocked(state, reason)
+				k.lastErr = err.Error()
 			}
 			k.mu.Unlock()
 		}

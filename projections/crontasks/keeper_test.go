@@ -349,3 +349,78 @@ func TestKeeperReplacesViewFoundDamagedByQuery(t *testing.T) {
 		t.Errorf("status: %+v", st)
 	}
 }
+
+// TestKeeperStallsOnUnreadableEvent: an event this build cannot fold is not
+// damage. A ready view stalls at the event before it, goes on answering
+// queries, and is not moved aside; Run goes on (retrying). A rebuild that
+// meets it stays a rebuild (a half-built view is not served) and says why.
+func TestKeeperStallsOnUnreadableEvent(t *testing.T) {
+	store := memStore(t)
+	h := newHistory(t, store, 25, 3)
+	h.run(30)
+	before := readAll(t, store)
+	cfg := crontasks.Config{Store: store, Dir: filepath.Join(t.TempDir(), "view")}
+	k, err := crontasks.OpenKeeper(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep(t, k)
+	waitReady(t, k, store.Head())
+	if _, err := store.Append(context.Background(), events.TaskStream(h.tasks[0].id), events.AnyVersion,
+		events.Proposed{Type: "TaskRenamed", Schema: 1, At: h.now, Data: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	st := waitNot(t, k, crontasks.StateReady)
+	if st.State != crontasks.StateStalled || !strings.Contains(st.Err, "TaskRenamed") || st.MovedAside != "" || st.Rebuilds != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	v, err := k.View()
+	if err != nil {
+		t.Fatalf("View of a stalled view: %v", err)
+	}
+	if v.Checkpoint() != before[len(before)-1].Position {
+		t.Errorf("stalled at %s, want %s", v.Checkpoint(), before[len(before)-1].Position)
+	}
+	sameRows(t, "stalled view", dump(t, v), replay(t, before))
+}
+
+func TestKeeperRebuildMeetsUnreadableEvent(t *testing.T) {
+	store := memStore(t)
+	h := newHistory(t, store, 26, 3)
+	h.run(30)
+	if _, err := store.Append(context.Background(), events.TaskStream(h.tasks[0].id), events.AnyVersion,
+		events.Proposed{Type: "TaskRenamed", Schema: 1, At: h.now, Data: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := crontasks.OpenKeeper(crontasks.Config{Store: store, Dir: filepath.Join(t.TempDir(), "view")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep(t, k)
+	st := waitKeeperReason(t, k)
+	if st.State != crontasks.StateRebuilding || !strings.Contains(st.Err, "TaskRenamed") || strings.Contains(st.Message(), "TaskRenamed") {
+		t.Fatalf("status: %+v (%s)", st, st.Message())
+	}
+	if _, err := k.View(); !errors.Is(err, crontasks.ErrUnavailable) || !strings.Contains(err.Error(), "held up by an error; retrying") {
+		t.Errorf("View of a rebuild that cannot go on: %v", err)
+	}
+}
+
+// waitKeeperReason waits for a status whose reason says the rebuild
+// stopped.
+func waitKeeperReason(t *testing.T, k *crontasks.Keeper) crontasks.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		changed := k.Changed()
+		if st := k.Status(); strings.Contains(st.Err, "fold") {
+			return st
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("no reason given: %+v", k.Status())
+		}
+	}
+}
