@@ -78,7 +78,7 @@ func Damaged(err error) bool {
 }
 
 // damageWords are the words of Pebble's errors for damaged files.
-var damageWords = []string{"checksum mismatch", fs.ErrNotExist.Error(), "pebble: corruption", "malformed manifest", "corrupt"}
+var damageWords = []string{"checksum mismatch", fs.ErrNotExist.Error(), "pebble: corruption", "malformed manifest", "invalid table", "corrupt"}
 
 // Config configures a View.
 type Config struct {
