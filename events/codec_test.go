@@ -17,6 +17,7 @@ var (
 	taskID  = uuid.MustParse("11111111-2222-3333-4444-555555555555")
 	runID   = events.RunID(taskID, 1)
 	lastRun = at.Add(-time.Minute)
+	endAt   = at.Add(48 * time.Hour)
 )
 
 // samples holds one filled-in value of every registered event type.
@@ -29,7 +30,7 @@ var samples = []events.Event{
 	events.TaskPaused{},
 	events.TaskResumed{NextRun: at},
 	events.TaskDeleted{Reason: "owner channel/pop3/42 deleted"},
-	events.RunEnqueued{RunID: runID, Run: 1, Due: at, NextRun: at.Add(time.Minute), Missed: 2, Priority: 1},
+	events.RunEnqueued{RunID: runID, Run: 1, Due: at, NextRun: at.Add(time.Minute), Missed: 2, Priority: 1, Slot: at},
 	events.RunStarted{RunID: runID, Run: 1, Deadline: at.Add(30 * time.Second)},
 	events.RunCompleted{RunID: runID, Run: 1, Checkpoint: json.RawMessage(`{"n":1}`)},
 	events.RunFailed{RunID: runID, Run: 1, Error: "boom", Checkpoint: json.RawMessage(`7`)},
@@ -38,7 +39,29 @@ var samples = []events.Event{
 	events.RunForcedEnd{RunID: runID, Run: 1, Deadline: at, Reason: events.ForcedTimebox, Detail: "still running at its 30s timebox",
 		Checkpoint: json.RawMessage(`{"n":2}`)},
 	events.CheckpointSaved{RunID: runID, Run: 1, Checkpoint: json.RawMessage(`{"n":3}`)},
+	events.TaskCreated{TaskID: taskID, Name: "nightly", Owner: "team/ops", Kind: "noop",
+		Schedule: events.Schedule{Cron: []string{"30 2 * * *", "0 12 * * SAT"}, Timezone: "America/New_York",
+			DSTGap: "skip", DSTOverlap: "both"},
+		Window:    events.Window{StartAt: &at, EndAt: &endAt, MaxRuns: 10, Jitter: events.Duration(30 * time.Second)},
+		Tolerance: events.Duration(5 * time.Second), Timebox: events.Duration(time.Hour), NextRun: at.Add(7 * time.Second),
+		NextSlot: &at},
+	events.TaskUpdated{Schedule: events.Schedule{At: []time.Time{at, endAt}}, Window: events.Window{MaxRuns: 1},
+		Tolerance: events.Duration(5 * time.Second), Timebox: events.Duration(time.Hour), NextRun: at, Rescheduled: true},
+	events.RunEnqueued{RunID: runID, Run: 1, Due: at.Add(7 * time.Second), NextRun: endAt.Add(3 * time.Second), Missed: 1,
+		Slot: at, Spacing: events.Duration(24 * time.Hour), NextSlot: &endAt, NextSpacing: events.Duration(time.Hour)},
+	events.TaskFinished{Runs: 3, Reason: "max_runs 3 reached"},
 }
+
+// v1Samples is what the schema 1 golden stream (testdata/events-v1.jsonl,
+// written before schedules) decodes to today: the same values, a
+// RunEnqueued upgraded with its slot = its due time.
+var v1Samples = func() []events.Event {
+	out := append([]events.Event(nil), samples[:12]...)
+	e := out[5].(events.RunEnqueued)
+	e.Slot = e.Due
+	out[5] = e
+	return out
+}()
 
 func TestEveryRegisteredTypeRoundTrips(t *testing.T) {
 	seen := map[string]bool{}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -23,25 +24,45 @@ type goldenLine struct {
 	Data   json.RawMessage `json:"data"`
 }
 
-// TestGoldenStreamStillDecodes pins the wire form of every event type: the
+// TestGoldenStreamStillDecodes pins the wire form of every event type: each
 // file was written once and must keep decoding to the same values forever.
-// New schema versions append new golden files; old ones are never edited.
+// New schema versions append new golden files; old ones are never edited
+// (-update rewrites only the newest, events-v2.jsonl).
 func TestGoldenStreamStillDecodes(t *testing.T) {
-	path := filepath.Join("testdata", "events-v1.jsonl")
-	if *update {
-		var buf bytes.Buffer
-		for _, e := range samples {
-			p, err := events.Propose(e, uuid.Nil, at)
-			if err != nil {
-				t.Fatal(err)
+	for _, g := range []struct {
+		file    string
+		want    []events.Event
+		newest  bool
+		schemas map[string]int
+	}{
+		// Written before schedules: every type at schema 1.
+		{"events-v1.jsonl", v1Samples, false, nil},
+		// Schedules: TaskCreated, TaskUpdated and RunEnqueued at schema 2,
+		// TaskFinished new.
+		{"events-v2.jsonl", samples, true, map[string]int{"TaskCreated": 2, "TaskUpdated": 2, "RunEnqueued": 2}},
+	} {
+		t.Run(g.file, func(t *testing.T) {
+			path := filepath.Join("testdata", g.file)
+			if *update && g.newest {
+				var buf bytes.Buffer
+				for _, e := range g.want {
+					p, err := events.Propose(e, uuid.Nil, at)
+					if err != nil {
+						t.Fatal(err)
+					}
+					line, _ := json.Marshal(goldenLine{Type: p.Type, Schema: p.Schema, Data: p.Data})
+					buf.Write(append(line, '\n'))
+				}
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
-			line, _ := json.Marshal(goldenLine{Type: p.Type, Schema: p.Schema, Data: p.Data})
-			buf.Write(append(line, '\n'))
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+			decodeGolden(t, path, g.want, g.schemas)
+		})
 	}
+}
+
+func decodeGolden(t *testing.T, path string, want []events.Event, schemas map[string]int) {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -54,15 +75,47 @@ func TestGoldenStreamStillDecodes(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
+		if w, ok := schemas[g.Type]; ok && g.Schema != w {
+			t.Fatalf("line %d: %s at schema %d, want %d", i+1, g.Type, g.Schema, w)
+		}
 		got, err := events.Default.Decode(g.Type, g.Schema, g.Data)
 		if err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
-		if i >= len(samples) || !reflect.DeepEqual(got, samples[i]) {
+		if i >= len(want) || !reflect.DeepEqual(got, want[i]) {
 			t.Fatalf("line %d decodes to %#v", i+1, got)
 		}
 	}
-	if i != len(samples) {
-		t.Fatalf("golden file has %d events, samples %d", i, len(samples))
+	if i != len(want) {
+		t.Fatalf("golden file has %d events, want %d", i, len(want))
+	}
+}
+
+// TestSchemaOneUpgrades: a schema 1 RunEnqueued is read with its slot = its
+// due time; a schema 1 TaskCreated is an interval task with no window; a
+// schema 2 RunEnqueued without a slot is malformed.
+func TestSchemaOneUpgrades(t *testing.T) {
+	body := `{"run_id":"` + runID.String() + `","run":4,"due":"2026-11-22T00:03:30Z","next_run":"2026-11-22T00:04:30Z","missed":0,"priority":0}`
+	e, err := events.Default.Decode("RunEnqueued", 1, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re := e.(events.RunEnqueued); !re.Slot.Equal(re.Due) || re.Spacing != 0 || re.NextSlot != nil {
+		t.Fatalf("upgraded to %+v", re)
+	}
+	if _, err := events.Default.Decode("RunEnqueued", 2, []byte(body)); !errors.Is(err, events.ErrMissingField) {
+		t.Fatalf("schema 2 without slot: %v", err)
+	}
+	created := `{"task_id":"` + taskID.String() + `","name":"a","owner":"o","kind":"noop","schedule":{"interval":"1m0s"},"tolerance":"5s","timebox":"30s","priority":0,"next_run":"2026-01-01T00:00:00Z"}`
+	e, err = events.Default.Decode("TaskCreated", 1, []byte(created))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc := e.(events.TaskCreated); !tc.Schedule.IsInterval() || !tc.Window.Equal(events.Window{}) || tc.NextSlot != nil {
+		t.Fatalf("upgraded to %+v", tc)
+	}
+	two := `{"task_id":"` + taskID.String() + `","name":"a","owner":"o","kind":"noop","schedule":{"interval":"1m0s","cron":["* * * * *"]},"tolerance":"5s","timebox":"30s","priority":0,"next_run":"2026-01-01T00:00:00Z"}`
+	if _, err := events.Default.Decode("TaskCreated", 2, []byte(two)); !errors.Is(err, events.ErrMalformed) {
+		t.Fatalf("two schedule kinds: %v", err)
 	}
 }

@@ -1,5 +1,10 @@
 package events
 
+import (
+	"encoding/json"
+	"errors"
+)
+
 // Default is the registry of every event type the scheduler writes: the one
 // place that maps stable type names to Go types and schema versions.
 //
@@ -8,17 +13,44 @@ package events
 // upgraded when read. Golden streams under testdata/ must keep decoding.
 var Default = func() *Registry {
 	r := NewRegistry()
-	r.Register(TaskCreated{}, 1, nil)
-	r.Register(TaskUpdated{}, 1, nil)
+	// Schema 2: the schedule may be cron or at instead of an interval, and
+	// the window fields (start_at, end_at, max_runs, jitter) join. A schema
+	// 1 body is a schema 2 body of an interval task with no window.
+	r.Register(TaskCreated{}, 2, map[int]Upgrader{1: sameBody})
+	r.Register(TaskUpdated{}, 2, map[int]Upgrader{1: sameBody})
 	r.Register(TaskPaused{}, 1, nil)
 	r.Register(TaskResumed{}, 1, nil)
 	r.Register(TaskDeleted{}, 1, nil)
-	r.Register(RunEnqueued{}, 1, nil)
+	// Schema 2: slot (required), spacing, next_slot and next_spacing. A
+	// schema 1 run was an interval task's without jitter: its slot is its
+	// due time.
+	r.Register(RunEnqueued{}, 2, map[int]Upgrader{1: runEnqueuedV1})
 	r.Register(RunStarted{}, 1, nil)
 	r.Register(RunCompleted{}, 1, nil)
 	r.Register(RunFailed{}, 1, nil)
 	r.Register(RunDropped{}, 1, nil)
 	r.Register(RunForcedEnd{}, 1, nil)
 	r.Register(CheckpointSaved{}, 1, nil)
+	r.Register(TaskFinished{}, 1, nil)
 	return r
 }()
+
+// sameBody upgrades a body whose schema 1 form is already valid in schema 2.
+func sameBody(b []byte) ([]byte, error) { return b, nil }
+
+// runEnqueuedV1 adds slot = due to a schema 1 RunEnqueued.
+func runEnqueuedV1(b []byte) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, errors.New("body is not an object")
+	}
+	if due, ok := m["due"]; ok {
+		if _, has := m["slot"]; !has {
+			m["slot"] = due
+		}
+	}
+	return json.Marshal(m)
+}

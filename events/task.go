@@ -36,11 +36,91 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Schedule says when a task falls due. Exactly one kind is set; today that
-// is always Interval. New kinds (cron expressions, one-time, date lists) are
-// added as new optional fields.
+// Schedule says when a task falls due, as the user wrote it. Exactly one
+// kind is set: Interval (R1), Cron (one or more expressions read in
+// Timezone, their slots united) or At (a list of instants). Timezone,
+// DSTGap and DSTOverlap qualify Cron (and Timezone names the zone slots are
+// shown in). The compiled form lives in package actors/task/schedule; events
+// keep the text, and the slots a decision found are recorded on the run
+// events, so a replay never recomputes them from a newer tz database.
 type Schedule struct {
-	Interval Duration `json:"interval"`
+	Interval   Duration    `json:"interval,omitempty"`
+	Cron       []string    `json:"cron,omitempty"`
+	At         []time.Time `json:"at,omitempty"`
+	Timezone   string      `json:"timezone,omitempty"`
+	DSTGap     string      `json:"dst_gap,omitempty"`
+	DSTOverlap string      `json:"dst_overlap,omitempty"`
+}
+
+// IsInterval reports an interval schedule (R1–R9 exactly as written).
+func (s Schedule) IsInterval() bool { return len(s.Cron) == 0 && len(s.At) == 0 }
+
+// Kind names the schedule's kind: "interval", "cron" or "at".
+func (s Schedule) Kind() string {
+	switch {
+	case len(s.Cron) > 0:
+		return "cron"
+	case len(s.At) > 0:
+		return "at"
+	}
+	return "interval"
+}
+
+// Equal reports whether two schedules are written the same.
+func (s Schedule) Equal(o Schedule) bool {
+	if s.Interval != o.Interval || s.Timezone != o.Timezone || s.DSTGap != o.DSTGap || s.DSTOverlap != o.DSTOverlap ||
+		len(s.Cron) != len(o.Cron) || len(s.At) != len(o.At) {
+		return false
+	}
+	for i := range s.Cron {
+		if s.Cron[i] != o.Cron[i] {
+			return false
+		}
+	}
+	for i := range s.At {
+		if !s.At[i].Equal(o.At[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Window is what bounds a task's slots, for every schedule kind (R10, R17):
+// no slot before StartAt or after EndAt, at most MaxRuns scheduled runs
+// (0: no limit), and every slot moved later by a deterministic offset in
+// [0, Jitter).
+type Window struct {
+	StartAt *time.Time `json:"start_at,omitempty"`
+	EndAt   *time.Time `json:"end_at,omitempty"`
+	MaxRuns int        `json:"max_runs,omitempty"`
+	Jitter  Duration   `json:"jitter,omitempty"`
+}
+
+// Start is StartAt, or the zero time.
+func (w Window) Start() time.Time { return deref(w.StartAt) }
+
+// End is EndAt, or the zero time.
+func (w Window) End() time.Time { return deref(w.EndAt) }
+
+// Equal reports whether two windows say the same.
+func (w Window) Equal(o Window) bool {
+	return w.Start().Equal(o.Start()) && w.End().Equal(o.End()) && w.MaxRuns == o.MaxRuns && w.Jitter == o.Jitter
+}
+
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+// TimePtr is t, or nil for the zero time: how optional instants travel.
+func TimePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 // Reasons a run is dropped (RunDropped.Reason).
@@ -51,6 +131,12 @@ const (
 	DropPaused = "paused"
 	// DropDeleted: R7, the task was deleted when the run asked to start.
 	DropDeleted = "deleted"
+)
+
+// Task statuses as recorded words (the view's status column).
+const (
+	// StatusFinished: R10, the task has no slot left.
+	StatusFinished = "finished"
 )
 
 // Reasons a run is forced to end (RunForcedEnd.Reason).
@@ -70,22 +156,35 @@ type TaskCreated struct {
 	Kind      string          `json:"kind"`
 	Payload   json.RawMessage `json:"payload,omitempty"`
 	Schedule  Schedule        `json:"schedule"`
-	Tolerance Duration        `json:"tolerance"`
-	Timebox   Duration        `json:"timebox"`
-	Priority  int             `json:"priority"`
+	// Window bounds the slots (schema 2; absent in schema 1).
+	Window
+	Tolerance Duration `json:"tolerance"`
+	Timebox   Duration `json:"timebox"`
+	Priority  int      `json:"priority"`
 	// NextRun is the first time the task is due.
 	NextRun time.Time `json:"next_run"`
+	// NextSlot is the slot NextRun stands for when jitter moved it (R17);
+	// absent when they are the same.
+	NextSlot *time.Time `json:"next_slot,omitempty"`
 }
 
 // TaskUpdated replaces the task's spec; every field is the value after the
 // update.
 type TaskUpdated struct {
-	Payload   json.RawMessage `json:"payload,omitempty"`
-	Schedule  Schedule        `json:"schedule"`
-	Tolerance Duration        `json:"tolerance"`
-	Timebox   Duration        `json:"timebox"`
-	Priority  int             `json:"priority"`
-	NextRun   time.Time       `json:"next_run"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Schedule Schedule        `json:"schedule"`
+	// Window bounds the slots (schema 2; absent in schema 1).
+	Window
+	Tolerance Duration  `json:"tolerance"`
+	Timebox   Duration  `json:"timebox"`
+	Priority  int       `json:"priority"`
+	NextRun   time.Time `json:"next_run"`
+	// NextSlot is the slot NextRun stands for when jitter moved it.
+	NextSlot *time.Time `json:"next_slot,omitempty"`
+	// Rescheduled: the schedule or its window changed, so NextRun was
+	// recomputed from it and the spacing starts afresh (a finished task
+	// with a slot left is active again).
+	Rescheduled bool `json:"rescheduled,omitempty"`
 }
 
 // TaskPaused stops a task from enqueueing runs (R7).
@@ -108,11 +207,35 @@ type RunEnqueued struct {
 	Run   int       `json:"run"`
 	// Due is the nextRun that fell due.
 	Due time.Time `json:"due"`
-	// NextRun is the task's nextRun after this enqueue (tick time + interval).
+	// NextRun is the task's nextRun after this enqueue (tick time +
+	// interval; for cron and at, the first slot after the tick plus its
+	// jitter). Zero when this run is the task's last (TaskFinished follows).
 	NextRun time.Time `json:"next_run"`
-	// Missed counts whole intervals skipped between Due and the tick (R8).
+	// Missed counts whole intervals (slots, for cron and at) skipped
+	// between Due and the tick (R8, R10).
 	Missed   int `json:"missed"`
 	Priority int `json:"priority"`
+	// Slot is the slot this run is for: Due without its jitter (schema 2;
+	// a schema 1 event is upgraded with Slot = Due).
+	Slot time.Time `json:"slot"`
+	// Spacing is, for cron and at, the time between Slot and the slot
+	// before it: R11's interval in R3's check (absent for the first slot
+	// and for interval tasks, which use their interval).
+	Spacing Duration `json:"spacing,omitempty"`
+	// NextSlot is the slot NextRun stands for when jitter moved it.
+	NextSlot *time.Time `json:"next_slot,omitempty"`
+	// NextSpacing is the spacing of NextSlot (cron and at).
+	NextSpacing Duration `json:"next_spacing,omitempty"`
+}
+
+// TaskFinished: the task has no slot left (R10: its last slot passed,
+// end_at, or max_runs). Recorded in the same decision that enqueues its
+// last run; the task enqueues nothing more, its open runs still end.
+type TaskFinished struct {
+	// Runs is the number of scheduled runs this incarnation made.
+	Runs int `json:"runs"`
+	// Reason says why in words, e.g. "max_runs 3 reached".
+	Reason string `json:"reason"`
 }
 
 // RunStarted: a worker was granted permission (R3); the event's time is the
@@ -182,6 +305,7 @@ func (RunFailed) EventType() string       { return "RunFailed" }
 func (RunDropped) EventType() string      { return "RunDropped" }
 func (RunForcedEnd) EventType() string    { return "RunForcedEnd" }
 func (CheckpointSaved) EventType() string { return "CheckpointSaved" }
+func (TaskFinished) EventType() string    { return "TaskFinished" }
 
 func (e TaskCreated) check() error {
 	for _, f := range []struct {
@@ -192,19 +316,49 @@ func (e TaskCreated) check() error {
 		{"name", e.Name == ""},
 		{"owner", e.Owner == ""},
 		{"kind", e.Kind == ""},
-		{"schedule.interval", e.Schedule.Interval <= 0},
 		{"timebox", e.Timebox <= 0},
 		{"next_run", e.NextRun.IsZero()},
 	} {
 		if err := required(f.name, f.missing); err != nil {
 			return err
 		}
+		if f.name == "kind" {
+			if err := checkSchedule(e.Schedule); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
+// checkSchedule: exactly one schedule kind; a missing one is reported as
+// the interval, as schema 1 required.
+func checkSchedule(s Schedule) error {
+	switch s.count() {
+	case 0:
+		return required("schedule.interval", true)
+	case 1:
+		return nil
+	}
+	return &fieldError{field: "schedule", err: ErrMalformed}
+}
+
+func (s Schedule) count() int {
+	n := 0
+	if s.Interval > 0 {
+		n++
+	}
+	if len(s.Cron) > 0 {
+		n++
+	}
+	if len(s.At) > 0 {
+		n++
+	}
+	return n
+}
+
 func (e TaskUpdated) check() error {
-	if err := required("schedule.interval", e.Schedule.Interval <= 0); err != nil {
+	if err := checkSchedule(e.Schedule); err != nil {
 		return err
 	}
 	return required("timebox", e.Timebox <= 0)
@@ -217,7 +371,12 @@ func checkRun(id uuid.UUID, run int) error {
 	return required("run", run < 1)
 }
 
-func (e RunEnqueued) check() error  { return checkRun(e.RunID, e.Run) }
+func (e RunEnqueued) check() error {
+	if err := checkRun(e.RunID, e.Run); err != nil {
+		return err
+	}
+	return required("slot", e.Slot.IsZero())
+}
 func (e RunStarted) check() error   { return checkRun(e.RunID, e.Run) }
 func (e RunCompleted) check() error { return checkRun(e.RunID, e.Run) }
 func (e RunFailed) check() error    { return checkRun(e.RunID, e.Run) }
