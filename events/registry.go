@@ -13,11 +13,12 @@ import (
 // upgraded when read. Golden streams under testdata/ must keep decoding.
 var Default = func() *Registry {
 	r := NewRegistry()
-	// Schema 2: the schedule may be cron or at instead of an interval, and
-	// the window fields (start_at, end_at, max_runs, jitter) join. A schema
-	// 1 body is a schema 2 body of an interval task with no window.
-	r.Register(TaskCreated{}, 2, map[int]Upgrader{1: sameBody})
-	r.Register(TaskUpdated{}, 2, map[int]Upgrader{1: sameBody})
+	// Still schema 1: the schedule kinds cron and at, the window (start_at,
+	// end_at, max_runs, jitter), next_slot and rescheduled are optional
+	// fields, and a body written before them is an interval task with no
+	// window, as it was.
+	r.Register(TaskCreated{}, 1, nil)
+	r.Register(TaskUpdated{}, 1, nil)
 	r.Register(TaskPaused{}, 1, nil)
 	r.Register(TaskResumed{}, 1, nil)
 	r.Register(TaskDeleted{}, 1, nil)
@@ -34,9 +35,6 @@ var Default = func() *Registry {
 	r.Register(TaskFinished{}, 1, nil)
 	return r
 }()
-
-// sameBody upgrades a body whose schema 1 form is already valid in schema 2.
-func sameBody(b []byte) ([]byte, error) { return b, nil }
 
 // runEnqueuedV1 adds slot = due to a schema 1 RunEnqueued.
 func runEnqueuedV1(b []byte) ([]byte, error) {

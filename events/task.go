@@ -215,8 +215,9 @@ type RunEnqueued struct {
 	// between Due and the tick (R8, R10).
 	Missed   int `json:"missed"`
 	Priority int `json:"priority"`
-	// Slot is the slot this run is for: Due without its jitter (schema 2;
-	// a schema 1 event is upgraded with Slot = Due).
+	// Slot is the slot this run is for: Due without its jitter (schema 2,
+	// always written; a schema 1 event is upgraded with Slot = Due, and a
+	// missing one reads as Due).
 	Slot time.Time `json:"slot"`
 	// Spacing is, for cron and at, the time between Slot and the slot
 	// before it: R11's interval in R3's check (absent for the first slot
@@ -371,12 +372,7 @@ func checkRun(id uuid.UUID, run int) error {
 	return required("run", run < 1)
 }
 
-func (e RunEnqueued) check() error {
-	if err := checkRun(e.RunID, e.Run); err != nil {
-		return err
-	}
-	return required("slot", e.Slot.IsZero())
-}
+func (e RunEnqueued) check() error { return checkRun(e.RunID, e.Run) }
 func (e RunStarted) check() error   { return checkRun(e.RunID, e.Run) }
 func (e RunCompleted) check() error { return checkRun(e.RunID, e.Run) }
 func (e RunFailed) check() error    { return checkRun(e.RunID, e.Run) }

@@ -18,6 +18,10 @@ const (
 	StatusActive
 	StatusPaused
 	StatusDeleted
+	// StatusFinished: R10, no slot is left; the task enqueues nothing and
+	// its open runs still end. An update that gives it a slot again makes
+	// it active.
+	StatusFinished
 )
 
 // String is the status word every reader shows (the view's and the audit
@@ -30,6 +34,8 @@ func (s Status) String() string {
 		return "paused"
 	case StatusDeleted:
 		return "deleted"
+	case StatusFinished:
+		return events.StatusFinished
 	default:
 		return "none"
 	}
@@ -45,6 +51,11 @@ type Run struct {
 	// Incarnation is the task's incarnation when the run was enqueued (see
 	// the package doc).
 	Incarnation int
+	// Slot is the slot the run is for (Due without jitter); Spacing the
+	// time from the slot before it, R3's interval for cron and at tasks
+	// (zero: the first slot, or an interval task, which uses its interval).
+	Slot    time.Time
+	Spacing time.Duration
 	// Started is set once RunStarted is recorded.
 	Started   bool
 	StartedAt time.Time
@@ -60,6 +71,8 @@ type Spec struct {
 	Kind      string
 	Payload   json.RawMessage
 	Schedule  events.Schedule
+	// Window bounds the slots: start_at, end_at, max_runs, jitter.
+	Window    events.Window
 	Tolerance time.Duration
 	Timebox   time.Duration
 	Priority  int
@@ -74,8 +87,15 @@ type State struct {
 	ID     uuid.UUID
 	Spec   Spec
 	Status Status
-	// NextRun is when the task next falls due (R1).
+	// NextRun is when the task next falls due (R1); zero once finished.
 	NextRun time.Time
+	// NextSlot is the slot NextRun stands for: NextRun without its jitter
+	// (R17). NextSpacing is that slot's spacing for cron and at tasks
+	// (zero for the first slot and after a reschedule: no check).
+	NextSlot    time.Time
+	NextSpacing time.Duration
+	// Scheduled counts this incarnation's scheduled runs (for max_runs).
+	Scheduled int
 	// LastRun is the start time of the latest run of this incarnation that
 	// started (R3); zero when none has.
 	LastRun time.Time
@@ -102,8 +122,25 @@ type State struct {
 // Exists reports whether the task was created.
 func (s State) Exists() bool { return s.Status != StatusNone }
 
-// Interval is the task's interval (the only schedule kind today).
+// Interval is the task's interval; zero for cron and at tasks.
 func (s State) Interval() time.Duration { return s.Spec.Schedule.Interval.D() }
+
+// Spacing is R3's interval for run r: the task's interval for an interval
+// task, else the spacing recorded with the run (R11; zero: no check).
+func (s State) Spacing(r Run) time.Duration {
+	if s.Spec.Schedule.IsInterval() {
+		return s.Interval()
+	}
+	return r.Spacing
+}
+
+// nextSlot is the slot an event's nextRun stands for.
+func nextSlot(next time.Time, slot *time.Time) time.Time {
+	if slot != nil {
+		return *slot
+	}
+	return next
+}
 
 // Run finds an open run by ID.
 func (s State) Run(id uuid.UUID) (Run, bool) {
@@ -191,35 +228,55 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		s.Incarnation++
 		s.ID = e.TaskID
 		s.Spec = Spec{Name: e.Name, Owner: e.Owner, Kind: e.Kind, Payload: e.Payload, Schedule: e.Schedule,
-			Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority}
+			Window: e.Window, Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority}
 		s.Status = StatusActive
 		s.NextRun = e.NextRun
+		s.NextSlot, s.NextSpacing, s.Scheduled = nextSlot(e.NextRun, e.NextSlot), 0, 0
 		s.LastRun = time.Time{}
 		s.Checkpoint = nil
 		s.CreatedAt = meta.At
 	case events.TaskUpdated:
 		s.Spec.Payload = e.Payload
 		s.Spec.Schedule = e.Schedule
+		s.Spec.Window = e.Window
 		s.Spec.Tolerance = e.Tolerance.D()
 		s.Spec.Timebox = e.Timebox.D()
 		s.Spec.Priority = e.Priority
 		if !e.NextRun.IsZero() { // an update without one keeps nextRun
 			s.NextRun = e.NextRun
+			s.NextSlot = nextSlot(e.NextRun, e.NextSlot)
+		}
+		if e.Rescheduled {
+			s.NextSpacing = 0
+			if s.Status == StatusFinished && !e.NextRun.IsZero() {
+				s.Status = StatusActive
+			}
 		}
 	case events.TaskPaused:
 		s.Status = StatusPaused
 	case events.TaskResumed:
 		s.Status = StatusActive
-		if !e.NextRun.IsZero() {
+		if !e.NextRun.IsZero() { // NextSlot stays: the run made is for it
 			s.NextRun = e.NextRun
 		}
 	case events.TaskDeleted:
 		s.Status = StatusDeleted
 	case events.RunEnqueued:
 		s.Runs = e.Run
+		s.Scheduled++
 		s.NextRun = e.NextRun
+		s.NextSlot, s.NextSpacing = nextSlot(e.NextRun, e.NextSlot), e.NextSpacing.D()
+		slot := e.Slot
+		if slot.IsZero() {
+			slot = e.Due
+		}
 		s.Open = append(slices.Clone(s.Open), Run{ID: e.RunID, Number: e.Run, Due: e.Due, EnqueuedAt: meta.At,
-			Priority: e.Priority, Incarnation: s.Incarnation})
+			Priority: e.Priority, Incarnation: s.Incarnation, Slot: slot, Spacing: e.Spacing.D()})
+	case events.TaskFinished:
+		if s.Status == StatusActive {
+			s.Status = StatusFinished
+		}
+		s.NextRun, s.NextSlot, s.NextSpacing = time.Time{}, time.Time{}, 0
 	case events.RunStarted:
 		if r, ok := s.Run(e.RunID); !ok || s.Current(r) {
 			s.LastRun = meta.At

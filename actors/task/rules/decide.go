@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/task/schedule"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
 )
@@ -88,13 +90,28 @@ type Update struct {
 	Timebox   *time.Duration
 	Priority  *int
 	NextRun   *time.Time
-	// IfVersion, when set, is the version the task must be at (see
-	// VersionMismatchError).
-	IfVersion *uint64
+	// Cron or At, when not nil, makes the task a cron or an at task with
+	// that schedule (Interval makes it an interval task); at most one of
+	// the three. Timezone, DSTGap and DSTOverlap, when not nil, replace the
+	// schedule's. StartAt and EndAt (the zero time clears one), MaxRuns and
+	// Jitter (0 clears) replace the window's. A change of any of them is a
+	// reschedule: nextRun is recomputed from the new schedule as of the
+	// update (for an interval task whose kind stays, only a window that
+	// excludes it moves it), and tolerance and timebox take their defaults
+	// for it unless given too.
+	Cron                         *[]string
+	At                           *[]time.Time
+	Timezone, DSTGap, DSTOverlap *string
+	StartAt, EndAt               *time.Time
+	MaxRuns                      *int
+	Jitter                       *time.Duration
 	// PayloadKind, when set, is the kind the new Payload was checked for
 	// (by the kind's handler, outside the rules): a task of another kind —
 	// deleted and created again since — refuses the update.
 	PayloadKind string
+	// IfVersion, when set, is the version the task must be at (see
+	// VersionMismatchError).
+	IfVersion *uint64
 }
 
 // Pause stops enqueueing (R7). Pausing a paused task changes nothing.
@@ -168,8 +185,85 @@ func Defaults(s Spec) Spec {
 	return s
 }
 
-// Validate checks a spec after Defaults. Errors are *FieldError. Names and
-// owners follow TextProblem and MaxNameChars/MaxOwnerChars.
+// Prepare fills a spec's defaults as of now and checks it, for a create or
+// a reschedule. An interval task takes Defaults. A cron or at task (R11)
+// takes tolerance 5 s, or a tenth of the shortest spacing among its next
+// 1,000 slots when that is smaller, and timebox half that spacing (1 h when
+// a single slot is left); its schedule must compile and have a slot
+// strictly after now. Errors are *FieldError.
+func Prepare(s Spec, now time.Time) (Spec, error) { return prepare(s, now, Validate) }
+
+// prepare is Prepare with the check to run on the spec: Validate for a
+// create, validateSpec for an update (which cannot change name or owner).
+func prepare(s Spec, now time.Time, validate func(Spec) error) (Spec, error) {
+	if s.Schedule.IsInterval() {
+		s = Defaults(s)
+		return s, validate(s)
+	}
+	if err := validateSchedule(s); err != nil {
+		return s, err
+	}
+	c, err := Compiled(s)
+	if err != nil {
+		return s, err
+	}
+	if err := c.Live(now); err != nil {
+		return s, fieldError(err)
+	}
+	shortest := shortestSpacing(c, now)
+	if s.Tolerance == 0 && !s.ToleranceSet {
+		s.Tolerance = schedule.DefaultTolerance(shortest)
+	}
+	if s.Timebox == 0 {
+		s.Timebox = schedule.OnceTimebox
+		if shortest > 0 {
+			s.Timebox = shortest / 2
+		}
+	}
+	if err := validate(s); err != nil {
+		return s, err
+	}
+	switch {
+	case shortest > 0 && atLeastHalf(s.Tolerance, shortest):
+		return s, &FieldError{"tolerance", fmt.Sprintf("must be less than half the shortest spacing of the schedule (%s), got %s", shortest/2, s.Tolerance)}
+	case shortest > 0 && s.Timebox > shortest:
+		return s, &FieldError{"timebox", fmt.Sprintf("must not exceed the shortest spacing of the schedule (%s), got %s", shortest, s.Timebox)}
+	}
+	return s, nil
+}
+
+// validateSchedule checks what a spec's schedule and window say without
+// compiling them: one kind, qualifiers only where they mean something.
+func validateSchedule(s Spec) error {
+	sc, w := s.Schedule, s.Window
+	kinds := 0
+	for _, set := range []bool{sc.Interval != 0, len(sc.Cron) > 0, len(sc.At) > 0} {
+		if set {
+			kinds++
+		}
+	}
+	switch {
+	case kinds > 1:
+		return &FieldError{"schedule", "give exactly one of interval, cron and at"}
+	case sc.IsInterval() && sc.Timezone != "":
+		return &FieldError{"timezone", "applies to cron and at schedules, not to an interval"}
+	case len(sc.Cron) == 0 && sc.DSTGap != "":
+		return &FieldError{"dst_gap", "applies to cron schedules only"}
+	case len(sc.Cron) == 0 && sc.DSTOverlap != "":
+		return &FieldError{"dst_overlap", "applies to cron schedules only"}
+	case w.MaxRuns < 0:
+		return &FieldError{"max_runs", fmt.Sprintf("must not be negative (0: no limit), got %d", w.MaxRuns)}
+	case w.Jitter < 0:
+		return &FieldError{"jitter", fmt.Sprintf("must not be negative, got %s", w.Jitter)}
+	case !w.Start().IsZero() && !w.End().IsZero() && w.End().Before(w.Start()):
+		return &FieldError{"end_at", "is before start_at"}
+	}
+	return nil
+}
+
+// Validate checks a spec after Defaults (an interval task) or Prepare.
+// Errors are *FieldError. Names and owners follow TextProblem and
+// MaxNameChars/MaxOwnerChars.
 func Validate(s Spec) error {
 	if err := validateIdentity(s); err != nil {
 		return err
@@ -182,18 +276,24 @@ func Validate(s Spec) error {
 // still be updated.
 func validateSpec(s Spec) error {
 	iv := s.Schedule.Interval.D()
+	interval := s.Schedule.IsInterval()
 	switch {
 	case s.Kind == "":
 		return &FieldError{"kind", "is required"}
-	case iv < MinInterval:
+	}
+	if err := validateSchedule(s); err != nil {
+		return err
+	}
+	switch {
+	case interval && iv < MinInterval:
 		return &FieldError{"interval", fmt.Sprintf("must be at least %s, got %s", MinInterval, iv)}
 	case s.Tolerance < 0:
 		return &FieldError{"tolerance", fmt.Sprintf("must not be negative, got %s", s.Tolerance)}
-	case atLeastHalf(s.Tolerance, iv):
+	case interval && atLeastHalf(s.Tolerance, iv):
 		return &FieldError{"tolerance", fmt.Sprintf("must be less than half the interval (%s), got %s", iv/2, s.Tolerance)}
 	case s.Timebox <= 0:
 		return &FieldError{"timebox", fmt.Sprintf("must be positive, got %s", s.Timebox)}
-	case s.Timebox > iv:
+	case interval && s.Timebox > iv:
 		return &FieldError{"timebox", fmt.Sprintf("must not exceed the interval (%s), got %s", iv, s.Timebox)}
 	case len(s.Payload) > MaxPayloadBytes:
 		return &FieldError{"payload", fmt.Sprintf("must be at most %d bytes, got %d", MaxPayloadBytes, len(s.Payload))}
@@ -214,14 +314,14 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 	}
 	switch c := cmd.(type) {
 	case Create:
-		return decideCreate(s, c)
+		return decideCreate(s, c, now)
 	case Update:
-		return decideUpdate(s, c)
+		return decideUpdate(s, c, now)
 	case Pause:
 		switch s.Status {
 		case StatusDeleted:
 			return nil, ErrTaskDeleted
-		case StatusPaused:
+		case StatusPaused, StatusFinished:
 			return nil, nil
 		}
 		return []events.Event{events.TaskPaused{}}, nil
@@ -229,7 +329,7 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 		switch s.Status {
 		case StatusDeleted:
 			return nil, ErrTaskDeleted
-		case StatusActive:
+		case StatusActive, StatusFinished:
 			return nil, nil
 		}
 		next := s.NextRun
@@ -289,7 +389,7 @@ func ifVersion(cmd Command) *uint64 {
 }
 
 // decideUpdate applies the fields an Update sets to the current spec.
-func decideUpdate(s State, c Update) ([]events.Event, error) {
+func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	if s.Status == StatusDeleted {
 		return nil, ErrTaskDeleted
 	}
@@ -298,9 +398,57 @@ func decideUpdate(s State, c Update) ([]events.Event, error) {
 	}
 	spec := s.Spec
 	spec.ToleranceSet = true
-	if c.Interval != nil {
-		spec.Schedule.Interval = events.Duration(*c.Interval)
-		// A new interval takes the default tolerance and timebox for it
+	kinds := 0
+	for _, set := range []bool{c.Interval != nil, c.Cron != nil, c.At != nil} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return nil, &FieldError{"schedule", "give at most one of interval, cron and at"}
+	}
+	old := s.Spec.Schedule
+	switch {
+	case c.Interval != nil:
+		spec.Schedule = events.Schedule{Interval: events.Duration(*c.Interval)}
+	case c.Cron != nil:
+		spec.Schedule = events.Schedule{Cron: slices.Clone(*c.Cron), Timezone: old.Timezone}
+		if len(old.Cron) > 0 {
+			spec.Schedule.DSTGap, spec.Schedule.DSTOverlap = old.DSTGap, old.DSTOverlap
+		}
+	case c.At != nil:
+		spec.Schedule = events.Schedule{At: slices.Clone(*c.At), Timezone: old.Timezone}
+	}
+	if c.Timezone != nil {
+		spec.Schedule.Timezone = *c.Timezone
+	}
+	if c.DSTGap != nil {
+		spec.Schedule.DSTGap = *c.DSTGap
+	}
+	if c.DSTOverlap != nil {
+		spec.Schedule.DSTOverlap = *c.DSTOverlap
+	}
+	if c.StartAt != nil {
+		spec.Window.StartAt = events.TimePtr(*c.StartAt)
+	}
+	if c.EndAt != nil {
+		spec.Window.EndAt = events.TimePtr(*c.EndAt)
+	}
+	if c.MaxRuns != nil {
+		spec.Window.MaxRuns = *c.MaxRuns
+	}
+	if c.Jitter != nil {
+		spec.Window.Jitter = events.Duration(*c.Jitter)
+	}
+	scheduleChanged := !spec.Schedule.Equal(old)
+	windowChanged := !spec.Window.Equal(s.Spec.Window)
+	kindChanged := spec.Schedule.Kind() != old.Kind()
+	// An interval task whose interval alone changed keeps its nextRun (R1
+	// as before schedules); any other change of the schedule or its window
+	// is a reschedule.
+	rescheduled := windowChanged || kindChanged || (scheduleChanged && !spec.Schedule.IsInterval())
+	if scheduleChanged {
+		// A new schedule takes the default tolerance and timebox for it
 		// unless they are given too.
 		spec.Tolerance, spec.ToleranceSet, spec.Timebox = 0, false, 0
 	}
@@ -319,42 +467,99 @@ func decideUpdate(s State, c Update) ([]events.Event, error) {
 	if c.Priority != nil {
 		spec.Priority = *c.Priority
 	}
-	spec = Defaults(spec)
-	if err := validateSpec(spec); err != nil {
+	if m := spec.Window.MaxRuns; rescheduled && m > 0 && s.Scheduled >= m {
+		return nil, &FieldError{"max_runs", fmt.Sprintf("the task has made %d scheduled runs already, got %d", s.Scheduled, m)}
+	}
+	var err error
+	if spec, err = prepare(spec, now, validateSpec); err != nil {
 		return nil, err
 	}
-	next := s.NextRun
+	next, nextSlot := s.NextRun, s.NextSlot
+	if rescheduled {
+		if next, nextSlot, err = firstSlot(s.ID, spec, now, now); err != nil {
+			return nil, err
+		}
+		if spec.Schedule.IsInterval() && !kindChanged && !s.NextSlot.IsZero() {
+			// The interval stays: nextRun stays, unless the window moved it.
+			next, nextSlot, err = firstSlot(s.ID, spec, s.NextSlot, now)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
 	if c.NextRun != nil {
 		if msg := TimeProblem(*c.NextRun); msg != "" {
 			return nil, &FieldError{"next_run", msg}
 		}
-		next = c.NextRun.UTC()
+		next, nextSlot = c.NextRun.UTC(), c.NextRun.UTC()
 	}
-	if spec.Schedule == s.Spec.Schedule && spec.Tolerance == s.Spec.Tolerance && spec.Timebox == s.Spec.Timebox &&
-		spec.Priority == s.Spec.Priority && bytes.Equal(spec.Payload, s.Spec.Payload) && next.Equal(s.NextRun) {
+	if spec.Schedule.Equal(s.Spec.Schedule) && spec.Window.Equal(s.Spec.Window) && spec.Tolerance == s.Spec.Tolerance &&
+		spec.Timebox == s.Spec.Timebox && spec.Priority == s.Spec.Priority && bytes.Equal(spec.Payload, s.Spec.Payload) &&
+		next.Equal(s.NextRun) {
 		return nil, nil
 	}
-	return []events.Event{events.TaskUpdated{Payload: spec.Payload, Schedule: spec.Schedule,
+	u := events.TaskUpdated{Payload: spec.Payload, Schedule: spec.Schedule, Window: spec.Window,
 		Tolerance: events.Duration(spec.Tolerance), Timebox: events.Duration(spec.Timebox),
-		Priority: spec.Priority, NextRun: next}}, nil
+		Priority: spec.Priority, NextRun: next, Rescheduled: rescheduled}
+	if !nextSlot.Equal(next) {
+		u.NextSlot = events.TimePtr(nextSlot)
+	}
+	return []events.Event{u}, nil
 }
 
-func decideCreate(s State, c Create) ([]events.Event, error) {
+// firstSlot is a task's first nextRun (R10), with jitter, and the slot it
+// stands for: for an interval task from (its first_run) or start_at when
+// that is later; for cron and at the first slot strictly after now (at or
+// after start_at when that is later).
+func firstSlot(id uuid.UUID, spec Spec, from, now time.Time) (time.Time, time.Time, error) {
+	var slot time.Time
+	if spec.Schedule.IsInterval() {
+		slot = from.UTC()
+		if st := spec.Window.Start(); st.After(slot) {
+			slot = st.UTC()
+		}
+		if end := spec.Window.End(); !end.IsZero() && slot.After(end) {
+			return time.Time{}, time.Time{}, &FieldError{"end_at", "no slot falls between the first run (or start_at) and end_at"}
+		}
+	} else {
+		c, err := Compiled(spec)
+		if err != nil {
+			return time.Time{}, time.Time{}, err
+		}
+		if slot = c.First(now); slot.IsZero() {
+			return time.Time{}, time.Time{}, fieldError(c.Live(now))
+		}
+		slot = slot.UTC()
+	}
+	next, _ := jittered(id, slot, spec.Window.Jitter.D())
+	return next, slot, nil
+}
+
+func decideCreate(s State, c Create, now time.Time) ([]events.Event, error) {
 	if s.Exists() && s.Status != StatusDeleted {
 		return nil, ErrAlreadyExists
 	}
 	if c.TaskID == uuid.Nil {
 		return nil, &FieldError{"id", "is required"}
 	}
-	spec := Defaults(c.Spec)
-	if err := Validate(spec); err != nil {
+	spec, err := Prepare(c.Spec, now)
+	if err != nil {
 		return nil, err
 	}
-	if c.FirstRun.IsZero() {
-		return nil, &FieldError{"first_run", "is required"}
+	from := c.FirstRun
+	if spec.Schedule.IsInterval() {
+		if c.FirstRun.IsZero() {
+			return nil, &FieldError{"first_run", "is required"}
+		}
+		if msg := TimeProblem(c.FirstRun); msg != "" {
+			return nil, &FieldError{"first_run", msg}
+		}
+	} else if !c.FirstRun.IsZero() {
+		return nil, &FieldError{"first_run", "applies to interval tasks; a cron or at task starts at its first slot (use start_at)"}
 	}
-	if msg := TimeProblem(c.FirstRun); msg != "" {
-		return nil, &FieldError{"first_run", msg}
+	next, slot, err := firstSlot(c.TaskID, spec, from, now)
+	if err != nil {
+		return nil, err
 	}
 	// A new incarnation: the old one's waiting runs get their outcome now,
 	// so none of them can start under the new task (R9). Its running runs
@@ -364,28 +569,75 @@ func decideCreate(s State, c Create) ([]events.Event, error) {
 		out = append(out, events.RunDropped{RunID: r.ID, Run: r.Number, Reason: events.DropDeleted,
 			Detail: "the task was deleted before this run started; it was created again"})
 	}
-	return append(out, events.TaskCreated{TaskID: c.TaskID, Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
-		Payload: spec.Payload, Schedule: spec.Schedule, Tolerance: events.Duration(spec.Tolerance),
-		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: c.FirstRun.UTC()}), nil
+	created := events.TaskCreated{TaskID: c.TaskID, Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
+		Payload: spec.Payload, Schedule: spec.Schedule, Window: spec.Window, Tolerance: events.Duration(spec.Tolerance),
+		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: next}
+	if !slot.Equal(next) {
+		created.NextSlot = events.TimePtr(slot)
+	}
+	return append(out, created), nil
 }
 
-// decideTick is R1 and R8: a due, active task gets one run, and nextRun
-// moves to the tick time plus the interval; skipped whole intervals are
-// counted.
+// decideTick is R1 and R8 for an interval task, R10 for cron and at: a
+// due, active task gets one run for the slot nextRun stands for, and
+// nextRun moves to the tick time plus the interval (the first slot after
+// the tick), plus its jitter (R17); skipped whole intervals (slots passed
+// over) are counted. Missed intervals are counted only from when the task
+// existed: a first_run before its creation reports none from before it.
+// When no slot is left (end_at, max_runs, the last of an at list), the run
+// is enqueued with TaskFinished in the same decision.
 func decideTick(s State, now time.Time) []events.Event {
 	if s.Status != StatusActive || s.NextRun.After(now) {
 		return nil
 	}
-	sched := Compile(s.Spec.Schedule)
 	n := s.Runs + 1
-	return []events.Event{events.RunEnqueued{
-		RunID:    events.RunID(s.ID, n),
-		Run:      n,
-		Due:      s.NextRun,
-		NextRun:  sched.Next(now),
-		Missed:   sched.Missed(s.NextRun, now),
-		Priority: s.Spec.Priority,
-	}}
+	slot := s.NextSlot
+	if slot.IsZero() {
+		slot = s.NextRun
+	}
+	enq := events.RunEnqueued{RunID: events.RunID(s.ID, n), Run: n, Due: s.NextRun, Slot: slot, Priority: s.Spec.Priority}
+	var next time.Time
+	finished := ""
+	if s.Spec.Schedule.IsInterval() {
+		sched := Compile(s.Spec.Schedule)
+		from := s.NextRun
+		if s.CreatedAt.After(from) {
+			from = s.CreatedAt
+		}
+		next, enq.Missed = sched.Next(now), sched.Missed(from, now)
+		switch end, m := s.Spec.Window.End(), s.Spec.Window.MaxRuns; {
+		case m > 0 && s.Scheduled+1 >= m:
+			finished = fmt.Sprintf("max_runs %d reached", m)
+		case !end.IsZero() && next.After(end):
+			finished = "no slot is left before end_at " + end.UTC().Format(time.RFC3339)
+		}
+	} else {
+		c, err := Compiled(s.Spec)
+		if err != nil {
+			// A recorded schedule that no longer compiles (a zone gone from
+			// the tz database): the task stays due and enqueues nothing.
+			return nil
+		}
+		st := c.Advance(slot, now, s.Scheduled+1)
+		enq.Spacing, enq.Missed, next = events.Duration(s.NextSpacing), st.Missed, st.Next
+		switch m := s.Spec.Window.MaxRuns; {
+		case st.Finished && m > 0 && s.Scheduled+1 >= m:
+			finished = fmt.Sprintf("max_runs %d reached", m)
+		case st.Finished:
+			finished = "no slot is left"
+			if end := s.Spec.Window.End(); !end.IsZero() {
+				finished += " before end_at " + end.UTC().Format(time.RFC3339)
+			}
+		default:
+			enq.NextSpacing = events.Duration(st.Next.Sub(st.Prev))
+		}
+	}
+	if finished != "" {
+		return []events.Event{enq, events.TaskFinished{Runs: s.Scheduled + 1, Reason: finished}}
+	}
+	next = next.UTC()
+	enq.NextRun, enq.NextSlot = jittered(s.ID, next, s.Spec.Window.Jitter.D())
+	return []events.Event{enq}
 }
 
 // decideStart is R3 and R7.
@@ -404,7 +656,7 @@ func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error)
 		drop.Reason, drop.Detail = events.DropDeleted, "the task was deleted before this run started; it was created again"
 		return []events.Event{drop}, nil
 	}
-	switch s.Status {
+	switch s.Status { // a finished task's runs still start (R10)
 	case StatusPaused:
 		drop.Reason, drop.Detail = events.DropPaused, "the task is paused"
 		return []events.Event{drop}, nil
@@ -412,14 +664,18 @@ func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error)
 		drop.Reason, drop.Detail = events.DropDeleted, "the task is deleted"
 		return []events.Event{drop}, nil
 	}
-	if !s.LastRun.IsZero() {
-		needed := s.Interval() - s.Spec.Tolerance
+	if spacing := s.Spacing(r); !s.LastRun.IsZero() && spacing > 0 {
+		needed := spacing - s.Spec.Tolerance
 		since := now.Sub(s.LastRun)
 		if since < needed {
 			last := s.LastRun
+			word := "interval"
+			if !s.Spec.Schedule.IsInterval() {
+				word = "spacing"
+			}
 			drop.Reason = events.DropTooSoon
-			drop.Detail = fmt.Sprintf("asked to start %s after the last start; needs %s (interval %s - tolerance %s)",
-				since, needed, s.Interval(), s.Spec.Tolerance)
+			drop.Detail = fmt.Sprintf("asked to start %s after the last start; needs %s (%s %s - tolerance %s)",
+				since, needed, word, spacing, s.Spec.Tolerance)
 			drop.LastRun, drop.SinceLastStart, drop.Needed = &last, events.Duration(since), events.Duration(needed)
 			return []events.Event{drop}, nil
 		}

@@ -25,6 +25,8 @@ const (
 	StatusActive  = taskstate.StatusActive
 	StatusPaused  = taskstate.StatusPaused
 	StatusDeleted = taskstate.StatusDeleted
+	// StatusFinished: R10, no slot is left.
+	StatusFinished = taskstate.StatusFinished
 )
 
 // Evolve applies one recorded event (taskstate.Evolve).
