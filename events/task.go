@@ -150,12 +150,12 @@ const (
 
 // TaskCreated starts a task stream.
 type TaskCreated struct {
-	TaskID    uuid.UUID       `json:"task_id"`
-	Name      string          `json:"name"`
-	Owner     string          `json:"owner"`
-	Kind      string          `json:"kind"`
-	Payload   json.RawMessage `json:"payload,omitempty"`
-	Schedule  Schedule        `json:"schedule"`
+	TaskID   uuid.UUID       `json:"task_id"`
+	Name     string          `json:"name"`
+	Owner    string          `json:"owner"`
+	Kind     string          `json:"kind"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Schedule Schedule        `json:"schedule"`
 	// Window bounds the slots (schema 2; absent in schema 1).
 	Window
 	Tolerance Duration `json:"tolerance"`
@@ -372,7 +372,7 @@ func checkRun(id uuid.UUID, run int) error {
 	return required("run", run < 1)
 }
 
-func (e RunEnqueued) check() error { return checkRun(e.RunID, e.Run) }
+func (e RunEnqueued) check() error  { return checkRun(e.RunID, e.Run) }
 func (e RunStarted) check() error   { return checkRun(e.RunID, e.Run) }
 func (e RunCompleted) check() error { return checkRun(e.RunID, e.Run) }
 func (e RunFailed) check() error    { return checkRun(e.RunID, e.Run) }

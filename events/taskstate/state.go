@@ -66,11 +66,11 @@ type Run struct {
 
 // Spec is what a task is told to do.
 type Spec struct {
-	Name      string
-	Owner     string
-	Kind      string
-	Payload   json.RawMessage
-	Schedule  events.Schedule
+	Name     string
+	Owner    string
+	Kind     string
+	Payload  json.RawMessage
+	Schedule events.Schedule
 	// Window bounds the slots: start_at, end_at, max_runs, jitter.
 	Window    events.Window
 	Tolerance time.Duration
@@ -256,8 +256,13 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		s.Status = StatusPaused
 	case events.TaskResumed:
 		s.Status = StatusActive
-		if !e.NextRun.IsZero() { // NextSlot stays: the run made is for it
+		if !e.NextRun.IsZero() && !e.NextRun.Equal(s.NextRun) {
+			// An interval task's slot is where its nextRun lands; a cron or
+			// at task's run, made late, is still for the slot it missed.
 			s.NextRun = e.NextRun
+			if s.Spec.Schedule.IsInterval() {
+				s.NextSlot = e.NextRun
+			}
 		}
 	case events.TaskDeleted:
 		s.Status = StatusDeleted

@@ -476,7 +476,11 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	}
 	next, nextSlot := s.NextRun, s.NextSlot
 	if rescheduled {
-		if next, nextSlot, err = firstSlot(s.ID, spec, now, now); err != nil {
+		from := now // a task that becomes an interval task is first due an interval from now
+		if spec.Schedule.IsInterval() {
+			from = now.Add(spec.Schedule.Interval.D())
+		}
+		if next, nextSlot, err = firstSlot(s.ID, spec, from, now); err != nil {
 			return nil, err
 		}
 		if spec.Schedule.IsInterval() && !kindChanged && !s.NextSlot.IsZero() {

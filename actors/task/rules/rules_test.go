@@ -30,6 +30,7 @@ func TestRules(t *testing.T) {
 			return
 		}
 		h := &harness{}
+		absolute = false
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string { return h.run(t, d) })
 	})
 }
@@ -41,9 +42,20 @@ type harness struct {
 	log []events.Recorded
 }
 
-// clock parses "MM:SS" or "HH:MM:SS" after t0.
+// absolute: the file writes times as RFC 3339, and they are printed so.
+var absolute bool
+
+// clock parses "MM:SS" or "HH:MM:SS" after t0, or an RFC 3339 instant.
 func clock(t *testing.T, s string) time.Time {
 	t.Helper()
+	if strings.Contains(s, "T") {
+		x, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatalf("bad time %q: %v", s, err)
+		}
+		absolute = true
+		return x
+	}
 	parts := strings.Split(s, ":")
 	var d time.Duration
 	for _, p := range parts {
@@ -59,6 +71,9 @@ func clock(t *testing.T, s string) time.Time {
 func fmtAt(x time.Time) string {
 	if x.IsZero() {
 		return "-"
+	}
+	if absolute {
+		return x.UTC().Format(time.RFC3339Nano)
 	}
 	d := x.Sub(t0)
 	if d >= time.Hour {
@@ -151,11 +166,51 @@ func spec(t *testing.T, d *datadriven.TestData) rules.Spec {
 	if v, ok := intArg(t, d, "priority"); ok {
 		s.Priority = v
 	}
+	if v, ok := arg(d, "cron"); ok {
+		s.Schedule = events.Schedule{Cron: cronArg(v)}
+	}
+	if v, ok := arg(d, "at_list"); ok {
+		s.Schedule = events.Schedule{}
+		for _, x := range strings.Split(v, ",") {
+			s.Schedule.At = append(s.Schedule.At, clock(t, x))
+		}
+	}
+	if v, ok := arg(d, "timezone"); ok {
+		s.Schedule.Timezone = v
+	}
+	if v, ok := arg(d, "dst_gap"); ok {
+		s.Schedule.DSTGap = v
+	}
+	if v, ok := arg(d, "dst_overlap"); ok {
+		s.Schedule.DSTOverlap = v
+	}
+	if v, ok := arg(d, "start_at"); ok {
+		s.Window.StartAt = events.TimePtr(clock(t, v))
+	}
+	if v, ok := arg(d, "end_at"); ok {
+		s.Window.EndAt = events.TimePtr(clock(t, v))
+	}
+	if v, ok := intArg(t, d, "max_runs"); ok {
+		s.Window.MaxRuns = v
+	}
+	if v, ok := durArg(t, d, "jitter"); ok {
+		s.Window.Jitter = events.Duration(v)
+	}
 	s.Payload = rawArg(d, "payload")
 	if n, ok := intArg(t, d, "payload_bytes"); ok {
 		s.Payload = json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
 	}
 	return s
+}
+
+// cronArg reads cron=: expressions separated by ";", with "_" for the
+// spaces between fields (a directive's arguments are split at spaces).
+func cronArg(v string) []string {
+	l := strings.Split(v, ";")
+	for i := range l {
+		l[i] = strings.ReplaceAll(l[i], "_", " ")
+	}
+	return l
 }
 
 func (h *harness) command(t *testing.T, d *datadriven.TestData) rules.Command {
@@ -184,6 +239,37 @@ func (h *harness) command(t *testing.T, d *datadriven.TestData) rules.Command {
 		if v, ok := arg(d, "next_run"); ok {
 			x := clock(t, v)
 			c.NextRun = &x
+		}
+		if v, ok := arg(d, "cron"); ok {
+			l := cronArg(v)
+			c.Cron = &l
+		}
+		if v, ok := arg(d, "at_list"); ok {
+			var l []time.Time
+			for _, x := range strings.Split(v, ",") {
+				l = append(l, clock(t, x))
+			}
+			c.At = &l
+		}
+		for key, dst := range map[string]**string{"timezone": &c.Timezone, "dst_gap": &c.DSTGap, "dst_overlap": &c.DSTOverlap} {
+			if v, ok := arg(d, key); ok {
+				*dst = &v
+			}
+		}
+		for key, dst := range map[string]**time.Time{"start_at": &c.StartAt, "end_at": &c.EndAt} {
+			if v, ok := arg(d, key); ok {
+				var x time.Time
+				if v != "-" {
+					x = clock(t, v)
+				}
+				*dst = &x
+			}
+		}
+		if v, ok := intArg(t, d, "max_runs"); ok {
+			c.MaxRuns = &v
+		}
+		if v, ok := durArg(t, d, "jitter"); ok {
+			c.Jitter = &v
 		}
 		c.IfVersion = ifVersion(t, d)
 		return c
@@ -230,12 +316,43 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		return "replayed state equals the live one"
 	case "defaults":
-		s := rules.Defaults(spec(t, d))
+		sp := spec(t, d)
+		if !sp.Schedule.IsInterval() {
+			at := t0
+			if v, ok := arg(d, "at"); ok {
+				at = clock(t, v)
+			}
+			s, err := rules.Prepare(sp, at)
+			out := fmt.Sprintf("tolerance=%s timebox=%s", s.Tolerance, s.Timebox)
+			if err != nil {
+				out += " invalid: " + err.Error()
+			}
+			return out
+		}
+		s := rules.Defaults(sp)
 		out := fmt.Sprintf("tolerance=%s timebox=%s", s.Tolerance, s.Timebox)
 		if err := rules.Validate(s); err != nil {
 			out += " invalid: " + err.Error()
 		}
 		return out
+	case "upcoming":
+		at := t0
+		if v, ok := arg(d, "at"); ok {
+			at = clock(t, v)
+		}
+		n, _ := intArg(t, d, "count")
+		slots, err := rules.Upcoming(h.s, at, n)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		var out []string
+		for _, x := range slots {
+			out = append(out, x.Format(time.RFC3339))
+		}
+		if len(out) == 0 {
+			return "none"
+		}
+		return strings.Join(out, "\n")
 	}
 	at := t0
 	if v, ok := arg(d, "at"); ok {
@@ -280,15 +397,20 @@ func cp(b json.RawMessage) string {
 func render(t *testing.T, e events.Event) string {
 	switch e := e.(type) {
 	case events.TaskCreated:
-		s := fmt.Sprintf("TaskCreated name=%s owner=%s kind=%s interval=%s tolerance=%s timebox=%s priority=%d next_run=%s",
-			e.Name, e.Owner, e.Kind, e.Schedule.Interval, e.Tolerance, e.Timebox, e.Priority, fmtAt(e.NextRun))
+		s := fmt.Sprintf("TaskCreated name=%s owner=%s kind=%s %s tolerance=%s timebox=%s priority=%d next_run=%s",
+			e.Name, e.Owner, e.Kind, schedText(e.Schedule, e.Window), e.Tolerance, e.Timebox, e.Priority, fmtAt(e.NextRun))
+		s += slotText(e.NextRun, e.NextSlot)
 		if len(e.Payload) > 0 {
 			s += " payload=" + string(e.Payload)
 		}
 		return s
 	case events.TaskUpdated:
-		s := fmt.Sprintf("TaskUpdated interval=%s tolerance=%s timebox=%s priority=%d next_run=%s",
-			e.Schedule.Interval, e.Tolerance, e.Timebox, e.Priority, fmtAt(e.NextRun))
+		s := fmt.Sprintf("TaskUpdated %s tolerance=%s timebox=%s priority=%d next_run=%s",
+			schedText(e.Schedule, e.Window), e.Tolerance, e.Timebox, e.Priority, fmtAt(e.NextRun))
+		s += slotText(e.NextRun, e.NextSlot)
+		if e.Rescheduled {
+			s += " rescheduled"
+		}
 		if len(e.Payload) > 0 {
 			s += " payload=" + string(e.Payload)
 		}
@@ -301,7 +423,20 @@ func render(t *testing.T, e events.Event) string {
 		return fmt.Sprintf("TaskDeleted reason=%q", e.Reason)
 	case events.RunEnqueued:
 		checkRun(t, e.RunID, e.Run)
-		return fmt.Sprintf("RunEnqueued run=%d due=%s next_run=%s missed=%d priority=%d", e.Run, fmtAt(e.Due), fmtAt(e.NextRun), e.Missed, e.Priority)
+		s := fmt.Sprintf("RunEnqueued run=%d due=%s next_run=%s missed=%d priority=%d", e.Run, fmtAt(e.Due), fmtAt(e.NextRun), e.Missed, e.Priority)
+		if !e.Slot.Equal(e.Due) {
+			s += " slot=" + fmtAt(e.Slot)
+		}
+		if e.Spacing != 0 {
+			s += " spacing=" + e.Spacing.String()
+		}
+		s += slotText(e.NextRun, e.NextSlot)
+		if e.NextSpacing != 0 {
+			s += " next_spacing=" + e.NextSpacing.String()
+		}
+		return s
+	case events.TaskFinished:
+		return fmt.Sprintf("TaskFinished runs=%d reason=%q", e.Runs, e.Reason)
 	case events.RunStarted:
 		checkRun(t, e.RunID, e.Run)
 		return fmt.Sprintf("RunStarted run=%d deadline=%s", e.Run, fmtAt(e.Deadline))
@@ -329,6 +464,50 @@ func render(t *testing.T, e events.Event) string {
 	return ""
 }
 
+// schedText prints a schedule as written: "interval=1m0s" for an interval
+// task without a window, as before schedules.
+func schedText(s events.Schedule, w events.Window) string {
+	var b strings.Builder
+	switch {
+	case len(s.Cron) > 0:
+		fmt.Fprintf(&b, "cron=%q", strings.Join(s.Cron, ";"))
+	case len(s.At) > 0:
+		var l []string
+		for _, x := range s.At {
+			l = append(l, fmtAt(x))
+		}
+		b.WriteString("at=" + strings.Join(l, ","))
+	default:
+		b.WriteString("interval=" + s.Interval.String())
+	}
+	for _, kv := range [][2]string{{"timezone", s.Timezone}, {"dst_gap", s.DSTGap}, {"dst_overlap", s.DSTOverlap}} {
+		if kv[1] != "" {
+			b.WriteString(" " + kv[0] + "=" + kv[1])
+		}
+	}
+	if w.StartAt != nil {
+		b.WriteString(" start_at=" + fmtAt(*w.StartAt))
+	}
+	if w.EndAt != nil {
+		b.WriteString(" end_at=" + fmtAt(*w.EndAt))
+	}
+	if w.MaxRuns != 0 {
+		fmt.Fprintf(&b, " max_runs=%d", w.MaxRuns)
+	}
+	if w.Jitter != 0 {
+		b.WriteString(" jitter=" + w.Jitter.String())
+	}
+	return b.String()
+}
+
+// slotText prints the slot a nextRun stands for when jitter moved it.
+func slotText(next time.Time, slot *time.Time) string {
+	if slot == nil {
+		return ""
+	}
+	return " next_slot=" + fmtAt(*slot)
+}
+
 // describe prints the state the rules decide against.
 func describe(s rules.State) string {
 	var open []string
@@ -353,9 +532,13 @@ func describe(s rules.State) string {
 	if payload == "" {
 		payload = "-"
 	}
-	return fmt.Sprintf("status=%s incarnation=%d version=%d next_run=%s last_run=%s runs=%d checkpoint=%s\n"+
-		"spec: interval=%s tolerance=%s timebox=%s priority=%d payload=%s\n"+
+	extra := ""
+	if !s.Spec.Schedule.IsInterval() || !s.Spec.Window.Equal(events.Window{}) {
+		extra = fmt.Sprintf(" next_slot=%s next_spacing=%s scheduled=%d", fmtAt(s.NextSlot), s.NextSpacing, s.Scheduled)
+	}
+	return fmt.Sprintf("status=%s incarnation=%d version=%d next_run=%s last_run=%s runs=%d checkpoint=%s%s\n"+
+		"spec: %s tolerance=%s timebox=%s priority=%d payload=%s\n"+
 		"open: %s\n",
-		s.Status, s.Incarnation, s.Version, fmtAt(s.NextRun), fmtAt(s.LastRun), s.Runs, c,
-		s.Spec.Schedule.Interval, s.Spec.Tolerance, s.Spec.Timebox, s.Spec.Priority, payload, strings.Join(open, ", "))
+		s.Status, s.Incarnation, s.Version, fmtAt(s.NextRun), fmtAt(s.LastRun), s.Runs, c, extra,
+		schedText(s.Spec.Schedule, s.Spec.Window), s.Spec.Tolerance, s.Spec.Timebox, s.Spec.Priority, payload, strings.Join(open, ", "))
 }
