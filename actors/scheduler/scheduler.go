@@ -180,9 +180,52 @@ type TaskSpec struct {
 	// Timebox defaults to interval/2 and may not exceed the interval.
 	Timebox  time.Duration
 	Priority int
-	// FirstRun is the first due time; zero means now + interval. Any other
-	// time must lie between rules.MinTime and rules.MaxTime.
+	// FirstRun is an interval task's first due time; zero means now +
+	// interval. Any other time must lie between rules.MinTime and
+	// rules.MaxTime.
 	FirstRun time.Time
+
+	// Cron and At are the other schedule kinds (DESIGN §2b): exactly one
+	// of Interval, Cron (one or more expressions whose slots are united)
+	// and At (instants; one instant is a one-time task) is set. A cron or
+	// at task is first due at its first slot strictly after its creation
+	// (at or after StartAt when that is later); its tolerance defaults to
+	// 5s (or a tenth of the shortest spacing of its next 1,000 slots when
+	// smaller), its timebox to half that spacing (1h for a single slot).
+	Cron []string
+	At   []time.Time
+	// Timezone is the IANA zone cron expressions are read in (default
+	// UTC); DSTGap ("shift" default, "skip") and DSTOverlap ("first"
+	// default, "last", "both") say what a wall time that does not exist or
+	// happens twice does. Cron only (Timezone: cron and at).
+	Timezone, DSTGap, DSTOverlap string
+	// StartAt and EndAt bound the slots (zero: unbounded); MaxRuns caps
+	// the scheduled runs (0: no limit); Jitter moves every slot later by a
+	// deterministic offset in [0, Jitter) (R17). Every kind.
+	StartAt, EndAt time.Time
+	MaxRuns        int
+	Jitter         time.Duration
+}
+
+// rulesSpec is the spec as the rules take it.
+func (spec TaskSpec) rulesSpec() rules.Spec {
+	sc := events.Schedule{Interval: events.Duration(spec.Interval), Cron: spec.Cron, At: utc(spec.At),
+		Timezone: spec.Timezone, DSTGap: spec.DSTGap, DSTOverlap: spec.DSTOverlap}
+	return rules.Spec{Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind, Payload: spec.Payload, Schedule: sc,
+		Window: events.Window{StartAt: events.TimePtr(spec.StartAt), EndAt: events.TimePtr(spec.EndAt),
+			MaxRuns: spec.MaxRuns, Jitter: events.Duration(spec.Jitter)},
+		Tolerance: spec.Tolerance, ToleranceSet: spec.ToleranceSet, Timebox: spec.Timebox, Priority: spec.Priority}
+}
+
+func utc(ts []time.Time) []time.Time {
+	if ts == nil {
+		return nil
+	}
+	out := make([]time.Time, len(ts))
+	for i, t := range ts {
+		out[i] = t.UTC()
+	}
+	return out
 }
 
 // TaskUpdate changes some fields of a task; every field is optional and
@@ -207,6 +250,20 @@ type TaskUpdate struct {
 	Priority *int
 	// NextRun, when not zero, moves nextRun.
 	NextRun time.Time
+
+	// Cron or At, when not nil, makes the task a cron or an at task with
+	// that schedule (Interval makes it an interval task); at most one of
+	// the three. Timezone, DSTGap, DSTOverlap, StartAt, EndAt (a zero
+	// time clears it), MaxRuns and Jitter (0 clears), when not nil,
+	// replace the task's. Any change of the schedule is recorded and its
+	// nextRun recomputed from the new schedule; a finished task given a
+	// slot again is active again.
+	Cron                         []string
+	At                           []time.Time
+	Timezone, DSTGap, DSTOverlap *string
+	StartAt, EndAt               *time.Time
+	MaxRuns                      *int
+	Jitter                       *time.Duration
 }
 
 // command is the update as the rules' command.
@@ -225,29 +282,47 @@ func (u TaskUpdate) command() rules.Update {
 	if !u.NextRun.IsZero() {
 		c.NextRun = &u.NextRun
 	}
+	if u.Cron != nil {
+		c.Cron = &u.Cron
+	}
+	if u.At != nil {
+		at := utc(u.At)
+		c.At = &at
+	}
+	c.Timezone, c.DSTGap, c.DSTOverlap = u.Timezone, u.DSTGap, u.DSTOverlap
+	c.StartAt, c.EndAt, c.MaxRuns, c.Jitter = u.StartAt, u.EndAt, u.MaxRuns, u.Jitter
 	return c
 }
 
 // Task is a task as its actor holds it.
 type Task struct {
-	ID         uuid.UUID
-	Name       string
-	Owner      string
-	Kind       string
-	Payload    json.RawMessage
-	Interval   time.Duration
-	Tolerance  time.Duration
-	Timebox    time.Duration
-	Priority   int
-	Status     string // active, paused, deleted
-	NextRun    time.Time
-	LastRun    time.Time // zero when no run started yet
-	Runs       int       // runs enqueued so far
-	Waiting    int       // runs waiting in the queue
-	Running    int       // runs executing
-	Checkpoint json.RawMessage
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	ID      uuid.UUID
+	Name    string
+	Owner   string
+	Kind    string
+	Payload json.RawMessage
+	// Interval, or Cron or At with Timezone, DSTGap and DSTOverlap: the
+	// schedule as written.
+	Interval                     time.Duration
+	Cron                         []string
+	At                           []time.Time
+	Timezone, DSTGap, DSTOverlap string
+	// StartAt, EndAt (zero: unbounded), MaxRuns (0: no limit), Jitter.
+	StartAt, EndAt time.Time
+	MaxRuns        int
+	Jitter         time.Duration
+	Tolerance      time.Duration
+	Timebox        time.Duration
+	Priority       int
+	Status         string // active, paused, finished, deleted
+	NextRun        time.Time
+	LastRun        time.Time // zero when no run started yet
+	Runs           int       // runs enqueued so far
+	Waiting        int       // runs waiting in the queue
+	Running        int       // runs executing
+	Checkpoint     json.RawMessage
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 	// Version is the task stream's version after the task's last event.
 	Version uint64
 	// Position is the global log position of the task's latest event: what
@@ -258,8 +333,10 @@ type Task struct {
 }
 
 func taskFrom(s rules.State, pos events.Position) Task {
+	sc, w := s.Spec.Schedule, s.Spec.Window
 	return Task{ID: s.ID, Name: s.Spec.Name, Owner: s.Spec.Owner, Kind: s.Spec.Kind, Payload: s.Spec.Payload,
-		Interval: s.Interval(), Tolerance: s.Spec.Tolerance, Timebox: s.Spec.Timebox, Priority: s.Spec.Priority,
+		Interval: s.Interval(), Cron: sc.Cron, At: sc.At, Timezone: sc.Timezone, DSTGap: sc.DSTGap, DSTOverlap: sc.DSTOverlap,
+		StartAt: w.Start(), EndAt: w.End(), MaxRuns: w.MaxRuns, Jitter: w.Jitter.D(), Tolerance: s.Spec.Tolerance, Timebox: s.Spec.Timebox, Priority: s.Spec.Priority,
 		Status: s.Status.String(), NextRun: s.NextRun, LastRun: s.LastRun, Runs: s.Runs,
 		Waiting: len(s.Waiting()), Running: len(s.Running()), Checkpoint: s.Checkpoint,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos}
@@ -585,16 +662,16 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	if _, ok := s.handlers[spec.Kind]; !ok && spec.Kind != "" {
 		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q", spec.Kind)}
 	}
+	now := s.cfg.Clock.Now()
 	first := spec.FirstRun
-	if first.IsZero() {
-		first = s.cfg.Clock.Now().Add(spec.Interval)
+	if first.IsZero() && len(spec.Cron) == 0 && len(spec.At) == 0 {
+		first = now.Add(spec.Interval)
 	}
 	id := TaskID(spec.Owner, spec.Name)
-	cmd := rules.Create{TaskID: id, FirstRun: first, Spec: rules.Spec{Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
-		Payload: spec.Payload, Schedule: events.Schedule{Interval: events.Duration(spec.Interval)},
-		Tolerance: spec.Tolerance, ToleranceSet: spec.ToleranceSet, Timebox: spec.Timebox, Priority: spec.Priority}}
-	// Validate before spawning anything for a bad spec.
-	if err := rules.Validate(rules.Defaults(cmd.Spec)); err != nil {
+	cmd := rules.Create{TaskID: id, FirstRun: first, Spec: spec.rulesSpec()}
+	// Validate before spawning anything for a bad spec: the schedule
+	// compiles, has a slot after now, and the defaults fit it.
+	if _, err := rules.Prepare(cmd.Spec, now); err != nil {
 		return Task{}, false, err
 	}
 	if err := s.checkPayload(spec.Kind, spec.Payload); err != nil {
@@ -745,6 +822,31 @@ func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate, 
 		return Task{}, err
 	}
 	return s.command(ctx, id, c)
+}
+
+// MaxUpcoming is the most slots Upcoming returns.
+const MaxUpcoming = 1000
+
+// Upcoming is a task's next n slots (at most MaxUpcoming) strictly after
+// now, in the task's zone (UTC for an interval task): where its schedule
+// and window put them, capped by the runs max_runs leaves and without
+// jitter. The slot the task is due at but has not enqueued yet comes first.
+// A finished or deleted task has none.
+func (s *Scheduler) Upcoming(ctx context.Context, id uuid.UUID, n int) ([]time.Time, error) {
+	if n < 1 || n > MaxUpcoming {
+		return nil, &FieldError{Field: "count", Message: fmt.Sprintf("must be between 1 and %d, got %d", MaxUpcoming, n)}
+	}
+	reply, err := s.send(ctx, id, task.Get{})
+	if err != nil {
+		return nil, err
+	}
+	if reply.Err != nil {
+		return nil, reply.Err
+	}
+	if !reply.State.Exists() {
+		return nil, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
+	}
+	return rules.Upcoming(reply.State, s.cfg.Clock.Now(), n)
 }
 
 // PauseTask stops a task from enqueueing runs; its waiting runs are dropped
