@@ -82,6 +82,8 @@ func statusByte(s string) byte {
 		return 'a'
 	case StatusPaused:
 		return 'p'
+	case StatusFinished:
+		return 'f'
 	default:
 		return 'd'
 	}

@@ -25,7 +25,7 @@ const (
 type Query struct {
 	// Owner matches the owner reference exactly.
 	Owner string
-	// Status is "", active, paused or deleted.
+	// Status is "", active, paused, finished or deleted.
 	Status string
 	// DueBefore, when not zero, keeps active tasks whose next_run is at or
 	// before it (paused and deleted tasks are never due).
@@ -48,9 +48,9 @@ type Page struct {
 // parameters).
 func (q Query) Validate() error {
 	switch q.Status {
-	case "", StatusActive, StatusPaused, StatusDeleted:
+	case "", StatusActive, StatusPaused, StatusFinished, StatusDeleted:
 	default:
-		return fmt.Errorf("%w: status %q: want active, paused or deleted", ErrBadQuery, q.Status)
+		return fmt.Errorf("%w: status %q: want active, paused, finished or deleted", ErrBadQuery, q.Status)
 	}
 	if q.Limit < 0 || q.Limit > MaxLimit {
 		return fmt.Errorf("%w: limit %d out of 1..%d", ErrBadQuery, q.Limit, MaxLimit)

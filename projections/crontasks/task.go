@@ -16,6 +16,8 @@ const (
 	StatusActive  = "active"
 	StatusPaused  = "paused"
 	StatusDeleted = "deleted"
+	// StatusFinished: no slot is left (R10).
+	StatusFinished = events.StatusFinished
 )
 
 // Outcomes of a run (Outcome.Outcome).
@@ -32,16 +34,31 @@ var ErrOrphanEvent = errors.New("crontasks: event of a task that was never creat
 // Task is one row of the cron_tasks view, as the HTTP API returns it.
 // Times are UTC; durations are Go duration strings in JSON.
 type Task struct {
-	ID        uuid.UUID       `json:"id"`
-	Name      string          `json:"name"`
-	Owner     string          `json:"owner"`
-	Kind      string          `json:"kind"`
-	Payload   json.RawMessage `json:"payload"`
-	Interval  events.Duration `json:"interval"`
+	ID      uuid.UUID       `json:"id"`
+	Name    string          `json:"name"`
+	Owner   string          `json:"owner"`
+	Kind    string          `json:"kind"`
+	Payload json.RawMessage `json:"payload"`
+	// The schedule as written: interval, or cron (a list) or at (RFC 3339
+	// instants) with the zone they are read and shown in (UTC unless
+	// given) and, for cron, the DST policies in force. Absent fields are
+	// those of other kinds.
+	Interval   events.Duration `json:"interval,omitempty"`
+	Cron       []string        `json:"cron,omitempty"`
+	At         []time.Time     `json:"at,omitempty"`
+	Timezone   string          `json:"timezone,omitempty"`
+	DSTGap     string          `json:"dst_gap,omitempty"`
+	DSTOverlap string          `json:"dst_overlap,omitempty"`
+	// The window, when set: no slot before StartAt or after EndAt, at most
+	// MaxRuns scheduled runs, every slot moved by up to Jitter.
+	StartAt   *time.Time      `json:"start_at,omitempty"`
+	EndAt     *time.Time      `json:"end_at,omitempty"`
+	MaxRuns   int             `json:"max_runs,omitempty"`
+	Jitter    events.Duration `json:"jitter,omitempty"`
 	Tolerance events.Duration `json:"tolerance"`
 	Timebox   events.Duration `json:"timebox"`
 	Priority  int             `json:"priority"`
-	// Status is active, paused or deleted.
+	// Status is active, paused, finished or deleted.
 	Status string `json:"status"`
 	// NextRun is when the task is next due; LastRun the start of the latest
 	// run that started (nil before the first).
@@ -137,7 +154,7 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	case events.TaskCreated:
 		// A new incarnation: no trace of the deletion or the old outcomes.
 		t.DeletedAt, t.DeleteReason, t.LastOutcome = nil, "", nil
-	case events.TaskUpdated, events.TaskPaused, events.TaskResumed:
+	case events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskFinished:
 	case events.TaskDeleted:
 		t.DeletedAt, t.DeleteReason = tp(at), e.Reason
 	case events.RunEnqueued:
@@ -164,6 +181,7 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.ID, t.Name, t.Owner, t.Kind, t.Payload = st.ID, st.Spec.Name, st.Spec.Owner, st.Spec.Kind, st.Spec.Payload
 	t.Interval, t.Tolerance, t.Timebox, t.Priority = st.Spec.Schedule.Interval, events.Duration(st.Spec.Tolerance),
 		events.Duration(st.Spec.Timebox), st.Spec.Priority
+	t.setSchedule(st.Spec.Schedule, st.Spec.Window)
 	t.Status = st.Status.String()
 	t.NextRun, t.LastRun = tp(st.NextRun), tp(st.LastRun)
 	t.Checkpoint = st.Checkpoint
@@ -174,6 +192,24 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.Position = m.Position.String()
 	t.fold = &st
 	return &t, nil
+}
+
+// setSchedule shows the schedule as written, with the zone and policies in
+// force for cron and at.
+func (t *Task) setSchedule(sc events.Schedule, w events.Window) {
+	t.Cron, t.At, t.Timezone, t.DSTGap, t.DSTOverlap = sc.Cron, sc.At, sc.Timezone, sc.DSTGap, sc.DSTOverlap
+	if !sc.IsInterval() && t.Timezone == "" {
+		t.Timezone = "UTC"
+	}
+	if len(sc.Cron) > 0 {
+		if t.DSTGap == "" {
+			t.DSTGap = "shift"
+		}
+		if t.DSTOverlap == "" {
+			t.DSTOverlap = "first"
+		}
+	}
+	t.StartAt, t.EndAt, t.MaxRuns, t.Jitter = tp(w.Start()), tp(w.End()), w.MaxRuns, w.Jitter
 }
 
 func isCreated(ev events.Event) bool { _, ok := ev.(events.TaskCreated); return ok }

@@ -23,6 +23,15 @@ type Decision struct {
 	Rule string
 }
 
+// scheduleWords is the row's schedule in words ("every 1m0s" for an
+// interval task, as it always read).
+func (r Row) scheduleWords() string {
+	if r.Schedule == "" {
+		return "every " + r.Interval.String()
+	}
+	return r.Schedule
+}
+
 // Text is the decision in words, past tense, e.g. "A3 was dropped (R3):
 // started 28s after the last start; needs 55s".
 func (d Decision) Text(tf TimeFormat) string {
@@ -39,9 +48,11 @@ func (d Decision) Text(tf TimeFormat) string {
 			return fmt.Sprintf("%s was created again after it was deleted (incarnation %d, starting with no lastRun and no checkpoint): every %s, tolerance %s, timebox %s; first due at %s",
 				r.Task, r.Incarnation, r.Interval, r.Tolerance, r.Timebox, next())
 		}
-		return fmt.Sprintf("%s was created: every %s, tolerance %s, timebox %s; first due at %s", r.Task, r.Interval, r.Tolerance, r.Timebox, next())
+		return fmt.Sprintf("%s was created: %s, tolerance %s, timebox %s; first due at %s", r.Task, r.scheduleWords(), r.Tolerance, r.Timebox, next())
 	case "TaskUpdated":
-		return fmt.Sprintf("%s was updated: every %s, tolerance %s, timebox %s; next due at %s", r.Task, r.Interval, r.Tolerance, r.Timebox, next())
+		return fmt.Sprintf("%s was updated: %s, tolerance %s, timebox %s; next due at %s", r.Task, r.scheduleWords(), r.Tolerance, r.Timebox, next())
+	case "TaskFinished":
+		return fmt.Sprintf("%s finished%s: %s; it enqueues nothing more, and its open runs still end", r.Task, rule, r.Detail)
 	case "TaskPaused":
 		return fmt.Sprintf("%s was paused%s: it enqueues nothing, and waiting runs are dropped", r.Task, rule)
 	case "TaskResumed":

@@ -3,6 +3,8 @@ package history
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cronactor/cronactor/events"
@@ -70,6 +72,9 @@ type Row struct {
 	Interval  time.Duration
 	Tolerance time.Duration
 	Timebox   time.Duration
+	// Schedule is the schedule in words: "every 1m0s", or a cron or at
+	// schedule as written with its zone.
+	Schedule string
 	// Deadline is the deadline of a started or forced-ended run.
 	Deadline *time.Time
 	// Missed counts the whole intervals an enqueue skipped (R8).
@@ -140,9 +145,12 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	}
 	prev := *st
 	at := m.At.UTC()
+	var spacing time.Duration // a cron or at run's spacing, shown as its interval
 	row := Row{At: at, TaskID: id, Event: ev.EventType(), Position: m.Position, Version: m.Version}
 	switch e := ev.(type) {
 	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed:
+	case events.TaskFinished:
+		row.Detail = e.Reason
 	case events.TaskDeleted:
 		row.Detail = e.Reason
 	case events.RunEnqueued:
@@ -151,6 +159,11 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Run, row.RunID = e.Run, e.RunID
 		row.Deadline = tp(e.Deadline.UTC())
 		row.Needed = prev.Interval() - prev.Spec.Tolerance
+		if r, ok := prev.Run(e.RunID); ok && !prev.Spec.Schedule.IsInterval() {
+			// R11: a cron or at run's interval is its slot's spacing.
+			spacing = r.Spacing
+			row.Needed = spacing - prev.Spec.Tolerance
+		}
 		if !prev.LastRun.IsZero() {
 			row.PrevLastRun = tz(prev.LastRun)
 			row.SinceLastStart = at.Sub(prev.LastRun)
@@ -174,6 +187,9 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		if e.Reason == events.DropTooSoon && row.Needed == 0 {
 			row.Needed = prev.Interval() - prev.Spec.Tolerance
 		}
+		if r, ok := prev.Run(e.RunID); ok && !prev.Spec.Schedule.IsInterval() {
+			spacing = r.Spacing
+		}
 	case events.RunForcedEnd:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
 		row.Deadline = tp(e.Deadline.UTC())
@@ -184,6 +200,9 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	}
 	*st = taskstate.Evolve(prev, m, ev)
 	fill(&row, st)
+	if spacing > 0 {
+		row.Interval = spacing
+	}
 	return row, nil
 }
 
@@ -193,7 +212,43 @@ func fill(row *Row, st *taskstate.State) {
 	row.Status = st.Status.String()
 	row.Incarnation = st.Incarnation
 	row.Interval, row.Tolerance, row.Timebox = st.Interval(), st.Spec.Tolerance, st.Spec.Timebox
+	row.Schedule = ScheduleText(st.Spec.Schedule)
 	row.NextRun, row.LastRun = tz(st.NextRun), tz(st.LastRun)
+}
+
+// ScheduleText is a schedule in words: "every 1m0s", `cron "30 2 * * *" in
+// America/New_York`, "at 2026-05-01T08:00:00Z, … in UTC".
+func ScheduleText(sc events.Schedule) string {
+	zone := sc.Timezone
+	if zone == "" {
+		zone = "UTC"
+	}
+	switch {
+	case len(sc.Cron) > 0:
+		q := make([]string, len(sc.Cron))
+		for i, c := range sc.Cron {
+			q[i] = strconv.Quote(c)
+		}
+		s := "cron " + strings.Join(q, " + ") + " in " + zone
+		if sc.DSTGap != "" || sc.DSTOverlap != "" {
+			s += fmt.Sprintf(" (dst_gap %s, dst_overlap %s)", or(sc.DSTGap, "shift"), or(sc.DSTOverlap, "first"))
+		}
+		return s
+	case len(sc.At) > 0:
+		q := make([]string, len(sc.At))
+		for i, t := range sc.At {
+			q[i] = t.UTC().Format(time.RFC3339)
+		}
+		return "at " + strings.Join(q, ", ") + " in " + zone
+	}
+	return "every " + sc.Interval.String()
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // State is the task's state after the events applied so far (the one fold

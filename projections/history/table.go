@@ -96,11 +96,19 @@ func (r Row) Text(tf TimeFormat) string {
 		}
 		return "Initial state"
 	case "TaskUpdated":
+		if r.Interval == 0 && r.Schedule != "" {
+			return fmt.Sprintf("%s is updated (%s, tolerance %s, timebox %s)", r.Task, r.Schedule, span(r.Tolerance), span(r.Timebox))
+		}
 		return fmt.Sprintf("%s is updated (interval %s, tolerance %s, timebox %s)", r.Task, span(r.Interval), span(r.Tolerance), span(r.Timebox))
 	case "TaskPaused":
 		return r.Task + " is paused"
 	case "TaskResumed":
 		return r.Task + " is resumed"
+	case "TaskFinished":
+		if r.Detail != "" {
+			return fmt.Sprintf("%s is finished (%s)", r.Task, r.Detail)
+		}
+		return r.Task + " is finished"
 	case "TaskDeleted":
 		if r.Detail != "" {
 			return fmt.Sprintf("%s is deleted (%s)", r.Task, r.Detail)
