@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,6 +95,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /ui/", ui.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	mux.HandleFunc("GET /v1/schedule/preview", a.preview)
+	mux.HandleFunc("GET /v1/tasks/{id}/upcoming", a.upcoming)
 	mux.HandleFunc("GET /healthz", a.health)
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
@@ -190,7 +192,14 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 	case errors.As(err, &fe):
 		writeErr(w, http.StatusBadRequest, fe.field, fe.msg)
 	case errors.As(err, &se):
-		writeErr(w, http.StatusBadRequest, se.Field, se.Message)
+		field, msg := se.Field, se.Message
+		if i, ok := strings.CutPrefix(field, "cron["); ok {
+			// The second and later expressions of a list: the field is
+			// cron, the message says which expression.
+			n, _ := strconv.Atoi(strings.TrimSuffix(i, "]"))
+			field, msg = "cron", fmt.Sprintf("expression %d: %s", n+1, msg)
+		}
+		writeErr(w, http.StatusBadRequest, field, msg)
 	case errors.Is(err, scheduler.ErrTaskNotFound), errors.Is(err, crontasks.ErrNotFound):
 		writeErr(w, http.StatusNotFound, "id", "no such task")
 	case errors.Is(err, scheduler.ErrTaskDeleted):
@@ -252,14 +261,33 @@ type createBody struct {
 	Timebox   *string         `json:"timebox"`
 	Priority  int             `json:"priority"`
 	FirstRun  string          `json:"first_run"`
+	scheduleBody
 }
 
 func (b createBody) spec() (scheduler.TaskSpec, error) {
 	var s scheduler.TaskSpec
-	for _, f := range []struct{ name, v string }{{"name", b.Name}, {"owner", b.Owner}, {"kind", b.Kind}, {"interval", b.Interval}} {
+	for _, f := range []struct{ name, v string }{{"name", b.Name}, {"owner", b.Owner}, {"kind", b.Kind}} {
 		if strings.TrimSpace(f.v) == "" {
 			return s, &fieldErr{f.name, "is required"}
 		}
+	}
+	// Exactly one schedule kind (DESIGN §5).
+	kinds := []string{}
+	if b.Interval != "" {
+		kinds = append(kinds, "interval")
+	}
+	if b.hasCron() {
+		kinds = append(kinds, "cron")
+	}
+	if b.At != nil {
+		kinds = append(kinds, "at")
+	}
+	switch len(kinds) {
+	case 0:
+		return s, &fieldErr{"interval", "a schedule is required: give one of interval, cron and at"}
+	case 1:
+	default:
+		return s, &fieldErr{kinds[1], fmt.Sprintf("give exactly one of interval, cron and at, not %s", strings.Join(kinds, " and "))}
 	}
 	iv, err := parseDuration("interval", b.Interval)
 	if err != nil {
@@ -286,7 +314,37 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 	if s.FirstRun, err = parseSpecTime("first_run", b.FirstRun); err != nil {
 		return s, err
 	}
+	if b.FirstRun != "" && iv == 0 {
+		return s, &fieldErr{"first_run", "applies to interval tasks; a cron or at task starts at its first slot (use start_at)"}
+	}
+	sc, err := b.scheduleBody.parse()
+	if err != nil {
+		return s, err
+	}
+	s.Cron, s.At = sc.cron, sc.at
+	s.Timezone, s.DSTGap, s.DSTOverlap = deref(sc.timezone), deref(sc.dstGap), deref(sc.dstOverlap)
+	s.StartAt, s.EndAt = derefTime(sc.startAt), derefTime(sc.endAt)
+	if sc.maxRuns != nil {
+		s.MaxRuns = *sc.maxRuns
+	}
+	if sc.jitter != nil {
+		s.Jitter = *sc.jitter
+	}
 	return s, nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func derefTime(p *time.Time) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return *p
 }
 
 func (a *api) create(w http.ResponseWriter, r *http.Request) {
@@ -326,6 +384,11 @@ func (a *api) create(w http.ResponseWriter, r *http.Request) {
 // owner+name and same spec is the same task).
 func sameSpec(t scheduler.Task, s scheduler.TaskSpec) bool {
 	if t.Kind != s.Kind || t.Interval != s.Interval || t.Priority != s.Priority {
+		return false
+	}
+	if !slices.Equal(t.Cron, s.Cron) || !slices.EqualFunc(t.At, s.At, time.Time.Equal) || t.MaxRuns != s.MaxRuns ||
+		t.Jitter != s.Jitter || !t.StartAt.Equal(s.StartAt) || !t.EndAt.Equal(s.EndAt) ||
+		t.Timezone != s.Timezone || t.DSTGap != s.DSTGap || t.DSTOverlap != s.DSTOverlap {
 		return false
 	}
 	if (s.ToleranceSet || s.Tolerance != 0) && t.Tolerance != s.Tolerance {
@@ -579,6 +642,7 @@ type updateBody struct {
 	Timebox   *string         `json:"timebox"`
 	Priority  *int            `json:"priority"`
 	NextRun   *string         `json:"next_run"`
+	scheduleBody
 }
 
 func (a *api) update(w http.ResponseWriter, r *http.Request) {
@@ -634,6 +698,17 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	sc, err := b.scheduleBody.parse()
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	if n := btoi(b.Interval != nil) + btoi(b.hasCron()) + btoi(b.At != nil); n > 1 {
+		a.fail(w, &fieldErr{"schedule", "give at most one of interval, cron and at"})
+		return
+	}
+	u.Cron, u.At, u.Timezone, u.DSTGap, u.DSTOverlap = sc.cron, sc.at, sc.timezone, sc.dstGap, sc.dstOverlap
+	u.StartAt, u.EndAt, u.MaxRuns, u.Jitter = sc.startAt, sc.endAt, sc.maxRuns, sc.jitter
 	t, err := a.cfg.Scheduler.UpdateTask(r.Context(), id, u, opts...)
 	a.answer(w, r, t, err)
 }

@@ -1,0 +1,148 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const named = `"name":"n","owner":"o","kind":"noop"`
+
+// TestCreateRejectsBadSchedules: every schedule field is checked before
+// anything is recorded, and the error names the field.
+func TestCreateRejectsBadSchedules(t *testing.T) {
+	srv := server(t, "")
+	for _, c := range []struct {
+		name, body, field, msg string
+	}{
+		{"hour 24", `"cron":"0 24 * * *"`, "cron", "field 2 (hour): 24 is above 23"},
+		{"second of a list", `"cron":["0 9 * * *","0 9 * * 8"]`, "cron", "expression 2: field 5 (day-of-week): 8 is above 7"},
+		{"never matches", `"cron":"0 0 30 2 *"`, "cron", "never"},
+		{"CRON_TZ prefix", `"cron":"CRON_TZ=Europe/Berlin 0 9 * * *"`, "cron", "timezone"},
+		{"cron not a string", `"cron":9`, "cron", "expression"},
+		{"empty cron list", `"cron":[]`, "cron", "empty"},
+		{"unknown zone", `"cron":"0 9 * * *","timezone":"Europe/Atlantis"`, "timezone", "unknown"},
+		{"bad dst_gap", `"cron":"0 9 * * *","dst_gap":"later"`, "dst_gap", "shift or skip"},
+		{"bad dst_overlap", `"cron":"0 9 * * *","dst_overlap":"twice"`, "dst_overlap", "first, last or both"},
+		{"at only in the past", `"at":["2025-01-01T00:00:00Z"]`, "at", "past"},
+		{"at not RFC 3339", `"at":["tomorrow"]`, "at", "instant 1"},
+		{"end_at before start_at", `"cron":"0 9 * * *","start_at":"2026-03-01T00:00:00Z","end_at":"2026-02-01T00:00:00Z"`, "end_at", "before start_at"},
+		{"two kinds", `"interval":"1m","cron":"0 9 * * *"`, "cron", "exactly one"},
+		{"no kind", ``, "interval", "required"},
+		{"first_run on cron", `"cron":"0 9 * * *","first_run":"2026-01-02T00:00:00Z"`, "first_run", "interval"},
+		{"negative max_runs", `"cron":"0 9 * * *","max_runs":-1`, "max_runs", "negative"},
+		{"bad jitter", `"cron":"0 9 * * *","jitter":"soon"`, "jitter", "duration"},
+		{"dst_gap on an interval", `"interval":"1m","dst_gap":"skip"`, "dst_gap", "cron"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := `{` + named
+			if c.body != "" {
+				body += "," + c.body
+			}
+			a := call(t, srv, "POST", "/v1/tasks", body+`}`)
+			if a.code != 400 || a.field != c.field || !strings.Contains(a.body, c.msg) {
+				t.Fatalf("got %d field %q: %s; want 400 field %q with %q", a.code, a.field, a.body, c.field, c.msg)
+			}
+		})
+	}
+	if a := call(t, srv, "GET", "/v1/tasks", ""); !strings.Contains(a.body, `"tasks": []`) {
+		t.Fatalf("rejected creates left tasks behind: %s", a.body)
+	}
+}
+
+type schedRow struct {
+	ID         string   `json:"id"`
+	Interval   string   `json:"interval"`
+	Cron       []string `json:"cron"`
+	At         []string `json:"at"`
+	Timezone   string   `json:"timezone"`
+	DSTGap     string   `json:"dst_gap"`
+	DSTOverlap string   `json:"dst_overlap"`
+	StartAt    *string  `json:"start_at"`
+	EndAt      *string  `json:"end_at"`
+	MaxRuns    int      `json:"max_runs"`
+	Jitter     string   `json:"jitter"`
+	Tolerance  string   `json:"tolerance"`
+	Timebox    string   `json:"timebox"`
+	Status     string   `json:"status"`
+	NextRun    *string  `json:"next_run"`
+}
+
+func decodeSchedRow(t *testing.T, s string) schedRow {
+	t.Helper()
+	var r schedRow
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func slots(t *testing.T, body string) []string {
+	t.Helper()
+	var s struct{ Slots []string }
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Slots
+}
+
+// TestCronTaskRowUpcomingAndPatch: a cron task's schedRow shows the schedule as
+// written with its zone; upcoming answers in the zone's offset, capped by
+// max_runs; PATCH reschedules; an at task of one past-due instant is
+// listed under status=finished once it ran.
+func TestCronTaskRowUpcomingAndPatch(t *testing.T) {
+	srv := server(t, "") // the clock stands at 2026-01-01T00:00:00Z
+	a := call(t, srv, "POST", "/v1/tasks", `{`+named+`,"cron":"30 2 * * *","timezone":"America/New_York","start_at":"2026-03-07T00:00:00Z","max_runs":3,"jitter":"1s"}`)
+	if a.code != 201 {
+		t.Fatalf("create: %d %s", a.code, a.body)
+	}
+	r := decodeSchedRow(t, a.body)
+	if !slices.Equal(r.Cron, []string{"30 2 * * *"}) || r.Timezone != "America/New_York" || r.DSTGap != "shift" || r.DSTOverlap != "first" ||
+		r.Interval != "" || r.MaxRuns != 3 || r.Jitter != "1s" || r.StartAt == nil || *r.StartAt != "2026-03-07T00:00:00Z" ||
+		r.Tolerance != "5s" || r.Timebox != "11h30m0s" || r.Status != "active" || r.NextRun == nil || !strings.HasPrefix(*r.NextRun, "2026-03-07T07:30:0") {
+		t.Fatalf("schedRow: %s", a.body)
+	}
+	a = call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming", "")
+	if got := slots(t, a.body); !slices.Equal(got, []string{"2026-03-07T02:30:00-05:00", "2026-03-08T03:30:00-04:00", "2026-03-09T02:30:00-04:00"}) {
+		t.Fatalf("upcoming: %d %s", a.code, a.body)
+	}
+	a = call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming?count=1", "")
+	if got := slots(t, a.body); !slices.Equal(got, []string{"2026-03-07T02:30:00-05:00"}) {
+		t.Fatalf("upcoming count=1: %s", a.body)
+	}
+	for _, q := range []string{"count=0", "count=1001", "count=x", "n=3"} {
+		if a := call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming?"+q, ""); a.code != 400 {
+			t.Errorf("%s: %d %s", q, a.code, a.body)
+		}
+	}
+	// PATCH: a new cron list in another zone; dst policies reset with a new
+	// zone only when given.
+	a = call(t, srv, "PATCH", "/v1/tasks/"+r.ID, `{"cron":["0 9 * * MON-FRI","0 12 * * SAT"],"timezone":"Europe/Berlin","max_runs":0,"start_at":""}`)
+	if a.code != 200 {
+		t.Fatalf("patch: %d %s", a.code, a.body)
+	}
+	r = decodeSchedRow(t, a.body)
+	if len(r.Cron) != 2 || r.Timezone != "Europe/Berlin" || r.MaxRuns != 0 || r.StartAt != nil {
+		t.Fatalf("patched schedRow: %s", a.body)
+	}
+	a = call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming?count=3", "")
+	if got := slots(t, a.body); !slices.Equal(got, []string{"2026-01-01T09:00:00+01:00", "2026-01-02T09:00:00+01:00", "2026-01-03T12:00:00+01:00"}) {
+		t.Fatalf("upcoming after patch: %s", a.body)
+	}
+	if a := call(t, srv, "PATCH", "/v1/tasks/"+r.ID, `{"cron":"0 25 * * *"}`); a.code != 400 || a.field != "cron" {
+		t.Fatalf("bad patch: %d %s", a.code, a.body)
+	}
+	// An at task: listed with the zone, and under status=active.
+	a = call(t, srv, "POST", "/v1/tasks", `{"name":"once","owner":"o","kind":"noop","at":["2026-01-05T10:00:00+01:00"]}`)
+	if a.code != 201 {
+		t.Fatalf("create at: %d %s", a.code, a.body)
+	}
+	r = decodeSchedRow(t, a.body)
+	if !slices.Equal(r.At, []string{"2026-01-05T09:00:00Z"}) || r.Timezone != "UTC" || r.Timebox != "1h0m0s" {
+		t.Fatalf("at schedRow: %s", a.body)
+	}
+	if a := call(t, srv, "GET", "/v1/tasks?status=finished", ""); a.code != 200 || !strings.Contains(a.body, `"tasks": []`) {
+		t.Fatalf("status=finished: %d %s", a.code, a.body)
+	}
+}
