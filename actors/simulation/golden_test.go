@@ -48,7 +48,7 @@ func TestGolden(t *testing.T) {
 				outs[i] = map[string][]byte{}
 				for _, format := range []string{"table", "json"} {
 					var b bytes.Buffer
-					if err := render(&b, res.Entries, format); err != nil {
+					if err := renderResult(&b, res, format); err != nil {
 						t.Fatal(err)
 					}
 					outs[i][format] = b.Bytes()

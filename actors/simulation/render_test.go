@@ -14,11 +14,21 @@ import (
 
 // render prints entries as `cronactor simulate` does.
 func render(w io.Writer, entries []simulation.Entry, format string) error {
-	tl := make([]history.TimelineEntry, len(entries))
-	for i, e := range entries {
+	return renderResult(w, &simulation.Result{Entries: entries, Start: simulation.Epoch}, format)
+}
+
+// renderResult prints a result as `cronactor simulate` does: times as
+// MM:SS, or as RFC 3339 instants when the scenario gave its start.
+func renderResult(w io.Writer, res *simulation.Result, format string) error {
+	tl := make([]history.TimelineEntry, len(res.Entries))
+	for i, e := range res.Entries {
 		tl[i] = history.TimelineEntry{At: e.At, TaskID: e.TaskID, Tick: e.Tick, Record: e.Record}
 	}
-	return history.WriteTimeline(w, tl, simulation.Epoch, format)
+	tf := history.Relative(res.Start)
+	if res.Absolute {
+		tf = history.Absolute()
+	}
+	return history.WriteTimelineAs(w, tl, tf, format)
 }
 
 func clock(s string) time.Time {

@@ -56,6 +56,11 @@ type Result struct {
 	// Lives are the lives of the scheduler process, one more than the
 	// downtimes and crashes.
 	Lives []Life
+	// Start is the instant of 00:00 (the scenario's start, or Epoch);
+	// Absolute says the scenario gave it, so times are shown as RFC 3339
+	// instants.
+	Start    time.Time
+	Absolute bool
 }
 
 // Life is one life of the scheduler process: from its start to its stop
@@ -78,7 +83,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	defer store.Close()
-	s := &sim{sc: sc, opts: opts, store: store, clk: clock.NewVirtual(Epoch), index: map[uuid.UUID]int{}, taken: map[string]bool{}}
+	s := &sim{sc: sc, opts: opts, store: store, clk: clock.NewVirtual(sc.Origin()), index: map[uuid.UUID]int{}, taken: map[string]bool{}}
 	return s.run(ctx)
 }
 
@@ -142,13 +147,18 @@ func (s *sim) workers() int {
 	}
 	n := 8
 	for _, t := range s.sc.Tasks {
+		if t.Interval == 0 {
+			// A cron or at task's timebox is at most its shortest spacing.
+			n += 3
+			continue
+		}
 		n += int(t.Timebox/(t.Interval-t.Tolerance)) + 2
 	}
 	return min(n, 100000)
 }
 
 func (s *sim) run(ctx context.Context) (*Result, error) {
-	res := &Result{}
+	res := &Result{Start: s.sc.Origin(), Absolute: !s.sc.Start.IsZero()}
 	for i, t := range s.sc.Tasks {
 		id := TaskID(t.Name)
 		s.index[id] = i
@@ -156,16 +166,16 @@ func (s *sim) run(ctx context.Context) (*Result, error) {
 		res.IDs = append(res.IDs, id)
 		s.received = append(s.received, map[int]string{})
 	}
-	until := Epoch.Add(s.sc.Until)
+	until := s.sc.Origin().Add(s.sc.Until)
 	for _, seg := range s.segments() {
-		s.clk.RunUntil(Epoch.Add(seg.from))
+		s.clk.RunUntil(s.sc.Origin().Add(seg.from))
 		life := newLife(s.clk, s.store)
 		sched, err := s.start(ctx, life, seg)
 		if err != nil {
 			life.kill()
 			return nil, err
 		}
-		s.clk.RunUntil(Epoch.Add(seg.to))
+		s.clk.RunUntil(s.sc.Origin().Add(seg.to))
 		if !seg.killed {
 			for _, id := range res.IDs {
 				t, err := sched.Task(ctx, id)
@@ -240,7 +250,7 @@ func (s *sim) start(ctx context.Context, life *life, seg segment) (*scheduler.Sc
 	}
 	for _, a := range s.actions(seg) {
 		a := a
-		life.AfterFunc(a.at-(s.clk.Now().Sub(Epoch)), func() {
+		life.AfterFunc(a.at-(s.clk.Now().Sub(s.sc.Origin())), func() {
 			if err := a.do(ctx, sched); err != nil {
 				s.fail(fmt.Errorf("%w: %s at %s: %v", ErrScript, a.what, FormatTime(a.at), err))
 			}
@@ -250,7 +260,7 @@ func (s *sim) start(ctx context.Context, life *life, seg segment) (*scheduler.Sc
 		return nil, fmt.Errorf("simulation: start: %w", err)
 	}
 	for k := seg.from + s.sc.Tick; k <= seg.to; k += s.sc.Tick {
-		s.ticks = append(s.ticks, Epoch.Add(k))
+		s.ticks = append(s.ticks, s.sc.Origin().Add(k))
 	}
 	return sched, nil
 }
@@ -269,6 +279,27 @@ type action struct {
 	do   func(context.Context, *scheduler.Scheduler) error
 }
 
+// spec is the scheduler's spec of a scripted task.
+func (s *sim) spec(t TaskScript) scheduler.TaskSpec {
+	o := s.sc.Origin()
+	spec := scheduler.TaskSpec{Name: t.Name, Owner: Owner, Kind: Kind, Interval: t.Interval,
+		Tolerance: t.Tolerance, ToleranceSet: true, Timebox: t.Timebox, Cron: t.Cron,
+		Timezone: t.Timezone, DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, MaxRuns: t.MaxRuns, Jitter: t.Jitter}
+	if t.Interval > 0 {
+		spec.FirstRun = o.Add(t.FirstRun)
+	}
+	for _, at := range t.At {
+		spec.At = append(spec.At, o.Add(at))
+	}
+	if t.HasStartAt {
+		spec.StartAt = o.Add(t.StartAt)
+	}
+	if t.HasEndAt {
+		spec.EndAt = o.Add(t.EndAt)
+	}
+	return spec
+}
+
 // actions lists the scripted actions that fall in seg, in order.
 func (s *sim) actions(seg segment) []action {
 	var out []action
@@ -281,8 +312,7 @@ func (s *sim) actions(seg segment) []action {
 		field := fmt.Sprintf("tasks[%d]", i)
 		if in(t.CreateAt) {
 			out = append(out, action{at: t.CreateAt, task: i, kind: 0, what: field + ".create_at", do: func(ctx context.Context, sc *scheduler.Scheduler) error {
-				_, _, err := sc.CreateTask(ctx, scheduler.TaskSpec{Name: t.Name, Owner: Owner, Kind: Kind,
-					Interval: t.Interval, Tolerance: t.Tolerance, ToleranceSet: true, Timebox: t.Timebox, FirstRun: Epoch.Add(t.FirstRun)})
+				_, _, err := sc.CreateTask(ctx, s.spec(t))
 				return err
 			}})
 		}
@@ -353,10 +383,10 @@ func (s *sim) pickup(q worker.QueuedRun) time.Duration {
 	case i < 0:
 		return 0
 	case rs.HasStart:
-		at := Epoch.Add(rs.Start)
+		at := s.sc.Origin().Add(rs.Start)
 		if at.Before(q.EnqueuedAt) {
 			s.fail(fmt.Errorf("%w: line %d: tasks[%d].runs[%d].start: %s is before run %d of %s was enqueued at %s",
-				ErrScript, rs.Line, i, q.Run-1, FormatTime(rs.Start), q.Run, s.sc.Tasks[i].Name, FormatTime(q.EnqueuedAt.Sub(Epoch))))
+				ErrScript, rs.Line, i, q.Run-1, FormatTime(rs.Start), q.Run, s.sc.Tasks[i].Name, FormatTime(q.EnqueuedAt.Sub(s.sc.Origin()))))
 		}
 		return at.Sub(now)
 	default:

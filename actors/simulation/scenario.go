@@ -27,6 +27,11 @@ const (
 // Scenario is a parsed scenario: what the scheduler is given and how the
 // queue and handlers behave. Times are offsets from the simulation start.
 type Scenario struct {
+	// Start is the instant of 00:00 when the scenario gives one (top-level
+	// start, RFC 3339); then every time in the output is an RFC 3339 UTC
+	// instant, and the scenario's times may be written as RFC 3339 too.
+	// Zero: Epoch, and times are shown as MM:SS.
+	Start time.Time
 	// Tick is the clock's period; the first tick is one Tick after start.
 	Tick time.Duration
 	// Until ends the simulation: events up to and including Until are shown.
@@ -45,16 +50,29 @@ type Downtime struct {
 
 // TaskScript is one task of a scenario.
 type TaskScript struct {
-	Name     string
-	Interval time.Duration
+	Name string
+	// Interval, or Cron or At (offsets from the start): exactly one is
+	// set. Timezone, DSTGap and DSTOverlap qualify Cron (DESIGN §2b).
+	Interval                     time.Duration
+	Cron                         []string
+	At                           []time.Duration
+	Timezone, DSTGap, DSTOverlap string
+	// StartAt and EndAt (offsets; HasStartAt, HasEndAt say they are set),
+	// MaxRuns and Jitter bound the slots of every kind (R10, R17).
+	StartAt, EndAt       time.Duration
+	HasStartAt, HasEndAt bool
+	MaxRuns              int
+	Jitter               time.Duration
 	// Tolerance and Timebox hold the scheduler's defaults when the scenario
 	// gives none: tolerance 5 s or a tenth of the interval when that is
 	// smaller, timebox half the interval. A tolerance of 0s is kept.
 	Tolerance time.Duration
 	Timebox   time.Duration
-	// FirstRun is the task's initial nextRun; it defaults to CreateAt +
-	// Interval, as for a task created without one.
-	FirstRun time.Duration
+	// FirstRun is an interval task's initial nextRun; it defaults to
+	// CreateAt + Interval, as for a task created without one. HasFirstRun
+	// says the scenario gave it.
+	FirstRun    time.Duration
+	HasFirstRun bool
 	// CreateAt is when the task is created; it defaults to the start.
 	CreateAt time.Duration
 	// PauseAt, ResumeAt and DeleteAt are when the task is paused, resumed
@@ -106,12 +124,23 @@ func Parse(text []byte) (*Scenario, error) {
 	root := doc.Content[0]
 	p := &parser{}
 	sc := &Scenario{}
-	fields, err := p.mapping(root, "", []string{"tick", "until", "tasks", "downtime"})
+	fields, err := p.mapping(root, "", []string{"start", "tick", "until", "tasks", "downtime"})
 	if err != nil {
 		return nil, err
 	}
 	if err := p.required(root, "", fields, "tick", "until", "tasks"); err != nil {
 		return nil, err
+	}
+	if v := fields["start"]; v != nil {
+		s, err := p.scalar(v, "start")
+		if err != nil {
+			return nil, err
+		}
+		if sc.Start, err = time.Parse(time.RFC3339, s); err != nil {
+			return nil, p.errf(v, "start", "want an RFC 3339 instant like \"2026-03-08T00:00:00Z\", got %q", s)
+		}
+		sc.Start = sc.Start.UTC()
+		p.start = sc.Start
 	}
 	if sc.Tick, err = p.duration(fields["tick"], "tick"); err != nil {
 		return nil, err
@@ -152,7 +181,18 @@ func Parse(text []byte) (*Scenario, error) {
 	return sc, nil
 }
 
-type parser struct{}
+// parser reads a scenario; start is its start instant once read (times may
+// then be RFC 3339).
+type parser struct{ start time.Time }
+
+// Origin is the instant of 00:00: Start, or Epoch when the scenario gives
+// none.
+func (sc *Scenario) Origin() time.Time {
+	if sc.Start.IsZero() {
+		return Epoch
+	}
+	return sc.Start
+}
 
 func (p *parser) errf(n *yaml.Node, field, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
@@ -237,11 +277,68 @@ func (p *parser) clock(n *yaml.Node, field string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	if strings.Contains(s, "T") {
+		t, err := time.Parse(time.RFC3339, s)
+		switch {
+		case err != nil:
+			return 0, p.errf(n, field, "bad time %q: want MM:SS, HH:MM:SS or an RFC 3339 instant", s)
+		case p.start.IsZero():
+			return 0, p.errf(n, field, "an RFC 3339 time %q needs the scenario's start", s)
+		case t.Before(p.start):
+			return 0, p.errf(n, field, "%s is before the start %s", s, p.start.Format(time.RFC3339))
+		}
+		return t.Sub(p.start), nil
+	}
 	d, err := ParseTime(s)
 	if err != nil {
 		return 0, p.errf(n, field, "%v", err)
 	}
 	return d, nil
+}
+
+// instant reads a time of a task's schedule (at, start_at, end_at): an RFC
+// 3339 instant, or a scenario time from the start.
+func (p *parser) instant(n *yaml.Node, field string) (time.Time, error) {
+	s, err := p.scalar(n, field)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if strings.Contains(s, "T") {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return time.Time{}, p.errf(n, field, "bad time %q: want MM:SS, HH:MM:SS or an RFC 3339 instant", s)
+		}
+		return t.UTC(), nil
+	}
+	d, err := ParseTime(s)
+	if err != nil {
+		return time.Time{}, p.errf(n, field, "%v", err)
+	}
+	origin := p.start
+	if origin.IsZero() {
+		origin = Epoch
+	}
+	return origin.Add(d), nil
+}
+
+// strings reads a string or a list of strings.
+func (p *parser) strings(n *yaml.Node, field string) ([]string, error) {
+	if n.Kind == yaml.ScalarNode {
+		s, err := p.scalar(n, field)
+		return []string{s}, err
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, p.errf(n, field, "want a value or a list of values")
+	}
+	var out []string
+	for i, c := range n.Content {
+		s, err := p.scalar(c, fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func (p *parser) clocks(n *yaml.Node, field string) ([]time.Duration, error) {
@@ -302,11 +399,12 @@ func (p *parser) downtimes(n *yaml.Node, until time.Duration) ([]Downtime, error
 func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, error) {
 	var t TaskScript
 	f, err := p.mapping(n, field, []string{"name", "interval", "tolerance", "timebox", "first_run",
-		"create_at", "pause_at", "resume_at", "delete_at", "runs"})
+		"create_at", "pause_at", "resume_at", "delete_at", "runs",
+		"cron", "at", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter"})
 	if err != nil {
 		return t, err
 	}
-	if err := p.required(n, field, f, "name", "interval"); err != nil {
+	if err := p.required(n, field, f, "name"); err != nil {
 		return t, err
 	}
 	t.Line = n.Line
@@ -316,11 +414,82 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	if t.Name == "" {
 		return t, p.errf(f["name"], field+".name", "empty name")
 	}
-	if t.Interval, err = p.duration(f["interval"], field+".interval"); err != nil {
-		return t, err
+	kinds := 0
+	for _, k := range []string{"interval", "cron", "at"} {
+		if f[k] != nil {
+			kinds++
+		}
 	}
-	if t.Interval <= 0 {
-		return t, p.errf(f["interval"], field+".interval", "must be positive")
+	switch {
+	case kinds == 0:
+		return t, p.errf(n, field+".interval", "required field missing (or give cron or at)")
+	case kinds > 1:
+		return t, p.errf(n, field, "give exactly one of interval, cron and at")
+	}
+	if v := f["interval"]; v != nil {
+		if t.Interval, err = p.duration(v, field+".interval"); err != nil {
+			return t, err
+		}
+		if t.Interval <= 0 {
+			return t, p.errf(v, field+".interval", "must be positive")
+		}
+	}
+	if v := f["cron"]; v != nil {
+		if t.Cron, err = p.strings(v, field+".cron"); err != nil {
+			return t, err
+		}
+	}
+	var at []time.Time
+	if v := f["at"]; v != nil {
+		nodes := []*yaml.Node{v}
+		if v.Kind == yaml.SequenceNode {
+			nodes = v.Content
+		}
+		for i, c := range nodes {
+			x, err := p.instant(c, fmt.Sprintf("%s.at[%d]", field, i))
+			if err != nil {
+				return t, err
+			}
+			at = append(at, x)
+		}
+		if len(at) == 0 {
+			return t, p.errf(v, field+".at", "want a time or a list of times")
+		}
+	}
+	for _, k := range []struct {
+		name string
+		dst  *string
+	}{{"timezone", &t.Timezone}, {"dst_gap", &t.DSTGap}, {"dst_overlap", &t.DSTOverlap}} {
+		if v := f[k.name]; v != nil {
+			if *k.dst, err = p.scalar(v, field+"."+k.name); err != nil {
+				return t, err
+			}
+		}
+	}
+	var startAt, endAt time.Time
+	if v := f["start_at"]; v != nil {
+		if startAt, err = p.instant(v, field+".start_at"); err != nil {
+			return t, err
+		}
+	}
+	if v := f["end_at"]; v != nil {
+		if endAt, err = p.instant(v, field+".end_at"); err != nil {
+			return t, err
+		}
+	}
+	if v := f["max_runs"]; v != nil {
+		s, err := p.scalar(v, field+".max_runs")
+		if err != nil {
+			return t, err
+		}
+		if t.MaxRuns, err = strconv.Atoi(s); err != nil || t.MaxRuns < 0 {
+			return t, p.errf(v, field+".max_runs", "want a whole number, 0 or more, got %q", s)
+		}
+	}
+	if v := f["jitter"]; v != nil {
+		if t.Jitter, err = p.duration(v, field+".jitter"); err != nil {
+			return t, err
+		}
 	}
 	tolSet := f["tolerance"] != nil
 	if tolSet {
@@ -336,15 +505,36 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 			return t, p.errf(v, field+".timebox", "must be positive (leave it out for the default)")
 		}
 	}
+	if v := f["create_at"]; v != nil {
+		if t.CreateAt, err = p.clock(v, field+".create_at"); err != nil {
+			return t, err
+		}
+	}
+	origin := sc.Origin()
+	for _, x := range at {
+		t.At = append(t.At, x.Sub(origin))
+	}
+	if !startAt.IsZero() {
+		t.StartAt, t.HasStartAt = startAt.Sub(origin), true
+	}
+	if !endAt.IsZero() {
+		t.EndAt, t.HasEndAt = endAt.Sub(origin), true
+	}
 	// The scheduler's own defaults and limits, so that a scenario it would
 	// refuse is refused here with a line.
-	spec := rules.Defaults(rules.Spec{Name: t.Name, Owner: Owner, Kind: Kind,
-		Schedule: events.Schedule{Interval: events.Duration(t.Interval)}, Tolerance: t.Tolerance, ToleranceSet: tolSet, Timebox: t.Timebox})
-	if err := rules.Validate(spec); err != nil {
+	spec, err := rules.Prepare(rules.Spec{Name: t.Name, Owner: Owner, Kind: Kind,
+		Schedule: events.Schedule{Interval: events.Duration(t.Interval), Cron: t.Cron, At: at, Timezone: t.Timezone,
+			DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap},
+		Window:    events.Window{StartAt: events.TimePtr(startAt), EndAt: events.TimePtr(endAt), MaxRuns: t.MaxRuns, Jitter: events.Duration(t.Jitter)},
+		Tolerance: t.Tolerance, ToleranceSet: tolSet, Timebox: t.Timebox}, origin.Add(t.CreateAt))
+	if err != nil {
 		var fe *rules.FieldError
 		node := n
-		if errors.As(err, &fe) && f[fe.Field] != nil {
-			node = f[fe.Field]
+		if errors.As(err, &fe) {
+			name, _, _ := strings.Cut(fe.Field, "[")
+			if f[name] != nil {
+				node = f[name]
+			}
 		}
 		if fe != nil {
 			return t, p.errf(node, field+"."+fe.Field, "%s", fe.Message)
@@ -352,15 +542,21 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 		return t, p.errf(node, field, "%v", err)
 	}
 	t.Tolerance, t.Timebox = spec.Tolerance, spec.Timebox
-	if v := f["create_at"]; v != nil {
-		if t.CreateAt, err = p.clock(v, field+".create_at"); err != nil {
-			return t, err
-		}
-	}
 	t.FirstRun = t.CreateAt + t.Interval
 	if v := f["first_run"]; v != nil {
+		if t.Interval == 0 {
+			return t, p.errf(v, field+".first_run", "applies to interval tasks; a cron or at task starts at its first slot (use start_at)")
+		}
 		if t.FirstRun, err = p.clock(v, field+".first_run"); err != nil {
 			return t, err
+		}
+		t.HasFirstRun = true
+	}
+	if t.Interval == 0 {
+		// The first slot bounds the first enqueue (earliestEnqueues).
+		first, _ := rules.Upcoming(rules.State{Status: rules.StatusActive, Spec: spec}, origin.Add(t.CreateAt), 1)
+		if len(first) == 1 {
+			t.FirstRun = first[0].Sub(origin)
 		}
 	}
 	if v := f["pause_at"]; v != nil {
@@ -423,6 +619,8 @@ func earliestEnqueues(tick time.Duration, downtime bool, t TaskScript, n int) []
 			at = ceilTick(at, tick)
 		}
 		out[i] = at
+		// A cron or at task's later slots are not worked out here: its
+		// first bounds them all (the run checks each start again).
 		next = at + t.Interval
 	}
 	return out

@@ -9,7 +9,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// Epoch is the virtual time a simulation starts at ("00:00").
+// Epoch is the virtual time a simulation starts at ("00:00") unless its
+// scenario gives a start.
 var Epoch = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
 
 // Entry is one line of a simulation's timeline: a recorded event of a task,
@@ -87,16 +88,17 @@ func timeline(ids []uuid.UUID, streams [][]events.Recorded, ticks []time.Time) (
 	return out, nil
 }
 
-// alive says the task of list was created and not deleted.
+// alive says the task of list was created, and is neither deleted nor
+// finished (R10: a finished task's ticks enqueue nothing, by rule).
 func alive(list []Entry) bool {
-	created := false
+	live := false
 	for _, e := range list {
 		switch e.Record.Type {
-		case "TaskCreated":
-			created = true
-		case "TaskDeleted":
-			return false
+		case "TaskCreated", "TaskUpdated":
+			live = e.Record.Type == "TaskCreated" || live
+		case "TaskDeleted", "TaskFinished":
+			live = false
 		}
 	}
-	return created
+	return live
 }

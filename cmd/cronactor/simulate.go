@@ -48,7 +48,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("simulate %s: %w", path, err)
 	}
-	return writeSimulation(env.stdout, res.Entries, *format)
+	return writeSimulation(env.stdout, res, *format)
 }
 
 func readScenario(path string) ([]byte, error) {
@@ -69,9 +69,14 @@ func readScenario(path string) ([]byte, error) {
 
 // writeSimulation renders a simulation's timeline with projections/history,
 // the renderer of `cronactor history`: the worked example's table, or JSON
-// lines.
-func writeSimulation(w io.Writer, entries []simulation.Entry, format string) error {
-	return history.WriteTimeline(w, timeline(entries), simulation.Epoch, format)
+// lines;
+// times as MM:SS, or RFC 3339 instants when the scenario gives its start.
+func writeSimulation(w io.Writer, res *simulation.Result, format string) error {
+	tf := history.Relative(res.Start)
+	if res.Absolute {
+		tf = history.Absolute()
+	}
+	return history.WriteTimelineAs(w, timeline(res.Entries), tf, format)
 }
 
 func timeline(entries []simulation.Entry) []history.TimelineEntry {

@@ -25,6 +25,12 @@ type TimelineEntry struct {
 // first line (a panic's stack trace differs between builds). It is what
 // `cronactor simulate` prints.
 func WriteTimeline(w io.Writer, entries []TimelineEntry, start time.Time, format string) error {
+	return WriteTimelineAs(w, entries, Relative(start), format)
+}
+
+// WriteTimelineAs is WriteTimeline with times rendered by tf: Absolute for
+// a simulation whose scenario gives its start instant.
+func WriteTimelineAs(w io.Writer, entries []TimelineEntry, tf TimeFormat, format string) error {
 	var tr Tracker
 	rows := make([]Row, 0, len(entries))
 	for _, e := range entries {
@@ -44,7 +50,6 @@ func WriteTimeline(w io.Writer, entries []TimelineEntry, start time.Time, format
 		row.Detail, _, _ = strings.Cut(row.Detail, "\n")
 		rows = append(rows, row)
 	}
-	tf := Relative(start)
 	if format == "json" {
 		return WriteLines(w, rows, tf, LineFields{})
 	}
