@@ -185,7 +185,7 @@ type TaskSpec struct {
 	// rules.MaxTime.
 	FirstRun time.Time
 
-	// Cron and At are the other schedule kinds (DESIGN §2b): exactly one
+	// Cron and At are the other schedule kinds (see docs/schedules.md): exactly one
 	// of Interval, Cron (one or more expressions whose slots are united)
 	// and At (instants; one instant is a one-time task) is set. A cron or
 	// at task is first due at its first slot strictly after its creation

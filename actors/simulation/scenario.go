@@ -52,7 +52,7 @@ type Downtime struct {
 type TaskScript struct {
 	Name string
 	// Interval, or Cron or At (offsets from the start): exactly one is
-	// set. Timezone, DSTGap and DSTOverlap qualify Cron (DESIGN §2b).
+	// set. Timezone, DSTGap and DSTOverlap qualify Cron (docs/schedules.md).
 	Interval                     time.Duration
 	Cron                         []string
 	At                           []time.Duration

@@ -15,7 +15,7 @@ import (
 	"github.com/cronactor/cronactor/projections/crontasks"
 )
 
-// startDaemonTick is startDaemon with the default tick of the design (1 s),
+// startDaemonTick is startDaemon with a chosen tick: the daemon's default 1 s,
 // on which R1's tick instant shows.
 func startDaemonTick(t *testing.T, bin, data, addr, tick string) *daemon {
 	t.Helper()

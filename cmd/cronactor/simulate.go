@@ -69,8 +69,8 @@ func readScenario(path string) ([]byte, error) {
 
 // writeSimulation renders a simulation's timeline with projections/history,
 // the renderer of `cronactor history`: the worked example's table, or JSON
-// lines;
-// times as MM:SS, or RFC 3339 instants when the scenario gives its start.
+// lines; times as MM:SS, or RFC 3339 instants when the scenario gives its
+// start.
 func writeSimulation(w io.Writer, res *simulation.Result, format string) error {
 	tf := history.Relative(res.Start)
 	if res.Absolute {

@@ -271,7 +271,7 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 			return s, &fieldErr{f.name, "is required"}
 		}
 	}
-	// Exactly one schedule kind (DESIGN §5).
+	// Exactly one schedule kind.
 	kinds := []string{}
 	if b.Interval != "" {
 		kinds = append(kinds, "interval")

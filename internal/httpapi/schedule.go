@@ -12,7 +12,7 @@ import (
 )
 
 // scheduleBody holds the schedule fields of a create or PATCH body besides
-// interval (DESIGN §5); every one is optional.
+// interval; every one is optional.
 type scheduleBody struct {
 	// Cron is one expression as a string, or a list of them (their slots
 	// are united).
@@ -115,7 +115,7 @@ func btoi(b bool) int {
 	return 0
 }
 
-// Upcoming limits for GET /v1/tasks/{id}/upcoming (DESIGN §5).
+// Upcoming limits for GET /v1/tasks/{id}/upcoming.
 const upcomingDefaultCount = 10
 
 // upcoming answers GET /v1/tasks/{id}/upcoming?count=N: the task's next N
