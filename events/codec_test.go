@@ -50,6 +50,7 @@ var samples = []events.Event{
 	events.RunEnqueued{RunID: runID, Run: 1, Due: at.Add(7 * time.Second), NextRun: endAt.Add(3 * time.Second), Missed: 1,
 		Slot: at, Spacing: events.Duration(24 * time.Hour), NextSlot: &endAt, NextSpacing: events.Duration(time.Hour)},
 	events.TaskFinished{Runs: 3, Reason: "max_runs 3 reached"},
+	events.TaskResumed{NextRun: endAt, NextSlot: &at, NextSpacing: events.Duration(time.Hour)},
 }
 
 // v1Samples is what the schema 1 golden stream (testdata/events-v1.jsonl,

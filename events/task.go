@@ -193,6 +193,11 @@ type TaskPaused struct{}
 // TaskResumed lets a paused task enqueue runs again from NextRun.
 type TaskResumed struct {
 	NextRun time.Time `json:"next_run"`
+	// NextSlot and NextSpacing, for a cron or at task whose slots passed
+	// while it was paused: the latest of them (run once, at resume) and
+	// its spacing, so the slots of the pause are not counted as missed.
+	NextSlot    *time.Time `json:"next_slot,omitempty"`
+	NextSpacing Duration   `json:"next_spacing,omitempty"`
 }
 
 // TaskDeleted ends a task (R6, R7). Reason says why in words, e.g. "owner

@@ -264,6 +264,9 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 				s.NextSlot = e.NextRun
 			}
 		}
+		if e.NextSlot != nil {
+			s.NextSlot, s.NextSpacing = *e.NextSlot, e.NextSpacing.D()
+		}
 	case events.TaskDeleted:
 		s.Status = StatusDeleted
 	case events.RunEnqueued:

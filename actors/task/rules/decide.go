@@ -333,10 +333,20 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 			return nil, nil
 		}
 		next := s.NextRun
-		if next.Before(now) {
-			next = now
+		if !next.Before(now) {
+			return []events.Event{events.TaskResumed{NextRun: next}}, nil
 		}
-		return []events.Event{events.TaskResumed{NextRun: next}}, nil
+		res := events.TaskResumed{NextRun: now}
+		if !s.Spec.Schedule.IsInterval() {
+			// The slots that passed while paused: the latest runs once, at
+			// the next tick, and none of them counts as missed.
+			if c, err := Compiled(s.Spec); err == nil {
+				if last := c.Prev(now.Add(time.Nanosecond)); !last.IsZero() && last.After(s.NextSlot) {
+					res.NextSlot, res.NextSpacing = events.TimePtr(last), events.Duration(c.Spacing(last))
+				}
+			}
+		}
+		return []events.Event{res}, nil
 	case Delete:
 		if s.Status == StatusDeleted {
 			return nil, nil

@@ -418,7 +418,11 @@ func render(t *testing.T, e events.Event) string {
 	case events.TaskPaused:
 		return "TaskPaused"
 	case events.TaskResumed:
-		return "TaskResumed next_run=" + fmtAt(e.NextRun)
+		s := "TaskResumed next_run=" + fmtAt(e.NextRun)
+		if e.NextSlot != nil {
+			s += " next_slot=" + fmtAt(*e.NextSlot) + " next_spacing=" + e.NextSpacing.String()
+		}
+		return s
 	case events.TaskDeleted:
 		return fmt.Sprintf("TaskDeleted reason=%q", e.Reason)
 	case events.RunEnqueued:
