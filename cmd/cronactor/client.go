@@ -21,8 +21,8 @@ import (
 )
 
 func init() {
-	commands["task"] = command{summary: "create, list, get, update, pause, resume, delete tasks", run: runTask,
-		subs: []string{"create", "list", "get", "update", "pause", "resume", "delete"}}
+	commands["task"] = command{summary: "create, list, get, update, upcoming, pause, resume, delete tasks", run: runTask,
+		subs: []string{"create", "list", "get", "update", "upcoming", "pause", "resume", "delete"}}
 	commands["owner"] = command{summary: "delete every task of an owner", run: runOwner, subs: []string{"delete"}}
 	commands["history"] = command{summary: "a task's audit trail: history TASK [--format table|json]", run: runHistory}
 }
@@ -128,6 +128,7 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		priority := fs.String("priority", "", "priority, a whole `number` (higher runs first)")
 		firstRun := fs.String("first-run", "", "first due `time`, RFC 3339 (create)")
 		nextRun := fs.String("next-run", "", "next due `time`, RFC 3339 (update)")
+		sched := addScheduleFlags(fs.FlagSet)
 		if err := fs.parse(args); err != nil {
 			return err
 		}
@@ -145,6 +146,9 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 			}
 		}
 		set("interval", *interval)
+		if err := sched.apply(body); err != nil {
+			return err
+		}
 		set("tolerance", *tolerance)
 		set("timebox", *timebox)
 		if *payload != "" {
@@ -178,6 +182,19 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 			method, path = http.MethodPatch, "/v1/tasks/"+url.PathEscape(fs.Arg(0))
 		}
 		return c.showTask(ctx, env, method, path, body, out)
+	case "upcoming":
+		count := fs.Int("count", 10, "how many slots, a `number` from 1 to 1000")
+		if err := fs.parse(args); err != nil {
+			return err
+		}
+		out, err := outputFormat(output, *asJSON)
+		if err != nil {
+			return err
+		}
+		if err := c.resolve(env); err != nil {
+			return err
+		}
+		return runTaskUpcoming(ctx, env, c, fs.FlagSet, count, out == "json")
 	case "get", "pause", "resume", "delete":
 		if err := fs.parse(args); err != nil {
 			return err
@@ -200,7 +217,7 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		return c.showTask(ctx, env, method, path, nil, out)
 	case "list":
 		owner := fs.String("owner", "", "only this `owner`'s tasks")
-		status := fs.String("status", "", "only tasks with this `status`: active, paused, deleted")
+		status := fs.String("status", "", "only tasks with this `status`: active, paused, finished, deleted")
 		all := fs.Bool("all", false, "include deleted tasks")
 		dueBefore := fs.String("due-before", "", "only tasks due at or before this RFC 3339 `time`")
 		limit := fs.Int("limit", 0, "page `size` (default 100, at most 1000)")
@@ -283,21 +300,21 @@ func (c *client) showTask(ctx context.Context, env *cliEnv, method, path string,
 func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 2, 3, ' ', 0)
 	if wide {
-		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tKIND\tSCHEDULE\tTOLERANCE\tTIMEBOX\tPRIORITY\tSTATUS\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED\tMISSED\tAGE")
+		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tKIND\tSCHEDULE\tZONE\tTOLERANCE\tTIMEBOX\tPRIORITY\tSTATUS\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED\tMISSED\tAGE")
 	} else {
-		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tSCHEDULE\tSTATUS\tNEXT RUN\tLAST RUN\tAGE")
+		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tSCHEDULE\tZONE\tSTATUS\tNEXT RUN\tLAST RUN\tAGE")
 	}
 	for _, t := range ts {
 		name, owner := escapeControl(t.Name), escapeControl(t.Owner)
-		sched := "every " + compactDuration(time.Duration(t.Interval))
+		sched, zone := scheduleText(t), zoneText(t)
 		age := shortDuration(now.Sub(t.CreatedAt))
 		if wide {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t.ID, name, owner, escapeControl(t.Kind),
-				sched, time.Duration(t.Tolerance), time.Duration(t.Timebox), t.Priority, t.Status, absTime(t.NextRun), absTime(t.LastRun),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t.ID, name, owner, escapeControl(t.Kind),
+				sched, zone, time.Duration(t.Tolerance), time.Duration(t.Timebox), t.Priority, t.Status, absTime(t.NextRun), absTime(t.LastRun),
 				t.RunCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount, t.MissedCount, age)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, owner, sched, t.Status,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, owner, sched, zone, t.Status,
 			relTime(t.NextRun, now), relTime(t.LastRun, now), age)
 	}
 	tw.Flush()

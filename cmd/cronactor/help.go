@@ -33,11 +33,17 @@ cronactor task list --owner channel/pop3/42`,
 	},
 	"task create": {
 		summary: "create a task (or get the existing one with the same owner and name)",
-		usage:   "cronactor task create --name NAME --owner OWNER --kind KIND --interval DUR [FLAGS]",
-		about: `Create a task. Creating a task whose owner and name exist returns the existing task when the
-spec is the same, and fails with 409 when it differs. Prints the task's row.`,
+		usage:   "cronactor task create --name NAME --owner OWNER --kind KIND (--interval DUR | --cron EXPR... | --at TIMES) [FLAGS]",
+		about: `Create a task. Its schedule is exactly one of --interval, --cron (repeat it for a list of
+expressions whose slots are united; read in --timezone, default UTC, with the --dst-gap and
+--dst-overlap policies) and --at (comma-separated RFC 3339 times; one time is a one-time task).
+--start-at, --end-at, --max-runs and --jitter bound any schedule (docs/schedules.md). Creating a
+task whose owner and name exist returns the existing task when the spec is the same, and fails
+with 409 when it differs. Prints the task's row.`,
 		example: `cronactor task create --name inbox --owner channel/pop3/42 --kind http --interval 1m \
-  --payload '{"url":"https://example.com/poll"}' --timebox 30s`,
+  --payload '{"url":"https://example.com/poll"}' --timebox 30s
+cronactor task create --name report --owner team/finance --kind noop \
+  --cron '0 9 * * MON-FRI' --cron '0 12 * * SAT' --timezone Europe/Berlin --max-runs 100`,
 	},
 	"task list": {
 		summary: "list tasks from the cron_tasks view (deleted ones with --all)",
@@ -56,10 +62,18 @@ cronactor task list --all -o json`,
 		example: "cronactor task get 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa -o wide",
 	},
 	"task update": {
-		summary: "change a task's payload, timing, priority or next run",
-		usage:   "cronactor task update TASK_ID [--payload JSON] [--interval DUR] [--tolerance DUR] [--timebox DUR] [--priority N] [--next-run TIME]",
-		about:   "Change some of a task's fields; fields not given stay as they are.",
+		summary: "change a task's payload, schedule, timing, priority or next run",
+		usage:   "cronactor task update TASK_ID [--payload JSON] [--interval DUR | --cron EXPR... | --at TIMES] [--timezone TZ] [--tolerance DUR] [--timebox DUR] [--priority N] [--next-run TIME]",
+		about: `Change some of a task's fields; fields not given stay as they are. A new schedule (or
+window) recomputes the next run from it; --start-at '' or --end-at '' clears one.`,
 		example: "cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --interval 5m --priority 2",
+	},
+	"task upcoming": {
+		summary: "show a task's next slots",
+		usage:   "cronactor task upcoming TASK_ID [--count N] [-o json]",
+		about: `Print the task's next N slots (default 10, at most 1000), one per line, RFC 3339 in the
+task's zone offset, capped by its max_runs and end_at.`,
+		example: "cronactor task upcoming 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --count 3",
 	},
 	"task pause": {
 		summary: "pause a task: it enqueues nothing until resumed",

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cronactor/cronactor/projections/crontasks"
+)
+
+// repeated is a flag that may be given several times (--cron A --cron B).
+type repeated []string
+
+func (r *repeated) String() string { return strings.Join(*r, ", ") }
+
+// Set adds one value.
+func (r *repeated) Set(v string) error {
+	*r = append(*r, v)
+	return nil
+}
+
+// scheduleFlags are the schedule fields of task create and update besides
+// --interval: the same names as the API's fields (docs/schedules.md).
+type scheduleFlags struct {
+	cron                             repeated
+	at, timezone, dstGap, dstOverlap string
+	startAt, endAt, maxRuns, jitter  string
+	fs                               *flag.FlagSet
+}
+
+func addScheduleFlags(fs *flag.FlagSet) *scheduleFlags {
+	f := &scheduleFlags{fs: fs}
+	fs.Var(&f.cron, "cron", "cron `expression`, 5 fields or 6 with seconds first; repeat it for a list whose slots are united")
+	fs.StringVar(&f.at, "at", "", "comma-separated RFC 3339 `times` to run at (one time: a one-time task)")
+	fs.StringVar(&f.timezone, "timezone", "", "IANA `zone` the cron expressions are read in (default UTC)")
+	fs.StringVar(&f.dstGap, "dst-gap", "", "a wall time that does not exist: `shift` (default) or skip")
+	fs.StringVar(&f.dstOverlap, "dst-overlap", "", "a wall time that happens twice: `first` (default), last or both")
+	fs.StringVar(&f.startAt, "start-at", "", "no slot before this RFC 3339 `time`")
+	fs.StringVar(&f.endAt, "end-at", "", "no slot after this RFC 3339 `time`")
+	fs.StringVar(&f.maxRuns, "max-runs", "", "at most this `number` of scheduled runs (0: no limit)")
+	fs.StringVar(&f.jitter, "jitter", "", "move every slot later by up to this `duration`, the same for a task and slot every time")
+	return f
+}
+
+// given reports whether the flag was on the command line (an update may
+// clear start_at or end_at with --start-at ”).
+func (f *scheduleFlags) given(name string) bool {
+	seen := false
+	f.fs.Visit(func(fl *flag.Flag) { seen = seen || fl.Name == name })
+	return seen
+}
+
+// apply puts the fields given into a create or PATCH body.
+func (f *scheduleFlags) apply(body map[string]any) error {
+	switch len(f.cron) {
+	case 0:
+	case 1:
+		body["cron"] = f.cron[0]
+	default:
+		body["cron"] = []string(f.cron)
+	}
+	if f.given("at") {
+		var at []string
+		for _, s := range strings.Split(f.at, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				at = append(at, s)
+			}
+		}
+		if len(at) == 0 {
+			return fmt.Errorf("%w: --at needs RFC 3339 times, e.g. --at 2026-12-01T09:00:00Z,2026-12-02T09:00:00Z", errUsage)
+		}
+		body["at"] = at
+	}
+	for _, s := range []struct{ flag, field, v string }{{"timezone", "timezone", f.timezone}, {"dst-gap", "dst_gap", f.dstGap},
+		{"dst-overlap", "dst_overlap", f.dstOverlap}, {"start-at", "start_at", f.startAt}, {"end-at", "end_at", f.endAt},
+		{"jitter", "jitter", f.jitter}} {
+		if f.given(s.flag) {
+			body[s.field] = s.v
+		}
+	}
+	if f.given("max-runs") {
+		n, err := strconv.Atoi(f.maxRuns)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%w: --max-runs must be a whole number, 0 or more", errUsage)
+		}
+		body["max_runs"] = n
+	}
+	return nil
+}
+
+// scheduleText is a task's schedule as written, for the task table:
+// "every 2s", "0 9 * * MON-FRI", "*/10 * * * * * | 0 9 * * SAT",
+// "at 2026-12-01T08:00:00Z (+1)".
+func scheduleText(t crontasks.Task) string {
+	switch {
+	case len(t.Cron) > 0:
+		return escapeControl(strings.Join(t.Cron, " | "))
+	case len(t.At) > 0:
+		s := "at " + t.At[0].UTC().Format("2006-01-02T15:04:05Z")
+		if len(t.At) > 1 {
+			s += fmt.Sprintf(" (+%d)", len(t.At)-1)
+		}
+		return s
+	}
+	return "every " + compactDuration(time.Duration(t.Interval))
+}
+
+// zoneText is the zone a task's slots are read and shown in ("-" for an
+// interval task).
+func zoneText(t crontasks.Task) string {
+	if t.Timezone == "" {
+		return "-"
+	}
+	return escapeControl(t.Timezone)
+}
+
+// runTaskUpcoming is `task upcoming ID [--count N]`: the task's next slots,
+// one per line, RFC 3339 in its zone's offset (--json: the API's answer).
+func runTaskUpcoming(ctx context.Context, env *cliEnv, c *client, fs *flag.FlagSet, count *int, asJSON bool) error {
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: task upcoming TASK_ID [--count N]", errUsage)
+	}
+	if *count < 1 || *count > 1000 {
+		return fmt.Errorf("%w: --count must be between 1 and 1000", errUsage)
+	}
+	var ans struct {
+		Slots []string `json:"slots"`
+	}
+	path := "/v1/tasks/" + url.PathEscape(fs.Arg(0)) + "/upcoming?count=" + strconv.Itoa(*count)
+	raw, err := c.do(ctx, http.MethodGet, path, nil, &ans)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		_, err := env.stdout.Write(raw)
+		return err
+	}
+	for _, s := range ans.Slots {
+		fmt.Fprintln(env.stdout, s)
+	}
+	return nil
+}
