@@ -218,3 +218,58 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A scenario with a start takes RFC 3339 times, and its tasks every
+// schedule field; the scheduler's defaults for a cron task come from its
+// spacing.
+func TestParseSchedules(t *testing.T) {
+	sc, err := Parse([]byte(`
+start: "2026-03-07T00:00:00Z"
+tick: 1h
+until: "2026-03-09T08:00:00Z"
+tasks:
+  - name: A
+    cron: ["0 2 * * *", "0 12 * * SAT"]
+    timezone: America/New_York
+    dst_gap: skip
+    dst_overlap: both
+    start_at: "01:00:00"
+    end_at: "2026-03-20T00:00:00+01:00"
+    max_runs: 4
+    jitter: 1m
+    create_at: "2026-03-07T00:30:00Z"
+  - name: B
+    at: ["2026-03-07T10:00:00Z", "05:00:00"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Start.Equal(time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC)) || sc.Until != 56*time.Hour || sc.Origin() != sc.Start {
+		t.Fatalf("start %v until %v", sc.Start, sc.Until)
+	}
+	a, b := sc.Tasks[0], sc.Tasks[1]
+	if len(a.Cron) != 2 || a.Timezone != "America/New_York" || a.DSTGap != "skip" || a.DSTOverlap != "both" ||
+		a.StartAt != time.Hour || !a.HasStartAt || a.EndAt != 311*time.Hour || a.MaxRuns != 4 || a.Jitter != time.Minute ||
+		a.CreateAt != 30*time.Minute || a.Tolerance != 5*time.Second || a.Timebox != 5*time.Hour || a.FirstRun != 7*time.Hour {
+		t.Fatalf("A = %+v", a)
+	}
+	if len(b.At) != 2 || b.At[0] != 10*time.Hour || b.At[1] != 5*time.Hour || b.Timebox != 2*time.Hour+30*time.Minute || b.FirstRun != 5*time.Hour {
+		t.Fatalf("B = %+v", b)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"tick: 1s\nuntil: \"2026-03-07T00:00:00Z\"\ntasks: [{name: A, interval: 1m}]", "needs the scenario's start"},
+		{"start: tomorrow\ntick: 1s\nuntil: \"01:00\"\ntasks: [{name: A, interval: 1m}]", "start"},
+		{"tick: 1s\nuntil: \"01:00\"\ntasks: [{name: A, interval: 1m, cron: \"* * * * *\"}]", "exactly one of interval, cron and at"},
+		{"tick: 1s\nuntil: \"01:00\"\ntasks: [{name: A}]", "tasks[0].interval"},
+		{"tick: 1s\nuntil: \"01:00\"\ntasks:\n  - name: A\n    cron: \"0 24 * * *\"", "line 5: tasks[0].cron: field 2 (hour): 24 is above 23"},
+		{"tick: 1s\nuntil: \"01:00\"\ntasks: [{name: A, cron: \"@daily\", first_run: \"00:30\"}]", "first_run"},
+		{"tick: 1s\nuntil: \"01:00\"\ntasks: [{name: A, cron: \"@daily\", timezone: Nowhere/City}]", "tasks[0].timezone"},
+		{"start: \"2026-01-01T00:00:00Z\"\ntick: 1s\nuntil: \"01:00\"\ntasks: [{name: A, at: \"2025-01-01T00:00:00Z\"}]", "tasks[0].at: every instant is in the past"},
+		{"tick: 1s\nuntil: \"01:00\"\ntasks: [{name: A, cron: \"@daily\", max_runs: -2}]", "max_runs"},
+	} {
+		_, err := Parse([]byte(c.text))
+		if !errors.Is(err, ErrScenario) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+}

@@ -98,6 +98,14 @@ func TestCronTaskRowUpcomingAndPatch(t *testing.T) {
 		t.Fatalf("create: %d %s", a.code, a.body)
 	}
 	r := decodeSchedRow(t, a.body)
+	// The same create again is the same task (R6); another schedule is not.
+	again := `{` + named + `,"cron":"30 2 * * *","timezone":"America/New_York","start_at":"2026-03-07T00:00:00Z","max_runs":3,"jitter":"1s"}`
+	if a := call(t, srv, "POST", "/v1/tasks", again); a.code != 200 {
+		t.Fatalf("create again: %d %s", a.code, a.body)
+	}
+	if a := call(t, srv, "POST", "/v1/tasks", `{`+named+`,"cron":"30 3 * * *","timezone":"America/New_York"}`); a.code != 409 {
+		t.Fatalf("create with another schedule: %d %s", a.code, a.body)
+	}
 	if !slices.Equal(r.Cron, []string{"30 2 * * *"}) || r.Timezone != "America/New_York" || r.DSTGap != "shift" || r.DSTOverlap != "first" ||
 		r.Interval != "" || r.MaxRuns != 3 || r.Jitter != "1s" || r.StartAt == nil || *r.StartAt != "2026-03-07T00:00:00Z" ||
 		r.Tolerance != "5s" || r.Timebox != "11h30m0s" || r.Status != "active" || r.NextRun == nil || !strings.HasPrefix(*r.NextRun, "2026-03-07T07:30:0") {
