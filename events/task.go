@@ -225,8 +225,9 @@ type RunEnqueued struct {
 	// missing one reads as Due).
 	Slot time.Time `json:"slot"`
 	// Spacing is, for cron and at, the time between Slot and the slot
-	// before it: R11's interval in R3's check (absent for the first slot
-	// and for interval tasks, which use their interval).
+	// before it (between the instants they fall due, when jitter moves
+	// them): R11's interval in R3's check (absent for the first slot and
+	// for interval tasks, which use their interval).
 	Spacing Duration `json:"spacing,omitempty"`
 	// NextSlot is the slot NextRun stands for when jitter moved it.
 	NextSlot *time.Time `json:"next_slot,omitempty"`

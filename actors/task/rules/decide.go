@@ -342,7 +342,11 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 			// the next tick, and none of them counts as missed.
 			if c, err := Compiled(s.Spec); err == nil {
 				if last := c.Prev(now.Add(time.Nanosecond)); !last.IsZero() && last.After(s.NextSlot) {
-					res.NextSlot, res.NextSpacing = events.TimePtr(last), events.Duration(c.Spacing(last))
+					var spacing time.Duration
+					if prev := c.Prev(last); !prev.IsZero() {
+						spacing = dueSpacing(s.ID, s.Spec.Window.Jitter.D(), prev, last)
+					}
+					res.NextSlot, res.NextSpacing = events.TimePtr(last), events.Duration(spacing)
 				}
 			}
 		}
@@ -643,7 +647,7 @@ func decideTick(s State, now time.Time) []events.Event {
 				finished += " before end_at " + end.UTC().Format(time.RFC3339)
 			}
 		default:
-			enq.NextSpacing = events.Duration(st.Next.Sub(st.Prev))
+			enq.NextSpacing = events.Duration(dueSpacing(s.ID, s.Spec.Window.Jitter.D(), st.Prev, st.Next))
 		}
 	}
 	if finished != "" {

@@ -105,6 +105,13 @@ func jittered(id uuid.UUID, slot time.Time, jitter time.Duration) (time.Time, *t
 	return slot.Add(j), events.TimePtr(slot)
 }
 
+// dueSpacing is R11's spacing of slot next after slot prev, measured
+// between the instants they fall due (each moved by its jitter, R17), so
+// that jitter never makes R3 drop a run: with no jitter, next - prev.
+func dueSpacing(id uuid.UUID, jitter time.Duration, prev, next time.Time) time.Duration {
+	return next.Add(schedule.Jitter(id, next, jitter)).Sub(prev.Add(schedule.Jitter(id, prev, jitter)))
+}
+
 // spacingSlots is how many upcoming slots R11's defaults look at.
 const spacingSlots = 1000
 
