@@ -194,6 +194,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"tick":"1s","until":"01:00:00","tasks":[{"name":"B","interval":"10s"}]}`))
 	f.Add([]byte("tick: 10s\nuntil: \"05:00\"\ndowntime: [{from: \"01:00\", to: \"02:00\"}]\ntasks:\n  - {name: A, interval: 1m, pause_at: \"01:00\", resume_at: [\"02:00\"], delete_at: \"04:00\", runs: [{fail: x}, {panic: y, checkpoint: z}]}\n"))
 	f.Add([]byte("tick: &a 30s\nuntil: *a\ntasks: [{name: A, interval: *a}]"))
+	f.Add([]byte("start: \"2026-03-07T00:00:00Z\"\ntick: 1h\nuntil: \"2026-03-09T08:00:00Z\"\ntasks:\n  - {name: A, cron: [\"0 2 * * *\", \"@hourly\"], timezone: America/New_York, dst_gap: skip, max_runs: 3, jitter: 1m}\n  - {name: B, at: [\"2026-03-07T10:00:00Z\", \"05:00:00\"], start_at: \"01:00\", end_at: \"2026-03-08T00:00:00+01:00\"}\n"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		sc, err := Parse(text)
 		if err != nil {
@@ -206,7 +207,15 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %+v", sc)
 		}
 		for _, task := range sc.Tasks {
-			if task.Interval < time.Second || task.Tolerance < 0 || 2*task.Tolerance >= task.Interval || task.Timebox <= 0 || task.Timebox > task.Interval || task.Name == "" {
+			kinds := 0
+			for _, set := range []bool{task.Interval > 0, len(task.Cron) > 0, len(task.At) > 0} {
+				if set {
+					kinds++
+				}
+			}
+			interval := task.Interval > 0
+			if kinds != 1 || (interval && (task.Interval < time.Second || 2*task.Tolerance >= task.Interval || task.Timebox > task.Interval)) ||
+				task.Tolerance < 0 || task.Timebox <= 0 || task.Name == "" || task.MaxRuns < 0 || task.Jitter < 0 {
 				t.Fatalf("accepted task %+v", task)
 			}
 			enq := earliestEnqueues(sc.Tick, len(sc.Downtimes) > 0, task, len(task.Runs))
