@@ -65,7 +65,10 @@ func (d Decision) Text(tf TimeFormat) string {
 		return s
 	case "RunEnqueued":
 		s := fmt.Sprintf("%s was enqueued%s: the task was due", run, rule)
-		if r.Missed > 0 {
+		switch {
+		case r.Missed > 0 && r.Interval == 0 && r.Schedule != "":
+			s += fmt.Sprintf(", %d slot(s) passed over and missed (R10)", r.Missed)
+		case r.Missed > 0:
 			s += fmt.Sprintf(", %d whole interval(s) missed, merged into this run", r.Missed)
 		}
 		return s + "; next due at " + next()

@@ -115,11 +115,15 @@ func (r Row) Text(tf TimeFormat) string {
 		}
 		return r.Task + " is deleted"
 	case "RunEnqueued":
+		unit := "interval"
+		if r.Interval == 0 && r.Schedule != "" {
+			unit = "slot" // a cron or at task counts the slots passed over (R10)
+		}
 		switch {
 		case r.Missed == 1:
-			return fmt.Sprintf("Cron enqueues %s (1 interval missed)", run)
+			return fmt.Sprintf("Cron enqueues %s (1 %s missed)", run, unit)
 		case r.Missed > 1:
-			return fmt.Sprintf("Cron enqueues %s (%d intervals missed)", run, r.Missed)
+			return fmt.Sprintf("Cron enqueues %s (%d %ss missed)", run, r.Missed, unit)
 		}
 		return "Cron enqueues " + run
 	case "RunStarted":
