@@ -18,6 +18,15 @@
 // run of an earlier incarnation never moves the current incarnation's
 // lastRun or checkpoint.
 //
+// Schedules. The state keeps the schedule as written (Spec.Schedule, and
+// Spec.Window for start_at, end_at, max_runs and jitter), the slot nextRun
+// stands for and its spacing (NextSlot, NextSpacing), each open run's slot
+// and spacing, and the scheduled runs of this incarnation (Scheduled, for
+// max_runs) — all read from the events, none recomputed. TaskFinished makes
+// the status finished (R10); a rescheduling TaskUpdated with a next run
+// makes it active again. Events written before schedules fold as they
+// always did: an interval task whose slots are its nextRuns.
+//
 // Concurrency: State is a value; Evolve never changes its input, so states
 // may be shared between goroutines freely.
 package taskstate
