@@ -307,11 +307,6 @@ func (a *Actor) ensureLoaded(ctx actor.Context, cctx context.Context) bool {
 	return true
 }
 
-// storeCtx bounds one store call.
-func (a *Actor) storeCtx(parent context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(parent, a.cfg.StoreTimeout)
-}
-
 // reload rebuilds the state from the stream.
 func (a *Actor) reload(cctx context.Context) error {
 	rctx, cancel := a.storeCtx(cctx)

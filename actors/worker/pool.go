@@ -261,6 +261,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		return err
 	}
 	h := w.cfg.Handlers[st.Spec.Kind]
+	taskID := st.ID // not st itself: the goroutine would keep the whole state on the heap
 	w.cfg.Stats.Busy.Add(1)
 	c.Begin() // the handler goroutine is work in flight
 	go func() {
@@ -279,7 +280,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 			cmd = rules.ForceEnd{RunID: r.ID, Reason: events.ForcedTimebox}
 		case herr != nil:
 			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp}
-			w.cfg.Archetype.Logger.Warn("run failed", "task_id", st.ID, "run_id", r.ID, "run", r.Number, "attempt", 1, "error", herr.Error())
+			w.cfg.Archetype.Logger.Warn("run failed", "task_id", taskID, "run_id", r.ID, "run", r.Number, "attempt", 1, "error", herr.Error())
 		default:
 			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
 		}

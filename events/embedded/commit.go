@@ -40,12 +40,20 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if err != nil {
 		return events.AppendResult{}, err
 	}
+	// While the queue has room, hand the append over without asking ctx for
+	// its Done channel: a context that arms its timer on the first Done
+	// (context.WithTimeout's is armed at once) then costs no timer.
 	select {
 	case s.appends <- req:
 		release()
-	case <-ctx.Done():
-		release()
-		return events.AppendResult{}, ctx.Err()
+	default:
+		select {
+		case s.appends <- req:
+			release()
+		case <-ctx.Done():
+			release()
+			return events.AppendResult{}, ctx.Err()
+		}
 	}
 	// Once queued, the append is decided by the committer; wait for the
 	// outcome even if ctx ends, so the caller never mistakes a durable append

@@ -60,6 +60,15 @@ type ProjectionsResult struct {
 	LagMaxEvents       uint64  `json:"lag_max_events"`
 	LagMaxms           float64 `json:"lag_max_ms"`
 	CatchUpEventsPerS  float64 `json:"catch_up_events_per_s"`
+
+	// The process's CPU time (user + system) per event, medians over the
+	// rounds: appending with no view, appending with the live view following
+	// until it has folded everything, and the rebuild from zero. Other load
+	// on the machine barely moves them, unlike the rates; 0 where the
+	// platform does not say.
+	BaselineCPUusPerEvent float64 `json:"baseline_cpu_us_per_event"`
+	CPUusPerEvent         float64 `json:"cpu_us_per_event"`
+	CatchUpCPUusPerEvent  float64 `json:"catch_up_cpu_us_per_event"`
 }
 
 // Projections appends task events (one writer per task: created,
@@ -83,7 +92,7 @@ func Projections(ctx context.Context, cfg ProjectionsConfig) (ProjectionsResult,
 	// Rounds alternate the baseline and the measured phase so that load
 	// from elsewhere on the machine hits both; the medians are reported.
 	var probe viewProbe
-	var baseRates, viewRates, ratios []float64
+	var baseRates, viewRates, ratios, baseCPU, viewCPU []float64
 	for i := range cfg.Rounds {
 		cfg.Progress.note("  round %d: appends, no view...", i+1)
 		baseline, err := benchTaskAppends(ctx, filepath.Join(base, fmt.Sprint("baseline", i)), cfg.Writers, cfg.Duration, nil, false)
@@ -96,6 +105,7 @@ func Projections(ctx context.Context, cfg ProjectionsConfig) (ProjectionsResult,
 			return r, err
 		}
 		baseRates, viewRates = append(baseRates, baseline.rate()), append(viewRates, withView.rate())
+		baseCPU, viewCPU = append(baseCPU, baseline.cpuPerEvent()), append(viewCPU, withView.cpuPerEvent())
 		ratios = append(ratios, withView.rate()/baseline.rate())
 		cfg.Progress.note("    %0.f events/s without, %0.f with (ratio %.2f)", baseline.rate(), withView.rate(), ratios[i])
 	}
@@ -104,6 +114,7 @@ func Projections(ctx context.Context, cfg ProjectionsConfig) (ProjectionsResult,
 	r.Rounds = cfg.Rounds
 	r.FoldedEventsPerS = probe.folded
 	r.CatchUpEventsPerS = probe.catchUp
+	r.BaselineCPUusPerEvent, r.CPUusPerEvent, r.CatchUpCPUusPerEvent = median(baseCPU), median(viewCPU), median(probe.catchUpCPU)
 	slices.Sort(probe.visible)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	r.Samples = len(probe.visible)
@@ -119,16 +130,18 @@ func Projections(ctx context.Context, cfg ProjectionsConfig) (ProjectionsResult,
 func (r ProjectionsResult) Text() string {
 	return fmt.Sprintf("writers=%d, median of %d rounds: appends %0.f events/s with the view following, %0.f without (ratio %.2f); view folded up to %0.f events/s\n", r.Writers, r.Rounds, r.EventsPerS, r.BaselineEventsPerS, r.Ratio, r.FoldedEventsPerS) +
 		fmt.Sprintf("ack → visible in the view: p50 %.2f ms  p99 %.2f ms  max %.2f ms (%d samples); Lag() max %d events, %.2f ms\n", r.VisibleP50ms, r.VisibleP99ms, r.VisibleMaxms, r.Samples, r.LagMaxEvents, r.LagMaxms) +
-		fmt.Sprintf("rebuild from zero: up to %0.f events/s", r.CatchUpEventsPerS)
+		fmt.Sprintf("rebuild from zero: up to %0.f events/s\n", r.CatchUpEventsPerS) +
+		fmt.Sprintf("CPU per event: %.1fµs appending without the view, %.1fµs with it, %.1fµs rebuilding", r.BaselineCPUusPerEvent, r.CPUusPerEvent, r.CatchUpCPUusPerEvent)
 }
 
 // viewProbe collects what the view phase measures.
 type viewProbe struct {
-	visible   []time.Duration
-	maxEvents uint64
-	maxTime   time.Duration
-	folded    float64
-	catchUp   float64
+	visible    []time.Duration
+	maxEvents  uint64
+	maxTime    time.Duration
+	folded     float64
+	catchUp    float64
+	catchUpCPU []float64 // µs per event, one per rebuild
 }
 
 func benchTask(id uuid.UUID, at time.Time) events.TaskCreated {
@@ -179,6 +192,7 @@ func benchTaskAppends(ctx context.Context, dir string, writers int, d time.Durat
 			probeView(vctx, store, view, probe)
 		}()
 	}
+	cpu0 := cpuTime()
 	m, err := drive(ctx, writers, d, func(w int, seq uint64) error {
 		now := time.Now().UTC()
 		id := ids[w]
@@ -217,6 +231,7 @@ func benchTaskAppends(ctx context.Context, dir string, writers int, d time.Durat
 	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	err = view.WaitFor(waitCtx, store.Head())
 	cancel()
+	m.cpu = cpuTime() - cpu0
 	elapsed := m.elapsed
 	stop()
 	wg.Wait()
@@ -229,12 +244,13 @@ func benchTaskAppends(ctx context.Context, dir string, writers int, d time.Durat
 	probe.folded = max(probe.folded, float64(view.Checkpoint().Commit)/elapsed.Seconds())
 
 	// Rebuild from zero into a fresh directory: the catch-up rate.
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpuTime()
 	cp, err := crontasks.Rebuild(ctx, crontasks.Config{Store: store, Dir: filepath.Join(dir, "rebuilt")}, nil)
 	if err != nil {
 		return m, err
 	}
 	probe.catchUp = max(probe.catchUp, float64(cp.Commit)/time.Since(t0).Seconds())
+	probe.catchUpCPU = append(probe.catchUpCPU, float64(cpuTime()-c0)/float64(time.Microsecond)/float64(cp.Commit))
 	return m, nil
 }
 

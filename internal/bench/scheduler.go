@@ -53,6 +53,13 @@ type SchedulerResult struct {
 	Ratio            float64 `json:"ratio"`
 	LagP50ms         float64 `json:"lag_p50_ms"`
 	LagP99ms         float64 `json:"lag_p99_ms"`
+
+	// CreateCPUusPerTask and CPUusPerRun are the process's CPU time (user +
+	// system) per task created and per run (due → every run completed):
+	// other load on the machine barely moves them, unlike the rates. 0 where
+	// the platform does not say.
+	CreateCPUusPerTask float64 `json:"create_cpu_us_per_task"`
+	CPUusPerRun        float64 `json:"cpu_us_per_run"`
 }
 
 // Scheduler creates cfg.Tasks noop tasks on the embedded store on
@@ -95,7 +102,7 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	cfg.Progress.note("bench scheduler: creating %d tasks...", cfg.Tasks)
-	createStart := time.Now()
+	createStart, createCPU := time.Now(), cpuTime()
 	// All due at one instant, far enough ahead that creation finishes first.
 	due := createStart.Add(time.Duration(cfg.Tasks/5000+5) * time.Second).UTC().Truncate(time.Second)
 	var next atomic.Int64
@@ -123,7 +130,7 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	if err, ok := createErr.Load().(error); ok {
 		return res, err
 	}
-	createS := time.Since(createStart).Seconds()
+	createS, createCPU := time.Since(createStart).Seconds(), cpuTime()-createCPU
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
@@ -132,6 +139,9 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	}
 	cfg.Progress.note("bench scheduler: created in %.1fs; waiting for %s, then every run...", createS, due.Format(time.RFC3339))
 
+	var dueCPU, lastCPU atomic.Int64
+	atDue := time.AfterFunc(time.Until(due), func() { dueCPU.Store(int64(cpuTime())) })
+	defer atDue.Stop()
 	head := store.Head()
 	var completed atomic.Int64
 	var lagMu sync.Mutex
@@ -148,6 +158,7 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 		case "RunCompleted":
 			if completed.Add(1) == int64(cfg.Tasks) {
 				last.Store(time.Now().UnixNano())
+				lastCPU.Store(int64(cpuTime()))
 				cancel()
 			}
 		}
@@ -164,7 +175,9 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 		HeapBytesPerTask: float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cfg.Tasks),
 		RunsS:            runsS, RunsPerS: float64(cfg.Tasks) / runsS, EventsPerS: 3 * float64(cfg.Tasks) / runsS,
 		RawEventsPerS: raw.rate(),
-		LagP50ms:      float64(percentile(lags, 50)) / 1e6, LagP99ms: float64(percentile(lags, 99)) / 1e6}
+		LagP50ms:      float64(percentile(lags, 50)) / 1e6, LagP99ms: float64(percentile(lags, 99)) / 1e6,
+		CreateCPUusPerTask: float64(createCPU) / float64(time.Microsecond) / float64(cfg.Tasks),
+		CPUusPerRun:        float64(lastCPU.Load()-dueCPU.Load()) / float64(time.Microsecond) / float64(cfg.Tasks)}
 	lagMu.Unlock()
 	res.Ratio = res.EventsPerS / res.RawEventsPerS
 	return res, nil
@@ -172,6 +185,6 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 
 // Text is the result as one line for people.
 func (res SchedulerResult) Text() string {
-	return fmt.Sprintf("tasks=%d workers=%d: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task",
-		res.Tasks, res.Workers, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask)
+	return fmt.Sprintf("tasks=%d workers=%d: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task | CPU %.1fµs/run, %.1fµs/task created",
+		res.Tasks, res.Workers, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask, res.CPUusPerRun, res.CreateCPUusPerTask)
 }

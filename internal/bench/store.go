@@ -57,6 +57,12 @@ type StoreResult struct {
 	RawP99us       float64 `json:"raw_p99_us"`
 	Ratio          float64 `json:"ratio"`
 	EventSizeBytes int     `json:"event_size_bytes"`
+
+	// CPUusPerEvent is the process's CPU time (user + system) per appended
+	// event: other load on the machine barely moves it, unlike the rates.
+	// 0 where the platform does not say.
+	CPUusPerEvent    float64 `json:"cpu_us_per_event"`
+	RawCPUusPerEvent float64 `json:"raw_cpu_us_per_event"`
 }
 
 // Text is the result as one line for people.
@@ -98,7 +104,7 @@ func Store(ctx context.Context, cfg StoreConfig, emit func(StoreResult) error) e
 			Store: "embedded", Writers: n, DurationS: st.elapsed.Seconds(), Events: st.events,
 			EventsPerS: st.rate(), P50us: st.pct(50), P99us: st.pct(99),
 			RawEventsPerS: raw.rate(), RawP50us: raw.pct(50), RawP99us: raw.pct(99),
-			EventSizeBytes: EventSize,
+			EventSizeBytes: EventSize, CPUusPerEvent: st.cpuPerEvent(), RawCPUusPerEvent: raw.cpuPerEvent(),
 		}
 		if r.RawEventsPerS > 0 {
 			r.Ratio = r.EventsPerS / r.RawEventsPerS
@@ -116,10 +122,19 @@ func Store(ctx context.Context, cfg StoreConfig, emit func(StoreResult) error) e
 type measurement struct {
 	events    int64
 	elapsed   time.Duration
+	cpu       time.Duration   // the process's CPU time over elapsed
 	latencies []time.Duration // sorted
 }
 
 func (m measurement) rate() float64 { return float64(m.events) / m.elapsed.Seconds() }
+
+// cpuPerEvent is the process's CPU time per event, in µs.
+func (m measurement) cpuPerEvent() float64 {
+	if m.events == 0 {
+		return 0
+	}
+	return float64(m.cpu) / float64(time.Microsecond) / float64(m.events)
+}
 func (m measurement) pct(p float64) float64 {
 	return float64(percentile(m.latencies, p)) / float64(time.Microsecond)
 }
@@ -136,7 +151,7 @@ func drive(ctx context.Context, writers int, d time.Duration, appendOne func(w i
 		firstErr error
 		total    atomic.Int64
 	)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func() {
@@ -162,12 +177,12 @@ func drive(ctx context.Context, writers int, d time.Duration, appendOne func(w i
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
 	if firstErr != nil {
 		return measurement{}, firstErr
 	}
 	slices.Sort(all)
-	return measurement{events: total.Load(), elapsed: elapsed, latencies: all}, nil
+	return measurement{events: total.Load(), elapsed: elapsed, cpu: cpu, latencies: all}, nil
 }
 
 func benchEmbedded(ctx context.Context, dir string, writers int, d time.Duration) (measurement, error) {

@@ -128,11 +128,14 @@ func tp(t time.Time) *time.Time {
 // deletion and everything the state holds belong to the current one.
 func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	at := m.At.UTC()
-	var t Task
+	// The row and the state it keeps share one allocation: a fold
+	// allocates per event.
+	rf := &rowFold{}
+	t := &rf.row
 	var prev taskstate.State
 	switch {
 	case cur != nil:
-		t = *cur
+		*t = *cur
 		if cur.fold == nil {
 			return nil, fmt.Errorf("crontasks: row of task %s has no fold state", cur.ID)
 		}
@@ -141,7 +144,8 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	default:
 		return nil, fmt.Errorf("%w: %s %s@%d", ErrOrphanEvent, ev.EventType(), m.Stream, m.Version)
 	}
-	st := taskstate.Evolve(prev, m, ev)
+	rf.fold = taskstate.Evolve(prev, m, ev)
+	st := &rf.fold
 	// end records an outcome: counted always, the last outcome only for a
 	// run of the current incarnation.
 	end := func(run int, id uuid.UUID, outcome, reason, detail string) {
@@ -183,15 +187,30 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 		events.Duration(st.Spec.Timebox), st.Spec.Priority
 	t.setSchedule(st.Spec.Schedule, st.Spec.Window)
 	t.Status = st.Status.String()
-	t.NextRun, t.LastRun = tp(st.NextRun), tp(st.LastRun)
+	t.NextRun, t.LastRun = tpKeep(t.NextRun, st.NextRun), tpKeep(t.LastRun, st.LastRun)
 	t.Checkpoint = st.Checkpoint
 	t.CreatedAt = st.CreatedAt.UTC()
 	t.PendingCount = t.RunCount - t.CompletedCount - t.DroppedCount - t.ForcedCount - t.FailedCount
 	t.UpdatedAt = at
 	t.Version = m.Version
 	t.Position = m.Position.String()
-	t.fold = &st
-	return &t, nil
+	t.fold = st
+	return t, nil
+}
+
+// rowFold is a row and the task state it derives from, allocated together.
+type rowFold struct {
+	row  Task
+	fold taskstate.State
+}
+
+// tpKeep is tp(t), reusing old (the previous row's, never changed in
+// place) when it already holds that time.
+func tpKeep(old *time.Time, t time.Time) *time.Time {
+	if old != nil && !t.IsZero() && *old == t.UTC() {
+		return old
+	}
+	return tp(t)
 }
 
 // setSchedule shows the schedule as written, with the zone and policies in

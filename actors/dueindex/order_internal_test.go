@@ -1,0 +1,30 @@
+package dueindex
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TestDueHeapOrdersTiesByIDText checks that tasks due at one instant are
+// ticked in the order of their IDs' text, as they always were.
+func TestDueHeapOrdersTiesByIDText(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var h dueHeap
+	for i := 0; i < 2000; i++ {
+		var id uuid.UUID
+		rng.Read(id[:])
+		h = append(h, dueItem{at: at, id: id})
+	}
+	for i := range h {
+		for j := range h[:50] {
+			want := h[i].id.String() < h[j].id.String()
+			if got := h.Less(i, j); got != want {
+				t.Fatalf("Less(%s, %s) = %v, want %v", h[i].id, h[j].id, got, want)
+			}
+		}
+	}
+}
