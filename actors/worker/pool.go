@@ -296,7 +296,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
 			w.cfg.Archetype.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
 		}
-		w.trace.ended(span, cmd, d, herr, err, c.Now())
+		w.trace.ended(span, cmd, d, herr, err, r.Deadline, c.Now())
 		counted.Send(c, root, w.queue, idle{pid: self})
 	}()
 }

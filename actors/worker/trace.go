@@ -85,8 +85,10 @@ func (rt runTracer) started(span trace.Span, at, deadline time.Time) {
 // recorded for the worker's report cmd, or, when it had already recorded
 // one itself (its deadline timer forced the end first), a forced end.
 // handlerErr is the handler's error; reportErr the failure to record the
-// outcome, if any.
-func (rt runTracer) ended(span trace.Span, cmd rules.Command, d Decision, handlerErr, reportErr error, at time.Time) {
+// outcome, if any. A run forced to end at its timebox ends its span at the
+// deadline, when that outcome was decided, however late the handler
+// returned.
+func (rt runTracer) ended(span trace.Span, cmd rules.Command, d Decision, handlerErr, reportErr error, deadline, at time.Time) {
 	outcome, reason := OutcomeCompleted, ""
 	switch c := cmd.(type) {
 	case rules.Fail:
@@ -106,6 +108,9 @@ func (rt runTracer) ended(span trace.Span, cmd rules.Command, d Decision, handle
 	} else if errors.Is(reportErr, rules.ErrUnknownRun) {
 		// Already ended by the task actor: at its deadline.
 		outcome, reason, reportErr = OutcomeForcedEnd, events.ForcedTimebox, nil
+	}
+	if outcome == OutcomeForcedEnd && reason == events.ForcedTimebox && deadline.Before(at) {
+		at = deadline
 	}
 	span.SetAttributes(AttrOutcome.String(outcome))
 	if reason != "" {
