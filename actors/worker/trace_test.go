@@ -238,7 +238,9 @@ func TestFailedForcedAndDroppedRunSpans(t *testing.T) {
 func TestDroppedRunSpan(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	s, clk, _ := traced(t, exp, func(r worker.QueuedRun) time.Duration { return 20 * time.Second },
-		func(c *clock.Virtual) map[string]worker.Handler { return map[string]worker.Handler{"noop": works(c, 0, nil)} })
+		func(c *clock.Virtual) map[string]worker.Handler {
+			return map[string]worker.Handler{"noop": works(c, 0, nil)}
+		})
 	ctx := context.Background()
 	a, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: "a", Owner: "o", Kind: "noop", Interval: time.Minute, FirstRun: t0.Add(30 * time.Second)})
 	if err != nil {
