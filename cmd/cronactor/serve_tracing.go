@@ -25,7 +25,7 @@ type daemonTracing struct {
 // tracing, creates the OTLP exporter. A variable asking for what this build
 // cannot do is a usage error, before anything started.
 func newTracing(ctx context.Context, env *cliEnv, logger *slog.Logger) (*daemonTracing, error) {
-	p, err := tracing.New(ctx, env.getenv, tracing.Options{ServiceVersion: serviceVersion()})
+	p, err := tracing.New(ctx, env.getenv, tracing.Options{ServiceVersion: serviceVersion(), Logger: logger})
 	if errors.Is(err, tracing.ErrConfig) {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}

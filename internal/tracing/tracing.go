@@ -23,8 +23,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
+	"github.com/go-logr/logr"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -134,6 +137,11 @@ type Options struct {
 	// exporter for s.Protocol, configured by the OTEL_EXPORTER_OTLP_*
 	// variables. Tests pass an in-memory one.
 	NewExporter func(ctx context.Context, s Settings) (sdktrace.SpanExporter, error)
+	// Logger, if set, receives OpenTelemetry's own errors (a failed export,
+	// a bad OTEL_TRACES_SAMPLER) at WARN and its warnings at DEBUG, instead
+	// of the standard library's log on stderr. This is process-wide: it sets
+	// OpenTelemetry's global error handler and logger.
+	Logger *slog.Logger
 }
 
 // Provider is the daemon's TracerProvider and what it takes to stop it.
@@ -151,6 +159,10 @@ func New(ctx context.Context, getenv func(string) string, opts Options) (*Provid
 	s, err := Read(getenv)
 	if err != nil {
 		return nil, err
+	}
+	if l := opts.Logger; l != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { l.Warn("opentelemetry error", "err", err) }))
+		otel.SetLogger(logr.FromSlogHandler(l.With("component", "opentelemetry").Handler()))
 	}
 	if !s.Enabled {
 		return &Provider{TracerProvider: noop.NewTracerProvider(), Settings: s}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -209,3 +210,42 @@ func TestOTLPHTTPExporterPostsToTheEndpoint(t *testing.T) {
 		t.Fatalf("collector got %v (%d bytes)", paths, bodies)
 	}
 }
+
+type failing struct{}
+
+func (failing) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error {
+	return errors.New("collector unreachable")
+}
+func (failing) Shutdown(context.Context) error { return nil }
+
+// OpenTelemetry's own errors (here: a failed export) reach the daemon's
+// logger, not a plain line on stderr.
+func TestExportErrorsGoToTheLogger(t *testing.T) {
+	clearOTEL(t)
+	var logs syncBuffer
+	p, err := tracing.New(context.Background(), envOf(map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}), tracing.Options{
+		Logger:      slog.New(slog.NewJSONHandler(&logs, nil)),
+		NewExporter: func(context.Context, tracing.Settings) (sdktrace.SpanExporter, error) { return failing{}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := p.Tracer("test").Start(context.Background(), "x")
+	span.End()
+	p.Shutdown(context.Background())
+	if got := logs.String(); !strings.Contains(got, `"level":"WARN","msg":"opentelemetry error","err":"collector unreachable"`) {
+		t.Fatalf("log: %q", got)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
