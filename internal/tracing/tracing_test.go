@@ -249,3 +249,29 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// Read never panics; what it enables is always a supported protocol, and
+// what it refuses is an ErrConfig.
+func FuzzRead(f *testing.F) {
+	f.Add("", "", "", "", "")
+	f.Add("otlp", "http://c:4318", "grpc", "", "false")
+	f.Add("otlp,none", "", "http/json", "http/protobuf", "TRUE")
+	f.Add(" OTLP , ", "x", "", "grpc", "")
+	f.Fuzz(func(t *testing.T, exporter, endpoint, proto, tracesProto, disabled string) {
+		env := map[string]string{"OTEL_TRACES_EXPORTER": exporter, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+			"OTEL_EXPORTER_OTLP_PROTOCOL": proto, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": tracesProto, "OTEL_SDK_DISABLED": disabled}
+		s, err := tracing.Read(envOf(env))
+		switch {
+		case err != nil:
+			if !errors.Is(err, tracing.ErrConfig) || s.Enabled {
+				t.Fatalf("%v: %+v %v", env, s, err)
+			}
+		case s.Enabled:
+			if s.Protocol != tracing.ProtocolHTTP && s.Protocol != tracing.ProtocolGRPC {
+				t.Fatalf("%v: protocol %q", env, s.Protocol)
+			}
+		case s.Protocol != "" || s.Why == "":
+			t.Fatalf("%v: off with %+v", env, s)
+		}
+	})
+}
