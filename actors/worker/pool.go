@@ -275,7 +275,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		defer c.End()
 		defer w.cfg.Stats.exit()
 		defer w.cfg.Stats.Busy.Add(-1)
-		hctx, cancel := clock.WithDeadline(trace.ContextWithSpan(w.cfg.Base, span), c, r.Deadline)
+		hctx, cancel := clock.WithDeadline(w.trace.inContext(w.cfg.Base, span), c, r.Deadline)
 		cp, herr := call(hctx, h, run)
 		cancel()
 		if w.cfg.Base.Err() != nil {

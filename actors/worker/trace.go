@@ -42,18 +42,26 @@ const (
 // outcome. Spans only observe: their times are read from the pool's clock
 // and nothing they do feeds back into a decision, so the virtual clock's
 // runs stay deterministic with tracing on or off.
+// Without a TracerProvider it does nothing at all: no attribute is built
+// and the handler's context is left as it is.
 type runTracer struct{ t trace.Tracer }
 
 func newRunTracer(tp trace.TracerProvider) runTracer {
 	if tp == nil {
-		tp = noop.NewTracerProvider()
+		return runTracer{}
 	}
 	return runTracer{t: tp.Tracer(TracerName)}
 }
 
+// off is the span of every run when tracing is off.
+var off trace.Span = noop.Span{}
+
 // start opens the span of run q of the task in st, back-dated to when the
 // run was queued.
 func (rt runTracer) start(q QueuedRun, st rules.State) trace.Span {
+	if rt.t == nil {
+		return off
+	}
 	name := "run " + st.Spec.Kind
 	_, span := rt.t.Start(context.Background(), name, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(q.EnqueuedAt),
 		trace.WithAttributes(
@@ -63,8 +71,19 @@ func (rt runTracer) start(q QueuedRun, st rules.State) trace.Span {
 	return span
 }
 
+// inContext is the handler's context: parent carrying the run's span.
+func (rt runTracer) inContext(parent context.Context, span trace.Span) context.Context {
+	if rt.t == nil {
+		return parent
+	}
+	return trace.ContextWithSpan(parent, span)
+}
+
 // dropped records a run refused at its start (R3, R7).
 func (rt runTracer) dropped(q QueuedRun, d Decision, at time.Time) {
+	if rt.t == nil {
+		return
+	}
 	span := rt.start(q, d.State)
 	attrs := []attribute.KeyValue{AttrOutcome.String(OutcomeDropped)}
 	if e, ok := d.Events[0].(events.RunDropped); ok {
@@ -77,6 +96,9 @@ func (rt runTracer) dropped(q QueuedRun, d Decision, at time.Time) {
 
 // started marks the permission to start (R3) on the run's span.
 func (rt runTracer) started(span trace.Span, at, deadline time.Time) {
+	if !span.IsRecording() {
+		return
+	}
 	span.AddEvent("started", trace.WithTimestamp(at),
 		trace.WithAttributes(attribute.String("deadline", deadline.UTC().Format(time.RFC3339Nano))))
 }
@@ -89,6 +111,10 @@ func (rt runTracer) started(span trace.Span, at, deadline time.Time) {
 // deadline, when that outcome was decided, however late the handler
 // returned.
 func (rt runTracer) ended(span trace.Span, cmd rules.Command, d Decision, handlerErr, reportErr error, deadline, at time.Time) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	outcome, reason := OutcomeCompleted, ""
 	switch c := cmd.(type) {
 	case rules.Fail:
