@@ -13,17 +13,26 @@ import (
 // TracerName is the instrumentation scope of the API's request spans.
 const TracerName = "github.com/cronactor/cronactor/internal/httpapi"
 
+// untraced are the routes of probes and scrapes, which would bury the
+// requests people make under a span every few seconds.
+var untraced = map[string]bool{"/healthz": true, "/metrics": true}
+
 // traced makes every request a server span named "METHOD route", the route
 // being the pattern mux matches ("GET /v1/tasks/{id}"), never the raw path,
 // so that span names stay few. A W3C traceparent sent by the client is
 // continued. It wraps next, which is mux behind the authentication, so
-// refused requests are spans too.
+// refused requests are spans too. Health checks and metric scrapes are not
+// traced.
 func traced(tp trace.TracerProvider, mux *http.ServeMux, next http.Handler) http.Handler {
 	tracer := tp.Tracer(TracerName)
 	prop := propagation.TraceContext{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := mux.Handler(r)
 		route := routeOf(pattern)
+		if untraced[route] {
+			next.ServeHTTP(w, r)
+			return
+		}
 		name := r.Method
 		if route != "" {
 			name += " " + route

@@ -59,7 +59,8 @@ func tracedServer(t *testing.T, exp *tracetest.InMemoryExporter) *httptest.Serve
 }
 
 // Each request is a server span named by its route pattern, not its path;
-// a client's traceparent is continued; refused requests are spans too.
+// a client's traceparent is continued; refused requests are spans too;
+// health checks are not.
 func TestAPIRequestsAreSpansNamedByRoute(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	srv := tracedServer(t, exp)
@@ -73,6 +74,7 @@ func TestAPIRequestsAreSpansNamedByRoute(t *testing.T) {
 	call(t, srv, "GET", "/v1/tasks/"+task.ID, "", "Authorization", "Bearer t", "traceparent", parent)
 	call(t, srv, "GET", "/v1/tasks/"+task.ID, "")                             // no token: 401
 	call(t, srv, "GET", "/v1/no/such/thing", "", "Authorization", "Bearer t") // 404
+	call(t, srv, "GET", "/healthz", "")                                       // a probe: no span
 
 	type want struct {
 		name, route, path string
