@@ -132,8 +132,12 @@ func (rt runTracer) ended(span trace.Span, cmd rules.Command, d Decision, handle
 			outcome, reason = OutcomeForcedEnd, e.Reason
 		}
 	} else if errors.Is(reportErr, rules.ErrUnknownRun) {
-		// Already ended by the task actor: at its deadline.
-		outcome, reason, reportErr = OutcomeForcedEnd, events.ForcedTimebox, nil
+		// The task actor had already forced the end: at the deadline if it
+		// has passed, else for a reason of its own this span cannot see.
+		outcome, reason, reportErr = OutcomeForcedEnd, "", nil
+		if !at.Before(deadline) {
+			reason = events.ForcedTimebox
+		}
 	}
 	if outcome == OutcomeForcedEnd && reason == events.ForcedTimebox && deadline.Before(at) {
 		at = deadline
@@ -146,6 +150,8 @@ func (rt runTracer) ended(span trace.Span, cmd rules.Command, d Decision, handle
 	case outcome == OutcomeFailed && handlerErr != nil:
 		span.RecordError(handlerErr, trace.WithTimestamp(at))
 		span.SetStatus(codes.Error, handlerErr.Error())
+	case outcome == OutcomeForcedEnd && reason == "":
+		span.SetStatus(codes.Error, "forced to end by the task")
 	case outcome == OutcomeForcedEnd:
 		span.SetStatus(codes.Error, "forced to end: "+reason)
 	}
