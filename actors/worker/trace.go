@@ -16,7 +16,7 @@ import (
 // TracerName is the instrumentation scope of the run spans.
 const TracerName = "github.com/cronactor/cronactor/actors/worker"
 
-// Attribute keys of a run's span (docs/configuration.md, "Tracing").
+// Attribute keys of a run's span (docs/operations.md, "Tracing").
 const (
 	AttrTaskID    = attribute.Key("cronactor.task.id")
 	AttrTaskName  = attribute.Key("cronactor.task.name")

@@ -15,7 +15,7 @@ import (
 const tracingFlushTimeout = 5 * time.Second
 
 // daemonTracing is the daemon's tracing, set up from the OTEL_* variables
-// (docs/configuration.md, "Tracing"); off unless they ask for it.
+// (docs/operations.md, "Tracing"); off unless they ask for it.
 type daemonTracing struct {
 	p      *tracing.Provider
 	logger *slog.Logger

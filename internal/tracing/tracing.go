@@ -14,7 +14,7 @@
 // decide whether tracing is on and over which protocol; the rest (endpoint,
 // headers, TLS, timeout, compression, sampler, batching, resource) are read
 // from the process environment by the SDK and the exporter, as every
-// OpenTelemetry SDK does. docs/configuration.md ("Tracing") lists them all.
+// OpenTelemetry SDK does. docs/operations.md ("Tracing") lists them all.
 //
 // Concurrency: a Provider is safe for concurrent use.
 package tracing
