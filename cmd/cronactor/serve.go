@@ -33,6 +33,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTracingEnv(env); err != nil {
+		return err
+	}
 	if printConfig {
 		return cfg.print(env.stdout)
 	}

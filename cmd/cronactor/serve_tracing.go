@@ -21,6 +21,15 @@ type daemonTracing struct {
 	logger *slog.Logger
 }
 
+// checkTracingEnv refuses OTEL_* variables that ask for what this build
+// cannot do, as a usage error (exit 2) before anything starts.
+func checkTracingEnv(env *cliEnv) error {
+	if _, err := tracing.Read(env.getenv); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
 // newTracing reads the OTEL_* variables through env and, when they ask for
 // tracing, creates the OTLP exporter. A variable asking for what this build
 // cannot do is a usage error, before anything started.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -37,9 +36,12 @@ func TestServeRefusesUnsupportedTracingConfig(t *testing.T) {
 		{"OTEL_TRACES_EXPORTER": "zipkin"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
 	} {
-		err := runServe(context.Background(), envOf(bad), []string{"--data", data, "--listen", "127.0.0.1:0"})
-		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "OTEL_") {
-			t.Errorf("%v: err %v, want a usage error naming the variable", bad, err)
+		var stderr bytes.Buffer
+		env := envOf(bad)
+		env.stderr = &stderr
+		code := runMain(context.Background(), env, []string{"serve", "--data", data, "--listen", "127.0.0.1:0"})
+		if code != 2 || !strings.Contains(stderr.String(), "cronactor: tracing: unsupported configuration: OTEL_") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and a line naming the variable", bad, code, stderr.String())
 		}
 		if _, err := os.Stat(data); !os.IsNotExist(err) {
 			t.Fatalf("%v: the data directory was created (%v)", bad, err)
