@@ -48,6 +48,7 @@ import (
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Errors of the scheduler; test with errors.Is.
@@ -116,6 +117,9 @@ type Config struct {
 	// append), so that a hung store cannot block an actor for ever. Wall
 	// clock. Default 10s.
 	StoreTimeout time.Duration
+	// TracerProvider, if set, gets one span per run a worker takes (see
+	// worker.PoolConfig). Nil: no tracing. Spans never change a decision.
+	TracerProvider trace.TracerProvider
 }
 
 // Validate reports the first field out of its limits.
@@ -463,7 +467,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
 		Archetype: s.arch, Workers: s.cfg.Workers, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
-		Ask: s.workerAsk, Base: s.base, Stats: s.stats,
+		Ask: s.workerAsk, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
 	})))
 	ids := make([]uuid.UUID, 0, len(states))
 	for id, st := range states {

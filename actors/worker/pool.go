@@ -18,6 +18,7 @@ import (
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ErrNoHandler: a run's kind has no registered handler.
@@ -70,6 +71,9 @@ type PoolConfig struct {
 	Base context.Context
 	// Stats is updated as runs are queued and executed.
 	Stats *Stats
+	// TracerProvider, if set, gets a span per run (trace.go); the handler's
+	// context carries it. Nil: no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // Stats are live counters of the pool, and the gate runs start through:
@@ -179,7 +183,7 @@ func (q *Queue) Receive(ctx actor.Context) {
 	case *actor.Started:
 		q.sys, q.self = ctx.ActorSystem(), ctx.Self()
 		for i := 0; i < q.cfg.Workers; i++ {
-			w := &Worker{cfg: q.cfg, queue: ctx.Self()}
+			w := &Worker{cfg: q.cfg, queue: ctx.Self(), trace: newRunTracer(q.cfg.TracerProvider)}
 			q.idle = append(q.idle, counted.Spawn(c, ctx, actor.PropsFromProducer(func() actor.Actor { return w })))
 		}
 	case Enqueued:
@@ -220,6 +224,7 @@ func (q *Queue) dispatch(ctx actor.Context) {
 type Worker struct {
 	cfg   PoolConfig
 	queue *actor.PID
+	trace runTracer
 }
 
 // Receive implements actor.Actor.
@@ -247,6 +252,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		return
 	}
 	if _, started := reply.Events[0].(events.RunStarted); !started {
+		w.trace.dropped(m.run, reply, c.Now())
 		w.cfg.Stats.exit()
 		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()}) // dropped, and recorded as such
 		return
@@ -262,16 +268,19 @@ func (w *Worker) Receive(ctx actor.Context) {
 	}
 	h := w.cfg.Handlers[st.Spec.Kind]
 	taskID := st.ID // not st itself: the goroutine would keep the whole state on the heap
+	span := w.trace.start(m.run, st)
+	w.trace.started(span, c.Now(), r.Deadline)
 	w.cfg.Stats.Busy.Add(1)
 	c.Begin() // the handler goroutine is work in flight
 	go func() {
 		defer c.End()
 		defer w.cfg.Stats.exit()
 		defer w.cfg.Stats.Busy.Add(-1)
-		hctx, cancel := clock.WithDeadline(w.cfg.Base, c, r.Deadline)
+		hctx, cancel := clock.WithDeadline(w.trace.inContext(w.cfg.Base, span), c, r.Deadline)
 		cp, herr := call(hctx, h, run)
 		cancel()
 		if w.cfg.Base.Err() != nil {
+			w.trace.abandoned(span, c.Now())
 			return // abandoned at shutdown: recovery will force it to end
 		}
 		var cmd rules.Command
@@ -284,9 +293,11 @@ func (w *Worker) Receive(ctx actor.Context) {
 		default:
 			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
 		}
-		if _, err := w.askFrom(root, m.run, cmd); err != nil && !errors.Is(err, rules.ErrUnknownRun) {
+		d, err := w.askFrom(root, m.run, cmd)
+		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
 			w.cfg.Archetype.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
 		}
+		w.trace.ended(span, cmd, d, herr, err, r.Deadline, c.Now())
 		counted.Send(c, root, w.queue, idle{pid: self})
 	}()
 }

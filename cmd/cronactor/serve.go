@@ -33,6 +33,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTracingEnv(env); err != nil {
+		return err
+	}
 	if printConfig {
 		return cfg.print(env.stdout)
 	}
@@ -80,6 +83,11 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	ph := &phases{logger: logger, start: time.Now(), last: time.Now()}
 	// One clock and logger for every component.
 	arch := archetype.Archetype{Clock: clock.Real{}, Logger: logger}
+	tracer, err := newTracing(ctx, env, logger)
+	if err != nil {
+		return err
+	}
+	defer tracer.stop()
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
@@ -96,7 +104,8 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	m := newMetrics()
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
-	sched, err := scheduler.New(scheduler.Config{Store: timed, Tick: cfg.tick, Workers: cfg.workers, Clock: arch.Clock, Logger: arch.Logger})
+	sched, err := scheduler.New(scheduler.Config{Store: timed, Tick: cfg.tick, Workers: cfg.workers, Clock: arch.Clock, Logger: arch.Logger,
+		TracerProvider: tracer.provider()})
 	if err != nil {
 		return err
 	}
@@ -160,7 +169,8 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	// Shutdown waits for handlers; closing this ends the event streams.
 	streamsDone := make(chan struct{})
 	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone}})
+		Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone},
+		TracerProvider: tracer.provider()})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	srv.RegisterOnShutdown(func() { close(streamsDone) })

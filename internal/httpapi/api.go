@@ -37,6 +37,7 @@ import (
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/cronactor/cronactor/projections/history"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config wires the API to the parts it serves.
@@ -62,6 +63,9 @@ type Config struct {
 	// announces a body and sends it slowly (or never) cannot hold a
 	// connection and a goroutine. Default 30s.
 	BodyTimeout time.Duration
+	// TracerProvider, if set, makes every request a span (trace.go). Nil: no
+	// tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
@@ -103,7 +107,11 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, "path", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
-	return a.auth(a.readBody(mux))
+	h := a.auth(a.readBody(mux))
+	if cfg.TracerProvider != nil {
+		return traced(cfg.TracerProvider, mux, h)
+	}
+	return h
 }
 
 type api struct{ cfg Config }

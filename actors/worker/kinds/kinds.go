@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/actors/worker"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // Errors of the shipped kinds.
@@ -56,7 +57,8 @@ type HTTPRequest struct {
 // excerptBytes bounds how much of an error response is recorded.
 const excerptBytes = 512
 
-// HTTP POSTs each run to the URL in the task's payload. A 2xx answer
+// HTTP POSTs each run to the URL in the task's payload, with the W3C
+// traceparent header of the run's span when tracing is on. A 2xx answer
 // completes the run; a JSON body {"checkpoint": …} saves that checkpoint.
 // Any other status fails the run with the status and an excerpt of the body.
 // No answer by the deadline: the request is cancelled and the run is forced
@@ -78,6 +80,8 @@ func HTTP(client *http.Client) worker.Handler {
 			return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
 		}
 		req.Header.Set("Content-Type", "application/json")
+		// The run's span (from the worker) continues at the endpoint.
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 		resp, err := client.Do(req)
 		if err != nil {
 			return nil, fmt.Errorf("kinds: POST %s: %w", p.URL, err)

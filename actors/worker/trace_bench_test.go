@@ -1,0 +1,43 @@
+package worker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/google/uuid"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkRunSpan is what a run's span costs a worker: nothing with
+// tracing off (no TracerProvider), and the SDK's cost with it on (spans
+// batched as in the daemon, to an exporter that drops them).
+//
+//	go test ./actors/worker -run '^$' -bench RunSpan -benchmem
+func BenchmarkRunSpan(b *testing.B) {
+	q := QueuedRun{TaskID: uuid.New(), RunID: uuid.New(), Run: 7, EnqueuedAt: time.Unix(0, 0)}
+	var st rules.State
+	st.Spec.Name, st.Spec.Owner, st.Spec.Kind = "poll", "channel/pop3/42", "http"
+	at := time.Unix(1, 0)
+	cmd := rules.Complete{RunID: q.RunID}
+	run := func(b *testing.B, rt runTracer) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			span := rt.start(q, st)
+			rt.started(span, at, at.Add(time.Minute))
+			rt.ended(span, cmd, Decision{}, nil, nil, at.Add(time.Minute), at)
+		}
+	}
+	b.Run("off", func(b *testing.B) { run(b, newRunTracer(nil)) })
+	b.Run("on", func(b *testing.B) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
+		defer tp.Shutdown(context.Background())
+		run(b, newRunTracer(tp))
+	})
+}
