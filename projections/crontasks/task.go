@@ -75,7 +75,7 @@ type Task struct {
 	FailedCount    int64 `json:"failed_count"`
 	PendingCount   int64 `json:"pending_count"`
 	// MissedCount sums the whole intervals skipped by enqueues after
-	// downtime (R8).
+	// downtime (R8) or a backlog (R18).
 	MissedCount int64 `json:"missed_count"`
 	// MaxWaiting is the most runs of the task that wait in the queue at
 	// once (R18): the task's own bound, or the default 3.
