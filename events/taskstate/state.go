@@ -348,7 +348,9 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 }
 
 // leaveBound notes a backlog (R18) when waiting run id leaves a task that
-// is due and at its bound: a tick since nextRun found no room for it.
+// is due and at its bound: the task fell due with no room, so a tick at or
+// after nextRun enqueued nothing for it (unless that tick comes only now,
+// in which case it enqueues on time and the mark goes unused).
 func (s State) leaveBound(meta events.Metadata, id uuid.UUID) State {
 	if s.Status != StatusActive || s.NextRun.IsZero() || s.NextRun.After(meta.At) || !s.AtBound() {
 		return s
