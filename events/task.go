@@ -139,6 +139,19 @@ const (
 	StatusFinished = "finished"
 )
 
+// Reasons a run is enqueued (RunEnqueued.Reason); empty for the plain R1
+// case.
+const (
+	// EnqueueBacklog: R18, the task was due while it already had max_waiting
+	// runs waiting; this run was enqueued once room freed up, and its Missed
+	// counts from the nextRun kept meanwhile.
+	EnqueueBacklog = "backlog"
+)
+
+// DefaultMaxWaiting is the bound on a task's waiting runs when its events
+// name none (R18): absent or 0 means this.
+const DefaultMaxWaiting = 3
+
 // Reasons a run is forced to end (RunForcedEnd.Reason).
 const (
 	// ForcedTimebox: R4, the run was still going at its deadline.
@@ -166,6 +179,9 @@ type TaskCreated struct {
 	// NextSlot is the slot NextRun stands for when jitter moved it (R17);
 	// absent when they are the same.
 	NextSlot *time.Time `json:"next_slot,omitempty"`
+	// MaxWaiting bounds the task's waiting runs (R18); absent (0) means
+	// DefaultMaxWaiting, as for every task created before the field.
+	MaxWaiting int `json:"max_waiting,omitempty"`
 }
 
 // TaskUpdated replaces the task's spec; every field is the value after the
@@ -185,6 +201,9 @@ type TaskUpdated struct {
 	// recomputed from it and the spacing starts afresh (a finished task
 	// with a slot left is active again).
 	Rescheduled bool `json:"rescheduled,omitempty"`
+	// MaxWaiting is the bound after the update (R18); absent (0) means
+	// DefaultMaxWaiting.
+	MaxWaiting int `json:"max_waiting,omitempty"`
 }
 
 // TaskPaused stops a task from enqueueing runs (R7).
@@ -233,6 +252,9 @@ type RunEnqueued struct {
 	NextSlot *time.Time `json:"next_slot,omitempty"`
 	// NextSpacing is the spacing of NextSlot (cron and at).
 	NextSpacing Duration `json:"next_spacing,omitempty"`
+	// Reason says why the run is enqueued late: EnqueueBacklog (R18).
+	// Absent for a run enqueued when the task fell due.
+	Reason string `json:"reason,omitempty"`
 }
 
 // TaskFinished: the task has no slot left (R10: its last slot passed,

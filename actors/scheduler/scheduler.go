@@ -210,6 +210,10 @@ type TaskSpec struct {
 	StartAt, EndAt time.Time
 	MaxRuns        int
 	Jitter         time.Duration
+	// MaxWaiting bounds the task's runs waiting in the queue at once
+	// (R18): 1..1000, zero means the default, 3. A task at its bound
+	// enqueues nothing on a tick and keeps its nextRun.
+	MaxWaiting int
 }
 
 // rulesSpec is the spec as the rules take it.
@@ -219,7 +223,8 @@ func (spec TaskSpec) rulesSpec() rules.Spec {
 	return rules.Spec{Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind, Payload: spec.Payload, Schedule: sc,
 		Window: events.Window{StartAt: events.TimePtr(spec.StartAt), EndAt: events.TimePtr(spec.EndAt),
 			MaxRuns: spec.MaxRuns, Jitter: events.Duration(spec.Jitter)},
-		Tolerance: spec.Tolerance, ToleranceSet: spec.ToleranceSet, Timebox: spec.Timebox, Priority: spec.Priority}
+		Tolerance: spec.Tolerance, ToleranceSet: spec.ToleranceSet, Timebox: spec.Timebox, Priority: spec.Priority,
+		MaxWaiting: spec.MaxWaiting}
 }
 
 func utc(ts []time.Time) []time.Time {
@@ -269,12 +274,15 @@ type TaskUpdate struct {
 	StartAt, EndAt               *time.Time
 	MaxRuns                      *int
 	Jitter                       *time.Duration
+	// MaxWaiting, when not nil, replaces the bound on waiting runs (R18);
+	// 0 restores the default.
+	MaxWaiting *int
 }
 
 // command is the update as the rules' command.
 func (u TaskUpdate) command() rules.Update {
 	var c rules.Update
-	c.Payload, c.Priority = u.Payload, u.Priority
+	c.Payload, c.Priority, c.MaxWaiting = u.Payload, u.Priority, u.MaxWaiting
 	if u.Interval != 0 {
 		c.Interval = &u.Interval
 	}
@@ -335,6 +343,9 @@ type Task struct {
 	// that has folded the log up to Position shows this task as returned
 	// (read-your-writes: crontasks.View.WaitFor).
 	Position events.Position
+	// MaxWaiting is the bound on waiting runs in force (R18): the task's
+	// own, or the default 3.
+	MaxWaiting int
 }
 
 func taskFrom(s rules.State, pos events.Position) Task {
@@ -342,7 +353,7 @@ func taskFrom(s rules.State, pos events.Position) Task {
 	return Task{ID: s.ID, Name: s.Spec.Name, Owner: s.Spec.Owner, Kind: s.Spec.Kind, Payload: s.Spec.Payload,
 		Interval: s.Interval(), Cron: sc.Cron, At: sc.At, Timezone: sc.Timezone, DSTGap: sc.DSTGap, DSTOverlap: sc.DSTOverlap,
 		StartAt: w.Start(), EndAt: w.End(), MaxRuns: w.MaxRuns, Jitter: w.Jitter.D(), Tolerance: s.Spec.Tolerance, Timebox: s.Spec.Timebox, Priority: s.Spec.Priority,
-		Status: s.Status.String(), NextRun: s.NextRun, LastRun: s.LastRun, Runs: s.Runs,
+		MaxWaiting: s.Spec.WaitingBound(), Status: s.Status.String(), NextRun: s.NextRun, LastRun: s.LastRun, Runs: s.Runs,
 		Waiting: len(s.Waiting()), Running: len(s.Running()), Checkpoint: s.Checkpoint,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos}
 }

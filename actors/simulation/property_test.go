@@ -60,6 +60,9 @@ func randomScenario(rng *rand.Rand) (*simulation.Scenario, time.Duration) {
 		if rng.Intn(5) == 0 {
 			t.HasDelete, t.DeleteAt = true, at+secs(1, 120)
 		}
+		if rng.Intn(3) == 0 {
+			t.MaxWaiting = 1 + rng.Intn(4) // else the default, 3 (R18)
+		}
 		sc.Tasks = append(sc.Tasks, t)
 	}
 	return sc, maxDelay
@@ -75,8 +78,9 @@ type runFacts struct {
 
 // checkInvariants checks the rules on a finished simulation: starts never
 // closer than interval - tolerance (R3), at most one outcome per run and
-// exactly one once it is due (R9), and replaying each stream gives the
-// state the live actor held.
+// exactly one once it is due (R9), never more runs of a task waiting than
+// its max_waiting, and only late runs enqueued for a backlog (R18), and
+// replaying each stream gives the state the live actor held.
 func checkInvariants(t *testing.T, sc *simulation.Scenario, res *simulation.Result, maxDelay time.Duration) map[uuid.UUID]map[int]*runFacts {
 	t.Helper()
 	until := simulation.Epoch.Add(sc.Until)
@@ -108,6 +112,13 @@ func checkInvariants(t *testing.T, sc *simulation.Scenario, res *simulation.Resu
 		}
 		switch e := e.(type) {
 		case events.RunEnqueued:
+			if st := states[id]; len(st.Waiting()) > st.Spec.WaitingBound() {
+				t.Errorf("%s has %d runs waiting after run %d was enqueued at %s; max_waiting is %d",
+					spec[id].Name, len(st.Waiting()), e.Run, r.At.Sub(simulation.Epoch), st.Spec.WaitingBound())
+			}
+			if e.Reason == events.EnqueueBacklog && !e.Due.Before(r.At) {
+				t.Errorf("%s run %d enqueued at %s for a backlog, but it was due only then", spec[id].Name, e.Run, r.At.Sub(simulation.Epoch))
+			}
 			f := run(e.Run)
 			if f.hasEnqueue {
 				t.Errorf("%s run %d enqueued twice", spec[id].Name, e.Run)
@@ -184,7 +195,7 @@ func TestPropertyRandomScenarios(t *testing.T) {
 	// The random scenarios must reach every outcome, or the checks above
 	// prove little.
 	for _, kind := range []string{"RunStarted", "RunCompleted", "RunFailed", "RunDropped/too_soon", "RunDropped/paused",
-		"RunForcedEnd/timebox_exceeded", "TaskPaused", "TaskResumed"} {
+		"RunForcedEnd/timebox_exceeded", "TaskPaused", "TaskResumed", "RunEnqueued/backlog"} {
 		if seen[kind] == 0 {
 			t.Errorf("no %s in %d random scenarios: %v", kind, n, seen)
 		}
@@ -204,6 +215,10 @@ func tally(seen map[string]int, res *simulation.Result) {
 			key += "/" + e.Reason
 		case events.RunForcedEnd:
 			key += "/" + e.Reason
+		case events.RunEnqueued:
+			if e.Reason != "" {
+				key += "/" + e.Reason
+			}
 		}
 		seen[key]++
 	}

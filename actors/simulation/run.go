@@ -284,7 +284,8 @@ func (s *sim) spec(t TaskScript) scheduler.TaskSpec {
 	o := s.sc.Origin()
 	spec := scheduler.TaskSpec{Name: t.Name, Owner: Owner, Kind: Kind, Interval: t.Interval,
 		Tolerance: t.Tolerance, ToleranceSet: true, Timebox: t.Timebox, Cron: t.Cron,
-		Timezone: t.Timezone, DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, MaxRuns: t.MaxRuns, Jitter: t.Jitter}
+		Timezone: t.Timezone, DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, MaxRuns: t.MaxRuns, Jitter: t.Jitter,
+		MaxWaiting: t.MaxWaiting}
 	if t.Interval > 0 {
 		spec.FirstRun = o.Add(t.FirstRun)
 	}

@@ -73,6 +73,9 @@ type TaskScript struct {
 	// says the scenario gave it.
 	FirstRun    time.Duration
 	HasFirstRun bool
+	// MaxWaiting bounds the task's waiting runs (R18); 0 means the
+	// scheduler's default, 3.
+	MaxWaiting int
 	// CreateAt is when the task is created; it defaults to the start.
 	CreateAt time.Duration
 	// PauseAt, ResumeAt and DeleteAt are when the task is paused, resumed
@@ -400,7 +403,7 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	var t TaskScript
 	f, err := p.mapping(n, field, []string{"name", "interval", "tolerance", "timebox", "first_run",
 		"create_at", "pause_at", "resume_at", "delete_at", "runs",
-		"cron", "at", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter"})
+		"cron", "at", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter", "max_waiting"})
 	if err != nil {
 		return t, err
 	}
@@ -520,13 +523,22 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	if !endAt.IsZero() {
 		t.EndAt, t.HasEndAt = endAt.Sub(origin), true
 	}
+	if v := f["max_waiting"]; v != nil {
+		s, err := p.scalar(v, field+".max_waiting")
+		if err != nil {
+			return t, err
+		}
+		if t.MaxWaiting, err = strconv.Atoi(s); err != nil || t.MaxWaiting < 1 {
+			return t, p.errf(v, field+".max_waiting", "want a whole number of runs, at least 1, got %q", s)
+		}
+	}
 	// The scheduler's own defaults and limits, so that a scenario it would
 	// refuse is refused here with a line.
 	spec, err := rules.Prepare(rules.Spec{Name: t.Name, Owner: Owner, Kind: Kind,
 		Schedule: events.Schedule{Interval: events.Duration(t.Interval), Cron: t.Cron, At: at, Timezone: t.Timezone,
 			DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap},
 		Window:    events.Window{StartAt: events.TimePtr(startAt), EndAt: events.TimePtr(endAt), MaxRuns: t.MaxRuns, Jitter: events.Duration(t.Jitter)},
-		Tolerance: t.Tolerance, ToleranceSet: tolSet, Timebox: t.Timebox}, origin.Add(t.CreateAt))
+		Tolerance: t.Tolerance, ToleranceSet: tolSet, Timebox: t.Timebox, MaxWaiting: t.MaxWaiting}, origin.Add(t.CreateAt))
 	if err != nil {
 		var fe *rules.FieldError
 		node := n

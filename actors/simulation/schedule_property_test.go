@@ -43,6 +43,9 @@ func randomScheduleScenario(t *testing.T, rng *rand.Rand) (*simulation.Scenario,
 		if rng.Intn(4) == 0 {
 			ts.EndAt, ts.HasEndAt = ts.CreateAt+secs(90, 300), true
 		}
+		if rng.Intn(3) == 0 {
+			ts.MaxWaiting = 1 + rng.Intn(2) // else the default, 3 (R18)
+		}
 		spec := rules.Spec{Name: ts.Name, Owner: simulation.Owner, Kind: simulation.Kind,
 			Schedule: events.Schedule{Cron: ts.Cron}, Window: events.Window{MaxRuns: ts.MaxRuns, Jitter: events.Duration(ts.Jitter)}}
 		for _, a := range ts.At {
@@ -78,14 +81,16 @@ func randomScheduleScenario(t *testing.T, rng *rand.Rand) (*simulation.Scenario,
 // Random cron and at scenarios keep R10 and R11: every enqueue is for a
 // slot of the schedule, the slots passed over are the ones counted missed,
 // nothing is enqueued after TaskFinished or past max_runs, two starts are
-// never closer than the later run's spacing minus the tolerance, and R9
-// and replay hold as for interval tasks.
+// never closer than the later run's spacing minus the tolerance, and R9,
+// R18 (checkInvariants: never more runs waiting than max_waiting) and
+// replay hold as for interval tasks — a run enqueued late for a backlog is
+// for the slot kept meanwhile, with the slots passed over counted missed.
 func TestPropertyRandomSchedules(t *testing.T) {
 	n := 30
 	if testing.Short() {
 		n = 8
 	}
-	finished, missed, dropped := 0, 0, 0
+	finished, missed, dropped, backlog := 0, 0, 0, 0
 	for seed := range n {
 		rng := rand.New(rand.NewSource(int64(1000 + seed)))
 		sc, maxDelay := randomScheduleScenario(t, rng)
@@ -146,6 +151,9 @@ func TestPropertyRandomSchedules(t *testing.T) {
 							t.Errorf("%s run %d at %s: %d slots passed over after %s, %d counted missed", task.Name, e.Run, r.At, count, e.Slot, e.Missed)
 						}
 						missed += e.Missed
+						if e.Reason == events.EnqueueBacklog {
+							backlog++
+						}
 						prevSlot = e.Slot
 						// R11, worked out here from the schedule: the time
 						// from the slot before, between the jittered
@@ -174,7 +182,8 @@ func TestPropertyRandomSchedules(t *testing.T) {
 			}
 		})
 	}
-	if finished == 0 || missed == 0 || dropped == 0 {
-		t.Errorf("the random scenarios finished %d tasks, missed %d slots and dropped %d runs: some rule went untested", finished, missed, dropped)
+	if finished == 0 || missed == 0 || dropped == 0 || backlog == 0 {
+		t.Errorf("the random scenarios finished %d tasks, missed %d slots, dropped %d runs and enqueued %d for a backlog: some rule went untested",
+			finished, missed, dropped, backlog)
 	}
 }

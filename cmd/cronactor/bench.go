@@ -26,11 +26,15 @@ var benchCommands = map[string]command{
 		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate",
 		run:     runBenchScheduler,
 	},
+	"backlog": {
+		summary: "too few workers for N tasks: queue depth, log growth, restart and drain times (R18)",
+		run:     runBenchBacklog,
+	},
 }
 
 func init() {
 	commands["bench"] = command{
-		summary: "measure throughput and latency next to a baseline: bench store|projections|scheduler",
+		summary: "measure throughput and latency next to a baseline: bench store|projections|scheduler|backlog",
 		subs:    benchNames(),
 		run: func(ctx context.Context, env *cliEnv, args []string) error {
 			return benchCommands[args[0]].run(ctx, env, args[1:]) // dispatch checked the name
@@ -145,6 +149,39 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer env.progress.done()
 	r, err := bench.Scheduler(ctx, bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Dir: *dir, Progress: benchProgress(env)})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env, r)
+	}
+	_, err = fmt.Fprintln(env.stdout, r.Text())
+	return err
+}
+
+func runBenchBacklog(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "bench backlog")
+	tasks := fs.Int("tasks", 2000, "tasks, all first due at once")
+	workers := fs.Int("workers", 4, "scheduler workers: too few on purpose")
+	tick := fs.Duration("tick", time.Second, "the clock's tick")
+	interval := fs.Duration("interval", time.Second, "every task's interval")
+	work := fs.Duration("work", 20*time.Millisecond, "how long each run's handler works")
+	duration := fs.Duration("duration", time.Minute, "how long the overload lasts")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	cfg := bench.BacklogConfig{Tasks: *tasks, Workers: *workers, Tick: *tick, Interval: *interval, Work: *work,
+		Duration: *duration, Dir: *dir, Progress: benchProgress(env)}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer env.progress.done()
+	r, err := bench.Backlog(ctx, cfg)
 	if err != nil {
 		return err
 	}

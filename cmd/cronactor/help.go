@@ -175,6 +175,12 @@ stdout (one JSON object per line with --json); progress notes to stderr on a ter
 		about:   "Create N noop tasks all due at one instant and time every run enqueued, started and completed.",
 		example: "cronactor bench scheduler --tasks 100000 --json",
 	},
+	"bench backlog": {
+		summary: "too few workers for N tasks: queue depth, log growth, restart and drain times (R18)",
+		usage:   "cronactor bench backlog [--tasks N] [--workers N] [--tick DUR] [--interval DUR] [--work DUR] [--duration DUR] [--dir DIR] [--json]",
+		about:   "Overload a scheduler on the real clock (N tasks due every interval, too few workers), then reopen its data and time the restart and the drain of what waits.",
+		example: "cronactor bench backlog --tasks 2000 --workers 4 --duration 60s --json",
+	},
 
 	"schedule": {
 		usage:   "cronactor schedule preview --cron EXPR [--timezone TZ] [FLAGS]",

@@ -76,6 +76,9 @@ type Spec struct {
 	Tolerance time.Duration
 	Timebox   time.Duration
 	Priority  int
+	// MaxWaiting bounds the runs waiting at once (R18); 0 means
+	// events.DefaultMaxWaiting (see WaitingBound).
+	MaxWaiting int
 	// ToleranceSet makes a zero Tolerance mean zero rather than "default"
 	// in a command. It is not recorded: events carry the tolerance itself.
 	ToleranceSet bool
@@ -113,6 +116,13 @@ type State struct {
 	// Version is the stream version of the last event applied; meaningful
 	// only when Status != StatusNone.
 	Version uint64
+	// Backlog says the task fell due while it held its bound of waiting
+	// runs (R18): a tick at that time enqueued nothing and kept nextRun, so
+	// the next run it enqueues late carries the reason backlog. Set when a
+	// waiting run leaves a task at its bound after nextRun has passed;
+	// cleared by the next RunEnqueued and by pausing, resuming, deleting or
+	// creating the task.
+	Backlog bool
 	// CreatedAt is the time of this incarnation's TaskCreated, UpdatedAt
 	// that of the latest event.
 	CreatedAt time.Time
@@ -140,6 +150,26 @@ func nextSlot(next time.Time, slot *time.Time) time.Time {
 		return *slot
 	}
 	return next
+}
+
+// WaitingBound is the most runs the task may have waiting (R18).
+func (s Spec) WaitingBound() int {
+	if s.MaxWaiting > 0 {
+		return s.MaxWaiting
+	}
+	return events.DefaultMaxWaiting
+}
+
+// AtBound reports whether the task has as many runs waiting as its bound
+// allows (R18): a tick then enqueues nothing.
+func (s State) AtBound() bool {
+	n := 0
+	for _, r := range s.Open {
+		if !r.Started {
+			n++
+		}
+	}
+	return n >= s.Spec.WaitingBound()
 }
 
 // Run finds an open run by ID.
@@ -228,8 +258,10 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		s.Incarnation++
 		s.ID = e.TaskID
 		s.Spec = Spec{Name: e.Name, Owner: e.Owner, Kind: e.Kind, Payload: e.Payload, Schedule: e.Schedule,
-			Window: e.Window, Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority}
+			Window: e.Window, Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority,
+			MaxWaiting: e.MaxWaiting}
 		s.Status = StatusActive
+		s.Backlog = false
 		s.NextRun = e.NextRun
 		s.NextSlot, s.NextSpacing, s.Scheduled = nextSlot(e.NextRun, e.NextSlot), 0, 0
 		s.LastRun = time.Time{}
@@ -242,6 +274,7 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		s.Spec.Tolerance = e.Tolerance.D()
 		s.Spec.Timebox = e.Timebox.D()
 		s.Spec.Priority = e.Priority
+		s.Spec.MaxWaiting = e.MaxWaiting
 		if !e.NextRun.IsZero() { // an update without one keeps nextRun
 			s.NextRun = e.NextRun
 			s.NextSlot = nextSlot(e.NextRun, e.NextSlot)
@@ -254,8 +287,10 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		}
 	case events.TaskPaused:
 		s.Status = StatusPaused
+		s.Backlog = false
 	case events.TaskResumed:
 		s.Status = StatusActive
+		s.Backlog = false
 		if !e.NextRun.IsZero() && !e.NextRun.Equal(s.NextRun) {
 			// An interval task's slot is where its nextRun lands; a cron or
 			// at task's run, made late, is still for the slot it missed.
@@ -269,7 +304,9 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		}
 	case events.TaskDeleted:
 		s.Status = StatusDeleted
+		s.Backlog = false
 	case events.RunEnqueued:
+		s.Backlog = false
 		s.Runs = e.Run
 		s.Scheduled++
 		s.NextRun = e.NextRun
@@ -286,6 +323,7 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		}
 		s.NextRun, s.NextSlot, s.NextSpacing = time.Time{}, time.Time{}, 0
 	case events.RunStarted:
+		s = s.leaveBound(meta, e.RunID)
 		if r, ok := s.Run(e.RunID); !ok || s.Current(r) {
 			s.LastRun = meta.At
 		}
@@ -303,7 +341,22 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 	case events.RunForcedEnd:
 		s = s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunDropped:
+		s = s.leaveBound(meta, e.RunID)
 		s = s.closeRun(e.RunID, nil)
+	}
+	return s
+}
+
+// leaveBound notes a backlog (R18) when waiting run id leaves a task that
+// is due and at its bound: the task fell due with no room, so a tick at or
+// after nextRun enqueued nothing for it (unless that tick comes only now,
+// in which case it enqueues on time and the mark goes unused).
+func (s State) leaveBound(meta events.Metadata, id uuid.UUID) State {
+	if s.Status != StatusActive || s.NextRun.IsZero() || s.NextRun.After(meta.At) || !s.AtBound() {
+		return s
+	}
+	if r, ok := s.Run(id); ok && !r.Started {
+		s.Backlog = true
 	}
 	return s
 }

@@ -270,6 +270,21 @@ type createBody struct {
 	Priority  int             `json:"priority"`
 	FirstRun  string          `json:"first_run"`
 	scheduleBody
+	// MaxWaiting bounds the task's waiting runs (R18); absent: the default.
+	MaxWaiting *int `json:"max_waiting"`
+}
+
+// maxWaiting checks a max_waiting the API is given: the bound itself, never
+// 0 (leave it out for the default); the task's rules check the upper limit.
+func maxWaiting(n *int) (int, error) {
+	if n == nil {
+		return 0, nil
+	}
+	if *n < 1 {
+		return 0, &fieldErr{"max_waiting", fmt.Sprintf("must be at least 1 (leave it out for the default, %d), got %d",
+			events.DefaultMaxWaiting, *n)}
+	}
+	return *n, nil
 }
 
 func (b createBody) spec() (scheduler.TaskSpec, error) {
@@ -338,6 +353,9 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 	if sc.jitter != nil {
 		s.Jitter = *sc.jitter
 	}
+	if s.MaxWaiting, err = maxWaiting(b.MaxWaiting); err != nil {
+		return s, err
+	}
 	return s, nil
 }
 
@@ -403,6 +421,9 @@ func sameSpec(t scheduler.Task, s scheduler.TaskSpec) bool {
 		return false
 	}
 	if s.Timebox != 0 && t.Timebox != s.Timebox {
+		return false
+	}
+	if s.MaxWaiting != 0 && t.MaxWaiting != s.MaxWaiting {
 		return false
 	}
 	return jsonEqual(t.Payload, s.Payload)
@@ -651,6 +672,8 @@ type updateBody struct {
 	Priority  *int            `json:"priority"`
 	NextRun   *string         `json:"next_run"`
 	scheduleBody
+	// MaxWaiting replaces the bound on waiting runs (R18).
+	MaxWaiting *int `json:"max_waiting"`
 }
 
 func (a *api) update(w http.ResponseWriter, r *http.Request) {
@@ -717,6 +740,14 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 	}
 	u.Cron, u.At, u.Timezone, u.DSTGap, u.DSTOverlap = sc.cron, sc.at, sc.timezone, sc.dstGap, sc.dstOverlap
 	u.StartAt, u.EndAt, u.MaxRuns, u.Jitter = sc.startAt, sc.endAt, sc.maxRuns, sc.jitter
+	if b.MaxWaiting != nil {
+		n, err := maxWaiting(b.MaxWaiting)
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		u.MaxWaiting = &n
+	}
 	t, err := a.cfg.Scheduler.UpdateTask(r.Context(), id, u, opts...)
 	a.answer(w, r, t, err)
 }

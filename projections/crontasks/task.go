@@ -75,8 +75,11 @@ type Task struct {
 	FailedCount    int64 `json:"failed_count"`
 	PendingCount   int64 `json:"pending_count"`
 	// MissedCount sums the whole intervals skipped by enqueues after
-	// downtime (R8).
+	// downtime (R8) or a backlog (R18).
 	MissedCount int64 `json:"missed_count"`
+	// MaxWaiting is the most runs of the task that wait in the queue at
+	// once (R18): the task's own bound, or the default 3.
+	MaxWaiting int `json:"max_waiting"`
 	// Checkpoint is the one the next run is handed (R5): what the latest
 	// run of this incarnation that ended left.
 	Checkpoint json.RawMessage `json:"checkpoint"`
@@ -187,6 +190,7 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 		events.Duration(st.Spec.Timebox), st.Spec.Priority
 	t.setSchedule(st.Spec.Schedule, st.Spec.Window)
 	t.Status = st.Status.String()
+	t.MaxWaiting = st.Spec.WaitingBound()
 	t.NextRun, t.LastRun = tpKeep(t.NextRun, st.NextRun), tpKeep(t.LastRun, st.LastRun)
 	t.Checkpoint = st.Checkpoint
 	t.CreatedAt = st.CreatedAt.UTC()
@@ -292,6 +296,10 @@ func (t *Task) UnmarshalJSON(b []byte) error {
 	}
 	if string(t.Checkpoint) == "null" {
 		t.Checkpoint = nil
+	}
+	if t.MaxWaiting == 0 {
+		// A row stored before R18 names no bound: the task has the default.
+		t.MaxWaiting = events.DefaultMaxWaiting
 	}
 	return nil
 }

@@ -65,6 +65,9 @@ func (d Decision) Text(tf TimeFormat) string {
 		return s
 	case "RunEnqueued":
 		s := fmt.Sprintf("%s was enqueued%s: the task was due", run, rule)
+		if r.Backlog {
+			s += " and had been held back while its bound of waiting runs was reached (backlog)"
+		}
 		switch {
 		case r.Missed > 0 && r.Interval == 0 && r.Schedule != "":
 			s += fmt.Sprintf(", %d slot(s) passed over and missed (R10)", r.Missed)
@@ -89,6 +92,9 @@ func (d Decision) Text(tf TimeFormat) string {
 	case "RunForcedEnd":
 		return fmt.Sprintf("%s was forced to end%s: %s", run, rule, r.forcedWords(tf))
 	case EventTick:
+		if r.held() {
+			return fmt.Sprintf("a tick enqueued nothing (R18): not enqueued: %s already waiting", plural(r.Waiting, "run"))
+		}
 		return "a tick enqueued nothing"
 	}
 	return fmt.Sprintf("%s: %s", run, r.Event)
@@ -124,10 +130,14 @@ func (r Row) forcedWords(tf TimeFormat) string {
 func ruleOf(r Row) string {
 	switch r.Event {
 	case "RunEnqueued":
+		rule := "R1"
 		if r.Missed > 0 {
-			return "R1, R8"
+			rule += ", R8"
 		}
-		return "R1"
+		if r.Backlog {
+			rule += ", R18"
+		}
+		return rule
 	case "RunStarted":
 		return "R3"
 	case "RunDropped":
@@ -175,6 +185,8 @@ type Explanation struct {
 	// started and not yet ended.
 	Queued  []RunState
 	Running []RunState
+	// MaxWaiting is the task's bound on waiting runs at At (R18).
+	MaxWaiting int
 	// Decisions are those within Window of At, plus the last one before
 	// and the first one after it, in order. Before counts those at or
 	// before At.
@@ -213,7 +225,7 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 		if r.Status != ex.Status {
 			ex.Status, ex.Since = r.Status, r.At
 		}
-		ex.NextRun, ex.LastRun = r.NextRun, r.LastRun
+		ex.NextRun, ex.LastRun, ex.MaxWaiting = r.NextRun, r.LastRun, r.MaxWaiting
 		switch r.Event {
 		case "RunEnqueued":
 			queued[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At}
@@ -269,6 +281,9 @@ func (e Explanation) Verdict(tf TimeFormat) string {
 		fmt.Fprintf(&b, "At %s %s was paused (since %s), so it enqueued nothing and its waiting runs were dropped (R7).", t, e.Task, tf.Format(e.Since))
 	case e.NextRun != nil && e.NextRun.After(e.At):
 		fmt.Fprintf(&b, "At %s %s was not due: nextRun was %s, and a tick enqueues a run only once nextRun <= now (R1).", t, e.Task, tf.Format(*e.NextRun))
+	case e.NextRun != nil && e.MaxWaiting > 0 && len(e.Queued) >= e.MaxWaiting:
+		fmt.Fprintf(&b, "At %s %s was due since %s but not enqueued: %s already waiting (R18). nextRun stays; the first tick after one of them leaves the queue enqueues one run, with the intervals missed meanwhile (R8) and the reason backlog.",
+			t, e.Task, tf.Format(*e.NextRun), plural(len(e.Queued), "run"))
 	case e.NextRun != nil:
 		fmt.Fprintf(&b, "At %s %s was due since %s: the next tick enqueues one run for it (R1)", t, e.Task, tf.Format(*e.NextRun))
 		if e.At.Sub(*e.NextRun) > e.Window {

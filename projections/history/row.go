@@ -79,6 +79,13 @@ type Row struct {
 	Deadline *time.Time
 	// Missed counts the whole intervals an enqueue skipped (R8).
 	Missed int
+	// Backlog marks an enqueue that carries the reason backlog (R18): the
+	// task fell due while it already had MaxWaiting runs waiting.
+	Backlog bool
+	// Waiting counts the task's runs waiting after the event, MaxWaiting is
+	// its bound (R18).
+	Waiting    int
+	MaxWaiting int
 
 	// Position and Version place the event in the global log and its
 	// stream; zero for tick rows.
@@ -155,6 +162,7 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Detail = e.Reason
 	case events.RunEnqueued:
 		row.Run, row.RunID, row.Missed = e.Run, e.RunID, e.Missed
+		row.Backlog = e.Reason == events.EnqueueBacklog
 	case events.RunStarted:
 		row.Run, row.RunID = e.Run, e.RunID
 		row.Deadline = tp(e.Deadline.UTC())
@@ -214,6 +222,14 @@ func fill(row *Row, st *taskstate.State) {
 	row.Interval, row.Tolerance, row.Timebox = st.Interval(), st.Spec.Tolerance, st.Spec.Timebox
 	row.Schedule = ScheduleText(st.Spec.Schedule)
 	row.NextRun, row.LastRun = tz(st.NextRun), tz(st.LastRun)
+	row.Waiting, row.MaxWaiting = len(st.Waiting()), st.Spec.WaitingBound()
+}
+
+// held reports a tick row of a task the tick found due at its bound of
+// waiting runs: R18 kept the tick from enqueueing.
+func (r Row) held() bool {
+	return r.Event == EventTick && r.Status == StatusActive && r.NextRun != nil && !r.NextRun.After(r.At) &&
+		r.MaxWaiting > 0 && r.Waiting >= r.MaxWaiting
 }
 
 // ScheduleText is a schedule in words: "every 1m0s", `cron "30 2 * * *" in

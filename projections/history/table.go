@@ -89,6 +89,9 @@ func (r Row) Text(tf TimeFormat) string {
 	run := r.Task + strconv.Itoa(r.Run)
 	switch r.Event {
 	case EventTick:
+		if r.held() {
+			return fmt.Sprintf("Cron executes (%s of %s waiting: none enqueued)", plural(r.Waiting, "run"), r.Task)
+		}
 		return "Cron executes"
 	case "TaskCreated":
 		if r.Incarnation > 1 {
@@ -120,6 +123,12 @@ func (r Row) Text(tf TimeFormat) string {
 			unit = "slot" // a cron or at task counts the slots passed over (R10)
 		}
 		switch {
+		case r.Backlog && r.Missed == 1:
+			return fmt.Sprintf("Cron enqueues %s (backlog, 1 interval missed)", run)
+		case r.Backlog && r.Missed > 1:
+			return fmt.Sprintf("Cron enqueues %s (backlog, %d intervals missed)", run, r.Missed)
+		case r.Backlog:
+			return fmt.Sprintf("Cron enqueues %s (backlog)", run)
 		case r.Missed == 1:
 			return fmt.Sprintf("Cron enqueues %s (1 %s missed)", run, unit)
 		case r.Missed > 1:
@@ -144,6 +153,14 @@ func (r Row) Text(tf TimeFormat) string {
 		return fmt.Sprintf("%s is forced to end (%s)", run, r.forcedWhy(tf))
 	}
 	return fmt.Sprintf("%s %s", run, r.Event)
+}
+
+// plural is "1 run", "3 runs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func (r Row) dropWhy(tf TimeFormat) string {

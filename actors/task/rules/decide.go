@@ -62,6 +62,10 @@ const (
 	MinInterval      = time.Second
 	DefaultTolerance = 5 * time.Second
 	MaxPayloadBytes  = 64 << 10
+	// MaxWaitingLimit is the largest bound on a task's waiting runs (R18);
+	// a spec's MaxWaiting is 0 (the default, events.DefaultMaxWaiting) or
+	// 1..MaxWaitingLimit.
+	MaxWaitingLimit = 1000
 )
 
 // Command is something asked of a task.
@@ -105,6 +109,9 @@ type Update struct {
 	StartAt, EndAt               *time.Time
 	MaxRuns                      *int
 	Jitter                       *time.Duration
+	// MaxWaiting, when not nil, replaces the bound on waiting runs (R18);
+	// 0 restores the default.
+	MaxWaiting *int
 	// PayloadKind, when set, is the kind the new Payload was checked for
 	// (by the kind's handler, outside the rules): a task of another kind —
 	// deleted and created again since — refuses the update.
@@ -300,6 +307,14 @@ func validateSpec(s Spec) error {
 	case len(s.Payload) > 0 && !json.Valid(s.Payload):
 		return &FieldError{"payload", "must be valid JSON"}
 	}
+	return validateMaxWaiting(s.MaxWaiting)
+}
+
+// validateMaxWaiting checks R18's bound: 0 (the default) or 1..MaxWaitingLimit.
+func validateMaxWaiting(n int) error {
+	if n < 0 || n > MaxWaitingLimit {
+		return &FieldError{"max_waiting", fmt.Sprintf("must be between 1 and %d (0: the default, %d), got %d", MaxWaitingLimit, events.DefaultMaxWaiting, n)}
+	}
 	return nil
 }
 
@@ -481,6 +496,9 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	if c.Priority != nil {
 		spec.Priority = *c.Priority
 	}
+	if c.MaxWaiting != nil {
+		spec.MaxWaiting = *c.MaxWaiting
+	}
 	if m := spec.Window.MaxRuns; rescheduled && m > 0 && s.Scheduled >= m {
 		return nil, &FieldError{"max_runs", fmt.Sprintf("the task has made %d scheduled runs already, got %d", s.Scheduled, m)}
 	}
@@ -513,12 +531,13 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	}
 	if spec.Schedule.Equal(s.Spec.Schedule) && spec.Window.Equal(s.Spec.Window) && spec.Tolerance == s.Spec.Tolerance &&
 		spec.Timebox == s.Spec.Timebox && spec.Priority == s.Spec.Priority && bytes.Equal(spec.Payload, s.Spec.Payload) &&
-		next.Equal(s.NextRun) {
+		next.Equal(s.NextRun) && spec.MaxWaiting == s.Spec.MaxWaiting {
 		return nil, nil
 	}
 	u := events.TaskUpdated{Payload: spec.Payload, Schedule: spec.Schedule, Window: spec.Window,
 		Tolerance: events.Duration(spec.Tolerance), Timebox: events.Duration(spec.Timebox),
-		Priority: spec.Priority, NextRun: next, Rescheduled: rescheduled}
+		Priority: spec.Priority, NextRun: next, Rescheduled: rescheduled,
+		MaxWaiting: spec.MaxWaiting}
 	if !nextSlot.Equal(next) {
 		u.NextSlot = events.TimePtr(nextSlot)
 	}
@@ -589,7 +608,8 @@ func decideCreate(s State, c Create, now time.Time) ([]events.Event, error) {
 	}
 	created := events.TaskCreated{TaskID: c.TaskID, Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
 		Payload: spec.Payload, Schedule: spec.Schedule, Window: spec.Window, Tolerance: events.Duration(spec.Tolerance),
-		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: next}
+		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: next,
+		MaxWaiting: spec.MaxWaiting}
 	if !slot.Equal(next) {
 		created.NextSlot = events.TimePtr(slot)
 	}
@@ -603,9 +623,11 @@ func decideCreate(s State, c Create, now time.Time) ([]events.Event, error) {
 // over) are counted. Missed intervals are counted only from when the task
 // existed: a first_run before its creation reports none from before it.
 // When no slot is left (end_at, max_runs, the last of an at list), the run
-// is enqueued with TaskFinished in the same decision.
+// is enqueued with TaskFinished in the same decision. R18 comes first, for
+// every kind: a task at its bound of waiting runs enqueues nothing and
+// keeps its nextRun (see backlogReason).
 func decideTick(s State, now time.Time) []events.Event {
-	if s.Status != StatusActive || s.NextRun.After(now) {
+	if s.Status != StatusActive || s.NextRun.After(now) || s.AtBound() {
 		return nil
 	}
 	n := s.Runs + 1
@@ -613,7 +635,8 @@ func decideTick(s State, now time.Time) []events.Event {
 	if slot.IsZero() {
 		slot = s.NextRun
 	}
-	enq := events.RunEnqueued{RunID: events.RunID(s.ID, n), Run: n, Due: s.NextRun, Slot: slot, Priority: s.Spec.Priority}
+	enq := events.RunEnqueued{RunID: events.RunID(s.ID, n), Run: n, Due: s.NextRun, Slot: slot, Priority: s.Spec.Priority,
+		Reason: backlogReason(s, now)}
 	var next time.Time
 	finished := ""
 	if s.Spec.Schedule.IsInterval() {
@@ -656,6 +679,17 @@ func decideTick(s State, now time.Time) []events.Event {
 	next = next.UTC()
 	enq.NextRun, enq.NextSlot = jittered(s.ID, next, s.Spec.Window.Jitter.D())
 	return []events.Event{enq}
+}
+
+// backlogReason is R18's mark: the run a tick enqueues after the task fell
+// due at its bound (it is late: its due time, the nextRun kept meanwhile,
+// is before the tick) carries the reason backlog. Its missed count is R8's
+// (R10's slots passed over), counted from that kept nextRun.
+func backlogReason(s State, now time.Time) string {
+	if s.Backlog && s.NextRun.Before(now) {
+		return events.EnqueueBacklog
+	}
+	return ""
 }
 
 // decideStart is R3 and R7.

@@ -1,6 +1,8 @@
 // Package rules is the pure decision logic of a task: the scheduling rules
-// R1–R9, and for cron and at schedules R10 (slots, finishing), R11
-// (spacing and defaults) and R17 (jitter), as two functions.
+// R1–R9, for cron and at schedules R10 (slots, finishing), R11 (spacing
+// and defaults) and R17 (jitter), and for every kind R18 (the backlog
+// bound: a tick enqueues nothing for a task at its max_waiting waiting
+// runs), as two functions.
 //
 //	Decide(state, command, now) → events, or a rejection
 //	Evolve(state, metadata, event) → state

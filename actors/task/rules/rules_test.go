@@ -196,6 +196,9 @@ func spec(t *testing.T, d *datadriven.TestData) rules.Spec {
 	if v, ok := durArg(t, d, "jitter"); ok {
 		s.Window.Jitter = events.Duration(v)
 	}
+	if v, ok := intArg(t, d, "max_waiting"); ok {
+		s.MaxWaiting = v
+	}
 	s.Payload = rawArg(d, "payload")
 	if n, ok := intArg(t, d, "payload_bytes"); ok {
 		s.Payload = json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
@@ -235,6 +238,9 @@ func (h *harness) command(t *testing.T, d *datadriven.TestData) rules.Command {
 		}
 		if v, ok := intArg(t, d, "priority"); ok {
 			c.Priority = &v
+		}
+		if v, ok := intArg(t, d, "max_waiting"); ok {
+			c.MaxWaiting = &v
 		}
 		if v, ok := arg(d, "next_run"); ok {
 			x := clock(t, v)
@@ -403,6 +409,9 @@ func render(t *testing.T, e events.Event) string {
 		if len(e.Payload) > 0 {
 			s += " payload=" + string(e.Payload)
 		}
+		if e.MaxWaiting != 0 {
+			s += fmt.Sprintf(" max_waiting=%d", e.MaxWaiting)
+		}
 		return s
 	case events.TaskUpdated:
 		s := fmt.Sprintf("TaskUpdated %s tolerance=%s timebox=%s priority=%d next_run=%s",
@@ -413,6 +422,9 @@ func render(t *testing.T, e events.Event) string {
 		}
 		if len(e.Payload) > 0 {
 			s += " payload=" + string(e.Payload)
+		}
+		if e.MaxWaiting != 0 {
+			s += fmt.Sprintf(" max_waiting=%d", e.MaxWaiting)
 		}
 		return s
 	case events.TaskPaused:
@@ -437,6 +449,9 @@ func render(t *testing.T, e events.Event) string {
 		s += slotText(e.NextRun, e.NextSlot)
 		if e.NextSpacing != 0 {
 			s += " next_spacing=" + e.NextSpacing.String()
+		}
+		if e.Reason != "" {
+			s += " reason=" + e.Reason
 		}
 		return s
 	case events.TaskFinished:
@@ -540,9 +555,18 @@ func describe(s rules.State) string {
 	if !s.Spec.Schedule.IsInterval() || !s.Spec.Window.Equal(events.Window{}) {
 		extra = fmt.Sprintf(" next_slot=%s next_spacing=%s scheduled=%d", fmtAt(s.NextSlot), s.NextSpacing, s.Scheduled)
 	}
+	// R18's fields appear only when they say something, so the data files
+	// written before them read the same.
+	if s.Backlog {
+		extra += " backlog"
+	}
+	bound := ""
+	if s.Spec.MaxWaiting != 0 {
+		bound = fmt.Sprintf(" max_waiting=%d", s.Spec.MaxWaiting)
+	}
 	return fmt.Sprintf("status=%s incarnation=%d version=%d next_run=%s last_run=%s runs=%d checkpoint=%s%s\n"+
-		"spec: %s tolerance=%s timebox=%s priority=%d payload=%s\n"+
+		"spec: %s tolerance=%s timebox=%s priority=%d payload=%s%s\n"+
 		"open: %s\n",
 		s.Status, s.Incarnation, s.Version, fmtAt(s.NextRun), fmtAt(s.LastRun), s.Runs, c, extra,
-		schedText(s.Spec.Schedule, s.Spec.Window), s.Spec.Tolerance, s.Spec.Timebox, s.Spec.Priority, payload, strings.Join(open, ", "))
+		schedText(s.Spec.Schedule, s.Spec.Window), s.Spec.Tolerance, s.Spec.Timebox, s.Spec.Priority, payload, bound, strings.Join(open, ", "))
 }
