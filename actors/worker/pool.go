@@ -267,7 +267,8 @@ func (w *Worker) Receive(ctx actor.Context) {
 	st := reply.State
 	r, _ := st.Run(m.run.RunID)
 	run := NewRun(Run{TaskID: st.ID, TaskName: st.Spec.Name, Owner: st.Spec.Owner, Kind: st.Spec.Kind,
-		RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline}, nil)
+		RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline,
+		Attempt: max(r.Attempt, 1), RetryOf: r.RetryOf, Trigger: r.Trigger}, nil)
 	root, self := ctx.ActorSystem().Root, ctx.Self()
 	run.save = func(_ context.Context, cp json.RawMessage) error {
 		_, err := w.askFrom(root, m.run, rules.SaveCheckpoint{RunID: r.ID, Checkpoint: cp})
@@ -295,8 +296,12 @@ func (w *Worker) Receive(ctx actor.Context) {
 		case !c.Now().Before(r.Deadline):
 			cmd = rules.ForceEnd{RunID: r.ID, Reason: events.ForcedTimebox}
 		case herr != nil:
-			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp}
-			w.cfg.Archetype.Logger.Warn("run failed", "task_id", taskID, "run_id", r.ID, "run", r.Number, "attempt", 1, "error", herr.Error())
+			// A handler marks an error it knows retrying cannot mend (R13);
+			// a panic is retryable, like any unmarked error.
+			fatal := IsPermanent(herr)
+			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp, Fatal: fatal}
+			w.cfg.Archetype.Logger.Warn("run failed", "task_id", taskID, "run_id", r.ID, "run", r.Number, "attempt", run.Attempt,
+				"permanent", fatal, "error", herr.Error())
 		default:
 			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
 		}
