@@ -544,7 +544,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
 		Archetype: s.arch, Workers: s.cfg.Workers, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
-		Ask: s.workerAsk, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
+		Ask: s.workerAsk, Tell: s.workerTell, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
 	})))
 	ids := make([]uuid.UUID, 0, len(states))
 	for id, st := range states {
@@ -837,6 +837,14 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
 	return worker.Decision{Events: r.Events, State: r.State}, err
+}
+
+// workerTell carries a run's heartbeat to its task actor without waiting:
+// the answer goes to a future nobody reads. (A plain send would have the
+// actor answer to nobody, a dead letter the clock's counting would take
+// for an undelivered message.)
+func (s *Scheduler) workerTell(from actor.SenderContext, pid *actor.PID, cmd rules.Command) {
+	counted.RequestFuture(s.cfg.Clock, from, pid, task.Command{Cmd: cmd}, s.cfg.RequestTimeout)
 }
 
 func (s *Scheduler) command(ctx context.Context, id uuid.UUID, cmd rules.Command) (Task, error) {

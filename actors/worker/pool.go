@@ -73,6 +73,9 @@ type PoolConfig struct {
 	PickupDelay func(QueuedRun) time.Duration
 	// Ask carries the worker's commands to the task actors. Required.
 	Ask AskFunc
+	// Tell carries a run's heartbeats (rules.Heartbeat) to its task actor
+	// without waiting. Nil: Ask on a goroutine of its own, answer dropped.
+	Tell TellFunc
 	// Base is the parent of every handler's context; cancelling it abandons
 	// running handlers (their outcomes are then not recorded).
 	Base context.Context
@@ -274,6 +277,8 @@ func (w *Worker) Receive(ctx actor.Context) {
 		_, err := w.askFrom(root, m.run, rules.SaveCheckpoint{RunID: r.ID, Checkpoint: cp})
 		return err
 	}
+	beats := newBeats(c, st.Spec.Policy.HeartbeatTimeout.D(), func() { w.tell(root, m.run, rules.Heartbeat{RunID: r.ID}) })
+	run.heartbeat, run.keepAlive = beats.beat, beats.keepAlive
 	h := w.cfg.Handlers[st.Spec.Kind]
 	taskID := st.ID // not st itself: the goroutine would keep the whole state on the heap
 	span := w.trace.start(m.run, st)
@@ -286,6 +291,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		defer w.cfg.Stats.Busy.Add(-1)
 		hctx, cancel := clock.WithDeadline(w.trace.inContext(w.cfg.Base, span), c, r.Deadline)
 		cp, herr := call(hctx, h, run)
+		beats.stop()
 		cancel()
 		if w.cfg.Base.Err() != nil {
 			w.trace.abandoned(span, c.Now())

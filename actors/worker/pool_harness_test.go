@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +33,9 @@ type pool struct {
 
 	mu   sync.Mutex
 	runs map[uuid.UUID]Enqueued
-	log  []string // "00:05 start A1", "00:15 fail A1 fatal", …
+	// heartbeatTimeout is the fake tasks' heartbeat_timeout, by name.
+	heartbeatTimeout map[string]time.Duration
+	log              []string // "00:05 start A1", "00:15 fail A1 fatal", …
 }
 
 // timebox of every run the fake task actors grant.
@@ -40,13 +43,26 @@ const timebox = time.Hour
 
 func newPool(t *testing.T, cfg PoolConfig) *pool {
 	t.Helper()
-	p := &pool{t: t, clk: clock.NewVirtual(h0), stats: &Stats{}, runs: map[uuid.UUID]Enqueued{}}
-	p.sys = actor.NewActorSystem()
+	return buildPool(t, cfg, true)
+}
+
+// buildPool is newPool; without tell, heartbeats reach the fake task
+// actors through Ask.
+func buildPool(t *testing.T, cfg PoolConfig, tell bool) *pool {
+	t.Helper()
+	p := &pool{t: t, clk: clock.NewVirtual(h0), stats: &Stats{}, runs: map[uuid.UUID]Enqueued{},
+		heartbeatTimeout: map[string]time.Duration{}}
+	p.sys = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.DiscardHandler)
+	}))
 	counted.Watch(p.sys, p.clk)
 	cfg.Archetype = archetype.Archetype{Clock: p.clk}
 	cfg.Stats = p.stats
 	cfg.Base = context.Background()
 	cfg.Ask = p.ask
+	if tell && cfg.Tell == nil {
+		cfg.Tell = p.tell
+	}
 	p.queue = counted.Spawn(p.clk, p.sys.Root, actor.PropsFromProducer(NewQueue(cfg)))
 	p.clk.Quiesce()
 	t.Cleanup(func() { p.sys.Shutdown() })
@@ -121,6 +137,9 @@ func (p *pool) ask(_ context.Context, _ actor.SenderContext, _ *actor.PID, cmd r
 		var st rules.State
 		st.ID = e.TaskID
 		st.Spec.Name, st.Spec.Kind = name, name
+		p.mu.Lock()
+		st.Spec.Policy.HeartbeatTimeout = events.Duration(p.heartbeatTimeout[name])
+		p.mu.Unlock()
 		st.Open = append(st.Open, rules.Run{ID: e.RunID, Number: e.Run, Started: true, StartedAt: now,
 			Deadline: now.Add(timebox), Attempt: max(e.Attempt, 1), RetryOf: e.RetryOf, Trigger: e.Trigger})
 		return Decision{Events: []events.Event{events.RunStarted{RunID: e.RunID, Run: e.Run}}, State: st}, nil
@@ -137,11 +156,22 @@ func (p *pool) ask(_ context.Context, _ actor.SenderContext, _ *actor.PID, cmd r
 	case rules.ForceEnd:
 		p.note("forced %s %s", p.name(c.RunID), c.Reason)
 		return Decision{Events: []events.Event{events.RunForcedEnd{RunID: c.RunID}}}, nil
+	case rules.Heartbeat:
+		p.note("heartbeat %s (asked)", p.name(c.RunID))
+		return Decision{}, nil
 	case rules.SaveCheckpoint:
 		p.note("checkpoint %s", p.name(c.RunID))
 		return Decision{}, nil
 	}
 	return Decision{}, fmt.Errorf("unexpected %T", cmd)
+}
+
+func (p *pool) tell(_ actor.SenderContext, _ *actor.PID, cmd rules.Command) {
+	if c, ok := cmd.(rules.Heartbeat); ok {
+		p.note("heartbeat %s", p.name(c.RunID))
+		return
+	}
+	p.t.Errorf("unexpected tell %T", cmd)
 }
 
 // sleeps is a handler that works d on the clock, then returns err.
