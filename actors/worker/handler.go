@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/google/uuid"
 )
 
@@ -30,9 +31,8 @@ type Run struct {
 	RetryOf uuid.UUID
 	Trigger string
 
-	save      func(ctx context.Context, checkpoint json.RawMessage) error
-	heartbeat func()
-	keepAlive func() (stop func())
+	save  func(ctx context.Context, checkpoint json.RawMessage) error
+	beats *beats
 }
 
 // ErrNoSaver is returned by SaveCheckpoint on a Run built without a saver.
@@ -62,8 +62,8 @@ func (r *Run) SaveCheckpoint(ctx context.Context, checkpoint json.RawMessage) er
 // after the handler returned send nothing. On a Run built without the
 // worker it does nothing.
 func (r *Run) Heartbeat() {
-	if r.heartbeat != nil {
-		r.heartbeat()
+	if r.beats != nil {
+		r.beats.beat()
 	}
 }
 
@@ -78,10 +78,19 @@ func (r *Run) Heartbeat() {
 //
 // On a Run built without the worker it does nothing.
 func (r *Run) KeepAlive() (stop func()) {
-	if r.keepAlive == nil {
+	if r.beats == nil {
 		return func() {}
 	}
-	return r.keepAlive()
+	return r.beats.keepAlive()
+}
+
+// HeartbeatTo makes r's heartbeats (Heartbeat, KeepAlive) call send,
+// spaced on c as the worker spaces a run's whose task has heartbeat_timeout
+// timeout (0: none); the moment of the call counts as the first. The worker
+// uses it; tests of handlers may too. It returns r.
+func (r *Run) HeartbeatTo(c clock.Clock, timeout time.Duration, send func()) *Run {
+	r.beats = newBeats(c, timeout, send)
+	return r
 }
 
 // PermanentError marks a handler's error as not retryable (R13): the run

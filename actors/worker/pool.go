@@ -277,8 +277,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		_, err := w.askFrom(root, m.run, rules.SaveCheckpoint{RunID: r.ID, Checkpoint: cp})
 		return err
 	}
-	beats := newBeats(c, st.Spec.Policy.HeartbeatTimeout.D(), func() { w.tell(root, m.run, rules.Heartbeat{RunID: r.ID}) })
-	run.heartbeat, run.keepAlive = beats.beat, beats.keepAlive
+	run.HeartbeatTo(c, st.Spec.Policy.HeartbeatTimeout.D(), func() { w.tell(root, m.run, rules.Heartbeat{RunID: r.ID}) })
 	h := w.cfg.Handlers[st.Spec.Kind]
 	taskID := st.ID // not st itself: the goroutine would keep the whole state on the heap
 	span := w.trace.start(m.run, st)
@@ -291,7 +290,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		defer w.cfg.Stats.Busy.Add(-1)
 		hctx, cancel := clock.WithDeadline(w.trace.inContext(w.cfg.Base, span), c, r.Deadline)
 		cp, herr := call(hctx, h, run)
-		beats.stop()
+		run.beats.stop()
 		cancel()
 		if w.cfg.Base.Err() != nil {
 			w.trace.abandoned(span, c.Now())

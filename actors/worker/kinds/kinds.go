@@ -95,6 +95,9 @@ const excerptBytes = 512
 // error or a timeout of the client fails it retryably. No answer by the
 // deadline: the request is cancelled and the run is forced to end. A task's
 // payload is checked when it is created or replaced (see CheckHTTPPayload).
+// While the request is in flight the run heartbeats (worker.Run.KeepAlive):
+// an endpoint cannot heartbeat, so a task's heartbeat_timeout never ends an
+// http run that is still waiting for its answer — its timebox does.
 func HTTP(client *http.Client) worker.Handler {
 	if client == nil {
 		client = &http.Client{}
@@ -114,6 +117,10 @@ func HTTP(client *http.Client) worker.Handler {
 		req.Header.Set("Content-Type", "application/json")
 		// The run's span (from the worker) continues at the endpoint.
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+		// The endpoint cannot heartbeat: the run is alive while the
+		// request is in flight (R16), the timebox bounds it.
+		stop := r.KeepAlive()
+		defer stop()
 		resp, err := client.Do(req)
 		if err != nil {
 			return nil, fmt.Errorf("kinds: POST %s: %w", p.URL, err)
@@ -176,11 +183,13 @@ func PermanentExit(code int) bool {
 // Exit 0 completes the run; if its standard output is a JSON object with
 // "checkpoint", that is saved. A non-zero exit fails it, for good
 // (worker.Permanent) when PermanentExit says so. A command that cannot be
-// started fails the run retryably (it may be being deployed). At the deadline, on
-// Unix systems (Linux, macOS, the BSDs) the command's process group gets
-// SIGTERM, then SIGKILL after ExecGrace; elsewhere (Windows) the command is
-// killed at once. A task's payload is checked when it is created or
-// replaced (see CheckExecPayload).
+// started fails the run retryably (it may be being deployed). While the
+// command runs the run heartbeats (worker.Run.KeepAlive): a task's
+// heartbeat_timeout never ends a command that is still running — its
+// timebox does. At the deadline, on Unix systems (Linux, macOS, the BSDs)
+// the command's process group gets SIGTERM, then SIGKILL after ExecGrace;
+// elsewhere (Windows) the command is killed at once. A task's payload is
+// checked when it is created or replaced (see CheckExecPayload).
 func Exec() worker.Handler {
 	return worker.WithPayloadCheck(worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
 		var p ExecPayload
@@ -199,6 +208,10 @@ func Exec() worker.Handler {
 		if err := cmd.Start(); err != nil {
 			return nil, fmt.Errorf("kinds: start %s: %w", p.Command[0], err)
 		}
+		// The command cannot heartbeat: the run is alive while it runs
+		// (R16), the timebox bounds it.
+		stop := r.KeepAlive()
+		defer stop()
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		select {
