@@ -131,7 +131,7 @@ func TestKeepAlive(t *testing.T) {
 		"00:10 heartbeat A1", "00:20 heartbeat A1", "00:30 heartbeat A1",
 		"00:55 complete A1",
 	}
-	if got := p.lines(); !slices.Equal(got, want) {
+	if got := p.sorted(); !slices.Equal(got, want) {
 		t.Fatalf("log:\n%q\nwant\n%q", got, want)
 	}
 	if n := p.clk.Pending(); n != 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -93,6 +94,15 @@ func (p *pool) lines() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.log...)
+}
+
+// sorted is lines in time order, and by text within one instant: workers
+// of different runs work at once, so their lines of one instant may come
+// in any order.
+func (p *pool) sorted() []string {
+	l := p.lines()
+	sort.Strings(l)
+	return l
 }
 
 func mmss(d time.Duration) string {
