@@ -910,15 +910,17 @@ func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error)
 	for _, o := range s.Open {
 		if o.Started && s.Current(o) {
 			drop.Reason = events.DropOverlap
-			drop.Detail = fmt.Sprintf("run %d is still running: it started %s before, at %s (deadline %s)",
-				o.Number, now.Sub(o.StartedAt), o.StartedAt.UTC().Format(time.RFC3339Nano), o.Deadline.UTC().Format(time.RFC3339Nano))
+			left := fmt.Sprintf("its deadline %s away", o.Deadline.Sub(now))
+			if !now.Before(o.Deadline) {
+				left = fmt.Sprintf("its deadline passed %s before, its forced end not recorded yet", now.Sub(o.Deadline))
+			}
+			drop.Detail = fmt.Sprintf("run %d is still running: started %s before, %s", o.Number, now.Sub(o.StartedAt), left)
 			return []events.Event{drop}, nil
 		}
 	}
 	if sd := s.Spec.Policy.StartDeadline.D(); sd > 0 && now.After(r.Due.Add(sd)) {
 		drop.Reason = events.DropTooLate
-		drop.Detail = fmt.Sprintf("asked to start %s after it fell due at %s; start_deadline %s",
-			now.Sub(r.Due), r.Due.UTC().Format(time.RFC3339Nano), sd)
+		drop.Detail = fmt.Sprintf("asked to start %s after it fell due; start_deadline %s", now.Sub(r.Due), sd)
 		return []events.Event{drop}, nil
 	}
 	if spacing := s.Spacing(r); r.First() && !s.LastRun.IsZero() && spacing > 0 {
