@@ -18,6 +18,7 @@ import (
 	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/internal/faultfs"
 	"github.com/cronactor/cronactor/projections/crontasks"
 )
 
@@ -244,7 +245,9 @@ func TestKeeperSurvivesFailingWrites(t *testing.T) {
 	h := newHistory(t, store, 23, 20)
 	h.run(200)
 	var failing atomic.Bool
-	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
+	// faultfs, not errorfs alone: once Pebble reuses an old WAL file as its
+	// new WAL, errorfs no longer sees the WAL's writes.
+	fs := faultfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
 		if failing.Load() && op.OpKind() == errorfs.OpKindWrite {
 			return &os.PathError{Op: "write", Path: path, Err: syscall.EIO}
 		}
