@@ -74,6 +74,8 @@ func waitNot(t *testing.T, k *crontasks.Keeper, states ...string) crontasks.Stat
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			// Read again: the position moves without a change of state.
+			st = k.Status()
 			t.Fatalf("still %s: %+v", st.State, st)
 		}
 	}
