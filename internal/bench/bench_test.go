@@ -245,7 +245,7 @@ func TestReportTable(t *testing.T) {
 	for _, want := range []string{
 		"store: appends, 64 writer(s)", "91,000 events/s", "ratio 0.76",
 		"scheduler: 100,000 tasks all due", "8,000 runs/s", "bar ≥ 20,000",
-		"1900 B", "2.50 s", "bar ≤ 10 s",
+		"1,900 B", "2.50 s", "bar ≤ 10 s",
 		"p99 beyond the tick at 0.50 × peak", "42.5 ms", "bar ≤ 50 ms",
 		"peer: gocron v2.21.2", "21,900 runs/s", "in memory, not durable",
 		"peer: the raw store, 3 appends per run", "30,667 runs/s",

@@ -67,10 +67,10 @@ func (r Report) Table() string {
 		row("scheduler: lag due → started, all due", fmt.Sprintf("p99 %.0f ms", s.LagP99ms), fmt.Sprintf("p50 %.0f ms", s.LagP50ms))
 		mem := "n/a (Linux only)"
 		if s.RSSMeasured {
-			mem = fmt.Sprintf("%.0f B", s.RSSBytesPerTask)
+			mem = count(int(s.RSSBytesPerTask+0.5)) + " B"
 		}
 		row("scheduler: resident memory per idle task", mem,
-			fmt.Sprintf("bar ≤ 1,024 B at 1,000,000 tasks; heap %.0f B", s.HeapBytesPerTask))
+			fmt.Sprintf("bar ≤ 1,024 B at 1,000,000 tasks; heap %s B", count(int(s.HeapBytesPerTask+0.5))))
 		if s.RestartS > 0 {
 			row("scheduler: restart to first tick, fresh process", fmt.Sprintf("%.2f s", s.RestartS),
 				fmt.Sprintf("bar ≤ 10 s at 1,000,000 tasks; tick %.0f ms included", s.TickMs))
