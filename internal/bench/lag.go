@@ -180,9 +180,11 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res 
 	n := cfg.Tasks
 	spacing := time.Duration(float64(time.Second) / res.RatePerS)
 	res.DurationS = (time.Duration(n-1) * spacing).Seconds()
-	// The first due time is far enough ahead that creating the tasks (as
-	// long as in the peak phase, with room) ends first.
-	first := time.Now().Add(time.Duration(createS*1.5*float64(time.Second)) + 3*time.Second)
+	// The first due time is far enough ahead that creating the tasks ends
+	// first: twice as long as in the peak phase, and at least as long as
+	// at 2,000 tasks/s (see allDue).
+	margin := max(time.Duration(2*createS*float64(time.Second)), time.Duration(n)*time.Second/2000) + 3*time.Second
+	first := time.Now().Add(margin)
 	cfg.Progress.note("bench lag: %d tasks due from %s, one every %s (%.0f/s = %.2f × peak %.0f/s)...",
 		n, first.Format(time.RFC3339), spacing, res.RatePerS, cfg.Load, res.PeakRunsPerS)
 	if err := createTasks(ctx, s, n, func(i int) scheduler.TaskSpec {
