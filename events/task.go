@@ -123,8 +123,73 @@ func TimePtr(t time.Time) *time.Time {
 	return &t
 }
 
+// Policy is how a task's runs are run (R12–R16), for every schedule kind.
+// Every field is optional; its zero value is the default, so events
+// written before policies read as the defaults.
+type Policy struct {
+	// Queue names the queue the task's runs wait in ("" is DefaultQueue).
+	Queue string `json:"queue,omitempty"`
+	// Retry, when set with MaxAttempts > 1, retries failed runs (R13).
+	Retry *Retry `json:"retry,omitempty"`
+	// MissedRunPolicy is MissedRunOnce ("" means it) or MissedSkip (R14).
+	MissedRunPolicy string `json:"missed_run_policy,omitempty"`
+	// MissedAfter: a slot is missed when the tick that finds it is later
+	// than slot + MissedAfter (0: one spacing) (R14).
+	MissedAfter Duration `json:"missed_after,omitempty"`
+	// StartDeadline, when set: a worker asking later than slot +
+	// StartDeadline gets the run dropped with reason DropTooLate (R14).
+	StartDeadline Duration `json:"start_deadline,omitempty"`
+	// HeartbeatTimeout, when set: a running run that has not heartbeated
+	// for this long is forced to end with ForcedHeartbeat (R16).
+	HeartbeatTimeout Duration `json:"heartbeat_timeout,omitempty"`
+}
+
+// Retry is R13's retry policy: attempt n+1 of a failed run falls due
+// min(InitialBackoff × Multiplier^(n-1), MaxBackoff) after the failure.
+type Retry struct {
+	MaxAttempts    int      `json:"max_attempts"`
+	InitialBackoff Duration `json:"initial_backoff"`
+	MaxBackoff     Duration `json:"max_backoff"`
+	Multiplier     float64  `json:"multiplier"`
+}
+
+// Equal reports whether two policies say the same.
+func (p Policy) Equal(o Policy) bool {
+	if (p.Retry == nil) != (o.Retry == nil) || (p.Retry != nil && *p.Retry != *o.Retry) {
+		return false
+	}
+	return p.Queue == o.Queue && p.MissedRunPolicy == o.MissedRunPolicy && p.MissedAfter == o.MissedAfter &&
+		p.StartDeadline == o.StartDeadline && p.HeartbeatTimeout == o.HeartbeatTimeout
+}
+
+// QueueName is the queue the task's runs wait in.
+func (p Policy) QueueName() string {
+	if p.Queue == "" {
+		return DefaultQueue
+	}
+	return p.Queue
+}
+
+// Policy words.
+const (
+	// DefaultQueue is the queue of a task that names none.
+	DefaultQueue = "default"
+	// MissedRunOnce: R8, a missed slot still gets one run (the default).
+	MissedRunOnce = "run_once"
+	// MissedSkip: R14, a missed slot runs nothing; nextRun moves on.
+	MissedSkip = "skip"
+	// TriggerManual marks a run enqueued by a manual trigger (R15).
+	TriggerManual = "manual"
+)
+
 // Reasons a run is dropped (RunDropped.Reason).
 const (
+	// DropOverlap: R12, another run of the task was running when this one
+	// asked to start.
+	DropOverlap = "overlap"
+	// DropTooLate: R14, the run asked to start later than its slot +
+	// start_deadline.
+	DropTooLate = "too_late"
 	// DropTooSoon: R3, the run asked to start before lastRun + interval - tolerance.
 	DropTooSoon = "too_soon"
 	// DropPaused: R7, the task was paused when the run asked to start.
@@ -159,6 +224,9 @@ const (
 	// ForcedProcessLost: R9, the process running it died; found on recovery
 	// after the deadline had passed.
 	ForcedProcessLost = "process_lost"
+	// ForcedHeartbeat: R16, the run did not heartbeat within the task's
+	// heartbeat_timeout.
+	ForcedHeartbeat = "heartbeat_timeout"
 )
 
 // TaskCreated starts a task stream.
@@ -182,6 +250,8 @@ type TaskCreated struct {
 	// MaxWaiting bounds the task's waiting runs (R18); absent (0) means
 	// DefaultMaxWaiting, as for every task created before the field.
 	MaxWaiting int `json:"max_waiting,omitempty"`
+	// Policy is how runs are run (R12–R16); absent fields are defaults.
+	Policy
 }
 
 // TaskUpdated replaces the task's spec; every field is the value after the
@@ -204,6 +274,8 @@ type TaskUpdated struct {
 	// MaxWaiting is the bound after the update (R18); absent (0) means
 	// DefaultMaxWaiting.
 	MaxWaiting int `json:"max_waiting,omitempty"`
+	// Policy is the run policy after the update (R12–R16).
+	Policy
 }
 
 // TaskPaused stops a task from enqueueing runs (R7).
@@ -255,6 +327,14 @@ type RunEnqueued struct {
 	// Reason says why the run is enqueued late: EnqueueBacklog (R18).
 	// Absent for a run enqueued when the task fell due.
 	Reason string `json:"reason,omitempty"`
+	// Attempt numbers the tries of one slot (R13): absent or 1 for the
+	// first, 2 for the first retry, …
+	Attempt int `json:"attempt,omitempty"`
+	// RetryOf is the ID of the failed run this one retries (R13).
+	RetryOf *uuid.UUID `json:"retry_of,omitempty"`
+	// Trigger is TriggerManual for a run a manual trigger enqueued (R15);
+	// such a run moves neither nextRun nor lastRun.
+	Trigger string `json:"trigger,omitempty"`
 }
 
 // TaskFinished: the task has no slot left (R10: its last slot passed,
@@ -288,6 +368,16 @@ type RunFailed struct {
 	Run        int             `json:"run"`
 	Error      string          `json:"error"`
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	// Fatal: the handler marked the error as not retryable (R13).
+	Fatal bool `json:"fatal,omitempty"`
+	// RetryAt, when set, is when the retry of this run falls due (R13):
+	// it is enqueued on the first tick at or after it, with the backoff
+	// chosen in Backoff.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+	Backoff Duration   `json:"backoff,omitempty"`
+	// NoRetry says in words why a task with a retry policy does not retry
+	// this run (attempts used up, not retryable, past the next slot).
+	NoRetry string `json:"no_retry,omitempty"`
 }
 
 // RunDropped: a run asked to start and was refused (R3, R7).
@@ -313,6 +403,14 @@ type RunForcedEnd struct {
 	Detail   string    `json:"detail"`
 	// Checkpoint is the last one the run saved, handed to the next run (R5).
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	// RetryAt, when set, is when the retry of this run falls due (R13):
+	// it is enqueued on the first tick at or after it, with the backoff
+	// chosen in Backoff.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+	Backoff Duration   `json:"backoff,omitempty"`
+	// NoRetry says in words why a task with a retry policy does not retry
+	// this run (attempts used up, not retryable, past the next slot).
+	NoRetry string `json:"no_retry,omitempty"`
 }
 
 // CheckpointSaved: a running run saved progress (R5).

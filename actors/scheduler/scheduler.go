@@ -214,6 +214,46 @@ type TaskSpec struct {
 	// (R18): 1..1000, zero means the default, 3. A task at its bound
 	// enqueues nothing on a tick and keeps its nextRun.
 	MaxWaiting int
+	// Queue, Retry, MissedRunPolicy, MissedAfter, StartDeadline and
+	// HeartbeatTimeout are the run policy (R12–R16, docs/policies.md):
+	// the named queue the runs wait in ("" is "default"); retries of
+	// failed runs (nil: none); "run_once" (default) or "skip" for missed
+	// slots, a slot being missed when found later than slot + MissedAfter
+	// (0: one spacing); a run asking to start later than slot +
+	// StartDeadline is dropped as too_late (0: no deadline); a run that
+	// has not heartbeated for HeartbeatTimeout is forced to end (0: off).
+	Queue            string
+	Retry            *RetryPolicy
+	MissedRunPolicy  string
+	MissedAfter      time.Duration
+	StartDeadline    time.Duration
+	HeartbeatTimeout time.Duration
+}
+
+// RetryPolicy is R13's retry policy: a failed run with attempts left is
+// retried after min(InitialBackoff × Multiplier^(attempt-1), MaxBackoff).
+// MaxAttempts counts the first try (1: no retry).
+type RetryPolicy struct {
+	MaxAttempts    int
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+	Multiplier     float64
+}
+
+func (r *RetryPolicy) events() *events.Retry {
+	if r == nil {
+		return nil
+	}
+	return &events.Retry{MaxAttempts: r.MaxAttempts, InitialBackoff: events.Duration(r.InitialBackoff),
+		MaxBackoff: events.Duration(r.MaxBackoff), Multiplier: r.Multiplier}
+}
+
+func retryPolicy(r *events.Retry) *RetryPolicy {
+	if r == nil {
+		return nil
+	}
+	return &RetryPolicy{MaxAttempts: r.MaxAttempts, InitialBackoff: r.InitialBackoff.D(),
+		MaxBackoff: r.MaxBackoff.D(), Multiplier: r.Multiplier}
 }
 
 // rulesSpec is the spec as the rules take it.
@@ -224,7 +264,10 @@ func (spec TaskSpec) rulesSpec() rules.Spec {
 		Window: events.Window{StartAt: events.TimePtr(spec.StartAt), EndAt: events.TimePtr(spec.EndAt),
 			MaxRuns: spec.MaxRuns, Jitter: events.Duration(spec.Jitter)},
 		Tolerance: spec.Tolerance, ToleranceSet: spec.ToleranceSet, Timebox: spec.Timebox, Priority: spec.Priority,
-		MaxWaiting: spec.MaxWaiting}
+		MaxWaiting: spec.MaxWaiting,
+		Policy: events.Policy{Queue: spec.Queue, Retry: spec.Retry.events(), MissedRunPolicy: spec.MissedRunPolicy,
+			MissedAfter: events.Duration(spec.MissedAfter), StartDeadline: events.Duration(spec.StartDeadline),
+			HeartbeatTimeout: events.Duration(spec.HeartbeatTimeout)}}
 }
 
 func utc(ts []time.Time) []time.Time {
@@ -277,6 +320,16 @@ type TaskUpdate struct {
 	// MaxWaiting, when not nil, replaces the bound on waiting runs (R18);
 	// 0 restores the default.
 	MaxWaiting *int
+	// Queue, Retry, MissedRunPolicy, MissedAfter, StartDeadline and
+	// HeartbeatTimeout, when not nil, replace the run policy's (see
+	// TaskSpec); "" or 0 restores a default, a Retry with MaxAttempts 1
+	// turns retries off.
+	Queue            *string
+	Retry            *RetryPolicy
+	MissedRunPolicy  *string
+	MissedAfter      *time.Duration
+	StartDeadline    *time.Duration
+	HeartbeatTimeout *time.Duration
 }
 
 // command is the update as the rules' command.
@@ -304,6 +357,8 @@ func (u TaskUpdate) command() rules.Update {
 	}
 	c.Timezone, c.DSTGap, c.DSTOverlap = u.Timezone, u.DSTGap, u.DSTOverlap
 	c.StartAt, c.EndAt, c.MaxRuns, c.Jitter = u.StartAt, u.EndAt, u.MaxRuns, u.Jitter
+	c.Queue, c.Retry, c.MissedRunPolicy = u.Queue, u.Retry.events(), u.MissedRunPolicy
+	c.MissedAfter, c.StartDeadline, c.HeartbeatTimeout = u.MissedAfter, u.StartDeadline, u.HeartbeatTimeout
 	return c
 }
 
@@ -346,6 +401,14 @@ type Task struct {
 	// MaxWaiting is the bound on waiting runs in force (R18): the task's
 	// own, or the default 3.
 	MaxWaiting int
+	// The run policy (see TaskSpec); Queue is the queue's name in force
+	// ("default" when the task names none).
+	Queue            string
+	Retry            *RetryPolicy
+	MissedRunPolicy  string
+	MissedAfter      time.Duration
+	StartDeadline    time.Duration
+	HeartbeatTimeout time.Duration
 }
 
 func taskFrom(s rules.State, pos events.Position) Task {
@@ -355,7 +418,10 @@ func taskFrom(s rules.State, pos events.Position) Task {
 		StartAt: w.Start(), EndAt: w.End(), MaxRuns: w.MaxRuns, Jitter: w.Jitter.D(), Tolerance: s.Spec.Tolerance, Timebox: s.Spec.Timebox, Priority: s.Spec.Priority,
 		MaxWaiting: s.Spec.WaitingBound(), Status: s.Status.String(), NextRun: s.NextRun, LastRun: s.LastRun, Runs: s.Runs,
 		Waiting: len(s.Waiting()), Running: len(s.Running()), Checkpoint: s.Checkpoint,
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos}
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos,
+		Queue: s.Spec.Policy.QueueName(), Retry: retryPolicy(s.Spec.Policy.Retry), MissedRunPolicy: s.Spec.Policy.MissedRunPolicy,
+		MissedAfter: s.Spec.Policy.MissedAfter.D(), StartDeadline: s.Spec.Policy.StartDeadline.D(),
+		HeartbeatTimeout: s.Spec.Policy.HeartbeatTimeout.D()}
 }
 
 // Stats are live figures of a running scheduler.

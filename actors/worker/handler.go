@@ -23,8 +23,15 @@ type Run struct {
 	Checkpoint json.RawMessage
 	// Deadline is start + timebox; the handler's context ends then (R4).
 	Deadline time.Time
+	// Attempt is 1 for a slot's first try, n for its (n-1)th retry (R13);
+	// RetryOf is the ID of the failed run it retries (uuid.Nil on a first
+	// attempt). Trigger is "manual" for a manually triggered run (R15).
+	Attempt int
+	RetryOf uuid.UUID
+	Trigger string
 
-	save func(ctx context.Context, checkpoint json.RawMessage) error
+	save      func(ctx context.Context, checkpoint json.RawMessage) error
+	heartbeat func()
 }
 
 // ErrNoSaver is returned by SaveCheckpoint on a Run built without a saver.
@@ -44,6 +51,41 @@ func (r *Run) SaveCheckpoint(ctx context.Context, checkpoint json.RawMessage) er
 		return ErrNoSaver
 	}
 	return r.save(ctx, checkpoint)
+}
+
+// Heartbeat tells the scheduler the run is alive (R16): a task with a
+// heartbeat_timeout forces a run to end when it has not heartbeated (or
+// saved a checkpoint) for that long. It does not block and is cheap
+// enough to call in a loop. On a Run built without the worker it does
+// nothing.
+func (r *Run) Heartbeat() {
+	if r.heartbeat != nil {
+		r.heartbeat()
+	}
+}
+
+// PermanentError marks a handler's error as not retryable (R13): the run
+// fails and no retry is made, whatever the task's retry policy.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the marked error.
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent marks err as not retryable; Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// IsPermanent reports whether err, or an error it wraps, was marked with
+// Permanent.
+func IsPermanent(err error) bool {
+	var p *PermanentError
+	return errors.As(err, &p)
 }
 
 // Handler executes runs of one kind. Handle must return when ctx ends (the

@@ -35,6 +35,13 @@ type Enqueued struct {
 	Priority   int
 	Due        time.Time
 	EnqueuedAt time.Time
+	// Queue is the named queue the run waits in (events.DefaultQueue when
+	// empty); each queue has its own limit of runs executing at once.
+	Queue string
+	// Attempt, RetryOf and Trigger are the run's (see Run).
+	Attempt int
+	RetryOf uuid.UUID
+	Trigger string
 }
 
 // QueuedRun is a run waiting in the queue.

@@ -62,6 +62,12 @@ type Run struct {
 	Deadline  time.Time
 	// Checkpoint is the last one this run saved while running.
 	Checkpoint json.RawMessage
+	// Attempt is 1 for a slot's first try, n for its (n-1)th retry (R13);
+	// RetryOf the run it retries; Trigger is events.TriggerManual for a
+	// manually triggered run (R15).
+	Attempt int
+	RetryOf uuid.UUID
+	Trigger string
 }
 
 // Spec is what a task is told to do.
@@ -79,6 +85,9 @@ type Spec struct {
 	// MaxWaiting bounds the runs waiting at once (R18); 0 means
 	// events.DefaultMaxWaiting (see WaitingBound).
 	MaxWaiting int
+	// Policy is how runs are run: queue, retries, missed runs, start
+	// deadline, heartbeats (R12–R16).
+	Policy events.Policy
 	// ToleranceSet makes a zero Tolerance mean zero rather than "default"
 	// in a command. It is not recorded: events carry the tolerance itself.
 	ToleranceSet bool
@@ -259,7 +268,7 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		s.ID = e.TaskID
 		s.Spec = Spec{Name: e.Name, Owner: e.Owner, Kind: e.Kind, Payload: e.Payload, Schedule: e.Schedule,
 			Window: e.Window, Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority,
-			MaxWaiting: e.MaxWaiting}
+			MaxWaiting: e.MaxWaiting, Policy: e.Policy}
 		s.Status = StatusActive
 		s.Backlog = false
 		s.NextRun = e.NextRun
@@ -275,6 +284,7 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		s.Spec.Timebox = e.Timebox.D()
 		s.Spec.Priority = e.Priority
 		s.Spec.MaxWaiting = e.MaxWaiting
+		s.Spec.Policy = e.Policy
 		if !e.NextRun.IsZero() { // an update without one keeps nextRun
 			s.NextRun = e.NextRun
 			s.NextSlot = nextSlot(e.NextRun, e.NextSlot)
@@ -316,7 +326,8 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 			slot = e.Due
 		}
 		s.Open = append(slices.Clone(s.Open), Run{ID: e.RunID, Number: e.Run, Due: e.Due, EnqueuedAt: meta.At,
-			Priority: e.Priority, Incarnation: s.Incarnation, Slot: slot, Spacing: e.Spacing.D()})
+			Priority: e.Priority, Incarnation: s.Incarnation, Slot: slot, Spacing: e.Spacing.D(),
+			Attempt: max(e.Attempt, 1), RetryOf: derefID(e.RetryOf), Trigger: e.Trigger})
 	case events.TaskFinished:
 		if s.Status == StatusActive {
 			s.Status = StatusFinished
@@ -372,4 +383,11 @@ func Replay(recs []events.Recorded) (State, error) {
 		s = Evolve(s, r.Metadata, e)
 	}
 	return s, nil
+}
+
+func derefID(id *uuid.UUID) uuid.UUID {
+	if id == nil {
+		return uuid.Nil
+	}
+	return *id
 }

@@ -30,6 +30,9 @@ var (
 	// ErrVersionMismatch: a command's expected version is not the task's
 	// version (a stale If-Match); nothing is recorded.
 	ErrVersionMismatch = errors.New("rules: task version does not match the expected one")
+	// ErrCannotTrigger: a manual trigger (R15) of a task that is paused,
+	// finished or deleted; the error's text says which.
+	ErrCannotTrigger = errors.New("rules: the task cannot be triggered")
 )
 
 // VersionMismatchError is the rejection of a command whose IfVersion is not
@@ -112,6 +115,16 @@ type Update struct {
 	// MaxWaiting, when not nil, replaces the bound on waiting runs (R18);
 	// 0 restores the default.
 	MaxWaiting *int
+	// Queue, Retry, MissedRunPolicy, MissedAfter, StartDeadline and
+	// HeartbeatTimeout, when not nil, replace the task's run policy fields
+	// (R12–R16); an empty string or zero duration restores the default, a
+	// Retry with MaxAttempts 1 turns retries off.
+	Queue            *string
+	Retry            *events.Retry
+	MissedRunPolicy  *string
+	MissedAfter      *time.Duration
+	StartDeadline    *time.Duration
+	HeartbeatTimeout *time.Duration
 	// PayloadKind, when set, is the kind the new Payload was checked for
 	// (by the kind's handler, outside the rules): a task of another kind —
 	// deleted and created again since — refuses the update.
@@ -146,12 +159,21 @@ type Complete struct {
 	Checkpoint json.RawMessage
 }
 
-// Fail records a run whose handler returned an error or panicked.
+// Fail records a run whose handler returned an error or panicked. Fatal:
+// the handler marked the error as not retryable (R13).
 type Fail struct {
 	RunID      uuid.UUID
 	Error      string
 	Checkpoint json.RawMessage
+	Fatal      bool
 }
+
+// Trigger enqueues one run now, outside the schedule (R15). A paused,
+// finished or deleted task refuses it with ErrCannotTrigger.
+type Trigger struct{}
+
+// Heartbeat says a running run is alive (R16). It records nothing.
+type Heartbeat struct{ RunID uuid.UUID }
 
 // SaveCheckpoint records progress of a running run (R5).
 type SaveCheckpoint struct {
@@ -159,8 +181,9 @@ type SaveCheckpoint struct {
 	Checkpoint json.RawMessage
 }
 
-// ForceEnd ends a started run whose deadline passed (R4, R9). Reason is
-// events.ForcedTimebox or events.ForcedProcessLost.
+// ForceEnd ends a started run whose deadline passed (R4, R9), or that
+// stopped heartbeating (R16). Reason is events.ForcedTimebox,
+// events.ForcedProcessLost or events.ForcedHeartbeat.
 type ForceEnd struct {
 	RunID  uuid.UUID
 	Reason string
@@ -177,6 +200,8 @@ func (Complete) command()       {}
 func (Fail) command()           {}
 func (SaveCheckpoint) command() {}
 func (ForceEnd) command()       {}
+func (Trigger) command()        {}
+func (Heartbeat) command()      {}
 
 // Defaults fills a spec's zero Tolerance (unless ToleranceSet) and Timebox:
 // tolerance 5 s, or a tenth of the interval when that is smaller (it must
