@@ -92,8 +92,12 @@ type Row struct {
 	Schedule string
 	// Deadline is the deadline of a started or forced-ended run.
 	Deadline *time.Time
-	// Missed counts the whole intervals an enqueue skipped (R8).
+	// Missed counts the whole intervals an enqueue skipped (R8), or the
+	// slots a tick skipped (SlotsMissed, R14).
 	Missed int
+	// Skipped marks a tick row (or a SlotsMissed row) whose tick found the
+	// slot missed under missed_run_policy skip and enqueued nothing (R14).
+	Skipped bool
 	// Backlog marks an enqueue that carries the reason backlog (R18): the
 	// task fell due while it already had MaxWaiting runs waiting.
 	Backlog bool
@@ -195,6 +199,8 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 			row.RetryOf, row.RetryOfRun = *e.RetryOf, t.numbers[*e.RetryOf]
 		}
 		t.numbers[e.RunID] = e.Run
+	case events.SlotsMissed:
+		row.Missed, row.Detail, row.Skipped = e.Missed, e.Detail, true
 	case events.RunStarted:
 		row.Run, row.RunID = e.Run, e.RunID
 		row.Deadline = tp(e.Deadline.UTC())

@@ -88,7 +88,10 @@ func span(d time.Duration) string {
 func (r Row) Text(tf TimeFormat) string {
 	run := r.Task + strconv.Itoa(r.Run)
 	switch r.Event {
-	case EventTick:
+	case EventTick, "SlotsMissed":
+		if r.Skipped {
+			return fmt.Sprintf("Cron executes (%s missed: skipped, none enqueued)", plural(r.Missed, r.unit()))
+		}
 		if r.held() {
 			return fmt.Sprintf("Cron executes (%s of %s waiting: none enqueued)", plural(r.Waiting, "run"), r.Task)
 		}
@@ -118,15 +121,12 @@ func (r Row) Text(tf TimeFormat) string {
 		}
 		return r.Task + " is deleted"
 	case "RunEnqueued":
+		unit := r.unit()
 		switch {
 		case r.Trigger == events.TriggerManual:
 			return "Manual trigger enqueues " + run
 		case r.Attempt > 1:
 			return fmt.Sprintf("Cron enqueues %s (%s)", run, r.retryWords())
-		}
-		unit := "interval"
-		if r.Interval == 0 && r.Schedule != "" {
-			unit = "slot" // a cron or at task counts the slots passed over (R10)
 		}
 		switch {
 		case r.Backlog && r.Missed == 1:
@@ -169,6 +169,15 @@ func (r Row) Text(tf TimeFormat) string {
 		return fmt.Sprintf("%s is forced to end (%s%s)", run, r.forcedWhy(tf), r.retryOutcome(tf))
 	}
 	return fmt.Sprintf("%s %s", run, r.Event)
+}
+
+// unit is what a task's missed count counts: intervals, or the slots of a
+// cron or at task passed over (R10).
+func (r Row) unit() string {
+	if r.Interval == 0 && r.Schedule != "" {
+		return "slot"
+	}
+	return "interval"
 }
 
 // retryWords names a retry: "attempt 2, retry of A1".
