@@ -211,7 +211,7 @@ func TestTimelinePolicies(t *testing.T) {
 | 00:50 | A2 is forced to end (heartbeat timeout: no heartbeat for 10s; retry at 01:00 after 10 s backoff) | 01:30 | 00:30 |
 | 01:00 | Cron enqueues A4 (attempt 3, retry of A2) | 01:30 | 00:30 |
 | 01:00 | A4 begins execution (attempt 3, retry of A2: no spacing check) | 01:30 | 00:30 |
-| 01:05 | A4 fails (bad input; not retryable; no retry: the error is not retryable) | 01:30 | 00:30 |
+| 01:05 | A4 fails (bad input; no retry: the error is not retryable) | 01:30 | 00:30 |
 | 01:30 | Cron enqueues A5 | 02:30 | 00:30 |
 | 01:55 | A5 is dropped (too late: asked 25s after its slot; start_deadline 20s) | 02:30 | 00:30 |
 `

@@ -157,7 +157,7 @@ func (r Row) Text(tf TimeFormat) string {
 		return run + " ends execution"
 	case "RunFailed":
 		why := r.Detail
-		if r.Fatal {
+		if r.Fatal && r.NoRetry == "" {
 			why += "; not retryable"
 		}
 		return fmt.Sprintf("%s fails (%s%s)", run, why, r.retryOutcome(tf))
