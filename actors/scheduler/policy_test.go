@@ -112,3 +112,37 @@ func TestFailingTaskIsRetried(t *testing.T) {
 		t.Fatalf("lastRun %s nextRun %s", mmss(got.LastRun), mmss(got.NextRun))
 	}
 }
+
+// TestPendingRetrySurvivesARestart (R13, R9): a one-time task whose run
+// fails is finished, with its retry pending; the process stops before the
+// retry falls due. The next process folds the retry from the log, keeps the
+// finished task in the due-time index for it, and makes it on the first
+// tick after it falls due.
+func TestPendingRetrySurvivesARestart(t *testing.T) {
+	clk := clock.NewVirtual(t0)
+	st := memStore(t)
+	ctx := context.Background()
+	fails := worker.HandlerFunc(func(context.Context, *worker.Run) (json.RawMessage, error) { return nil, errors.New("503") })
+	e := newEnv(t, st, clk, nil, map[string]worker.Handler{"flaky": fails})
+	task, _, err := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: "once", Owner: "o", Kind: "flaky", At: []time.Time{t0.Add(30 * time.Second)},
+		Retry: &scheduler.RetryPolicy{MaxAttempts: 2, InitialBackoff: 15 * time.Second, MaxBackoff: 15 * time.Second, Multiplier: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.RunUntil(t0.Add(40 * time.Second))
+	stopNow(e.s)
+	if tr := trail(t, st, task.ID); !strings.HasSuffix(tr, "00:30 RunFailed 1 503\n") || !strings.Contains(tr, "TaskFinished") {
+		t.Fatalf("before the restart:\n%s", tr)
+	}
+
+	clk2 := clock.NewVirtual(clk.Now())
+	succeeds := worker.HandlerFunc(func(context.Context, *worker.Run) (json.RawMessage, error) { return nil, nil })
+	e2 := newEnv(t, st, clk2, nil, map[string]worker.Handler{"flaky": succeeds})
+	defer stopNow(e2.s)
+	clk2.RunUntil(t0.Add(2 * time.Minute))
+	// Ticks of the new process: 01:10, 01:40, …; the retry fell due at 00:45.
+	if tr := trail(t, st, task.ID); !strings.Contains(tr, "00:30 RunFailed 1 503\n01:10 RunEnqueued 2 ") ||
+		!strings.HasSuffix(tr, "01:10 RunStarted 2\n01:10 RunCompleted 2 \n") {
+		t.Fatalf("after the restart:\n%s", tr)
+	}
+}
