@@ -88,7 +88,10 @@ func span(d time.Duration) string {
 func (r Row) Text(tf TimeFormat) string {
 	run := r.Task + strconv.Itoa(r.Run)
 	switch r.Event {
-	case EventTick:
+	case EventTick, "SlotsMissed":
+		if r.Skipped {
+			return fmt.Sprintf("Cron executes (%s missed: skipped, none enqueued)", plural(r.Missed, r.unit()))
+		}
 		if r.held() {
 			return fmt.Sprintf("Cron executes (%s of %s waiting: none enqueued)", plural(r.Waiting, "run"), r.Task)
 		}
@@ -118,9 +121,12 @@ func (r Row) Text(tf TimeFormat) string {
 		}
 		return r.Task + " is deleted"
 	case "RunEnqueued":
-		unit := "interval"
-		if r.Interval == 0 && r.Schedule != "" {
-			unit = "slot" // a cron or at task counts the slots passed over (R10)
+		unit := r.unit()
+		switch {
+		case r.Trigger == events.TriggerManual:
+			return "Manual trigger enqueues " + run
+		case r.Attempt > 1:
+			return fmt.Sprintf("Cron enqueues %s (%s)", run, r.retryWords())
 		}
 		switch {
 		case r.Backlog && r.Missed == 1:
@@ -136,6 +142,12 @@ func (r Row) Text(tf TimeFormat) string {
 		}
 		return "Cron enqueues " + run
 	case "RunStarted":
+		switch {
+		case r.Trigger == events.TriggerManual:
+			return run + " begins execution (manual trigger: no spacing check)"
+		case r.Attempt > 1:
+			return fmt.Sprintf("%s begins execution (%s: no spacing check)", run, r.retryWords())
+		}
 		if r.PrevLastRun == nil {
 			return run + " begins execution"
 		}
@@ -144,15 +156,48 @@ func (r Row) Text(tf TimeFormat) string {
 	case "RunCompleted":
 		return run + " ends execution"
 	case "RunFailed":
-		return fmt.Sprintf("%s fails (%s)", run, r.Detail)
+		why := r.Detail
+		if r.Fatal && r.NoRetry == "" {
+			why += "; not retryable"
+		}
+		return fmt.Sprintf("%s fails (%s%s)", run, why, r.retryOutcome(tf))
 	case "CheckpointSaved":
 		return run + " saves a checkpoint"
 	case "RunDropped":
 		return fmt.Sprintf("%s is dropped (%s)", run, r.dropWhy(tf))
 	case "RunForcedEnd":
-		return fmt.Sprintf("%s is forced to end (%s)", run, r.forcedWhy(tf))
+		return fmt.Sprintf("%s is forced to end (%s%s)", run, r.forcedWhy(tf), r.retryOutcome(tf))
 	}
 	return fmt.Sprintf("%s %s", run, r.Event)
+}
+
+// unit is what a task's missed count counts: intervals, or the slots of a
+// cron or at task passed over (R10).
+func (r Row) unit() string {
+	if r.Interval == 0 && r.Schedule != "" {
+		return "slot"
+	}
+	return "interval"
+}
+
+// retryWords names a retry: "attempt 2, retry of A1".
+func (r Row) retryWords() string {
+	if r.RetryOfRun > 0 {
+		return fmt.Sprintf("attempt %d, retry of %s%d", r.Attempt, r.Task, r.RetryOfRun)
+	}
+	return fmt.Sprintf("attempt %d", r.Attempt)
+}
+
+// retryOutcome is what a failure or forced end says of its retry (R13):
+// "; retry at 00:45 after 10 s backoff" or "; no retry: attempts used up".
+func (r Row) retryOutcome(tf TimeFormat) string {
+	switch {
+	case r.RetryAt != nil:
+		return fmt.Sprintf("; retry at %s after %s backoff", tf.Format(*r.RetryAt), span(r.Backoff))
+	case r.NoRetry != "":
+		return "; no retry: " + r.NoRetry
+	}
+	return ""
 }
 
 // plural is "1 run", "3 runs".
@@ -173,6 +218,16 @@ func (r Row) dropWhy(tf TimeFormat) string {
 		return "task paused"
 	case events.DropDeleted:
 		return "task deleted"
+	case events.DropOverlap:
+		if r.Detail != "" {
+			return "overlap: " + r.Detail
+		}
+		return "overlap: another run of " + r.Task + " is running"
+	case events.DropTooLate:
+		if r.Detail != "" {
+			return "too late: " + r.Detail
+		}
+		return "too late: past the start deadline"
 	}
 	if r.Detail != "" {
 		return r.Detail
@@ -190,6 +245,11 @@ func (r Row) forcedWhy(tf TimeFormat) string {
 		if r.Deadline != nil {
 			return fmt.Sprintf("process lost; deadline %s passed", tf.Format(*r.Deadline))
 		}
+	case events.ForcedHeartbeat:
+		if r.Detail != "" {
+			return "heartbeat timeout: " + r.Detail
+		}
+		return "heartbeat timeout"
 	}
 	if r.Detail != "" {
 		return r.Detail
@@ -233,7 +293,9 @@ func escapeCell(s string) string {
 //	{"at":"00:35","task":"A","event":"RunStarted","run":1,"next_run":"01:30","last_run":"00:35"}
 //
 // Times are rendered with the caller's TimeFormat; next_run and last_run are
-// null when unset; reason is set for drops and forced ends. run_id and detail
+// null when unset; reason is set for drops and forced ends; attempt is set on
+// the run events of a retry (attempt 2 and up, R13) and trigger ("manual")
+// on the RunEnqueued of a manually triggered run (R15). run_id and detail
 // (the event's words: a drop's numbers, a failure's error) are added only
 // when LineFields asks for them, so the simulation prints exactly the fields
 // of its published contract.
@@ -242,6 +304,8 @@ type Line struct {
 	Task    string  `json:"task"`
 	Event   string  `json:"event"`
 	Run     int     `json:"run,omitempty"`
+	Attempt int     `json:"attempt,omitempty"`
+	Trigger string  `json:"trigger,omitempty"`
 	RunID   string  `json:"run_id,omitempty"`
 	NextRun *string `json:"next_run"`
 	LastRun *string `json:"last_run"`
@@ -266,6 +330,12 @@ func (r Row) Line(tf TimeFormat, f LineFields) Line {
 	}
 	l := Line{At: tf.Format(r.At), Task: r.Task, Event: r.Event, Run: r.Run,
 		NextRun: opt(r.NextRun), LastRun: opt(r.LastRun), Reason: r.Reason}
+	if r.Attempt > 1 {
+		l.Attempt = r.Attempt
+	}
+	if r.Event == "RunEnqueued" {
+		l.Trigger = r.Trigger
+	}
 	if f.Detail {
 		l.Detail = r.Detail
 	}
