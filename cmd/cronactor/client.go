@@ -485,7 +485,7 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *format == "json" {
-		return history.WriteLines(env.stdout, rows, history.Absolute(), history.LineFields{RunID: true, Detail: true})
+		return history.WriteLines(env.stdout, rows, history.Absolute(), history.LineFields{RunID: true, Detail: true, Retry: true})
 	}
 	return history.WriteTable(env.stdout, rows, history.Absolute())
 }

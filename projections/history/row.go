@@ -87,6 +87,26 @@ type Row struct {
 	Waiting    int
 	MaxWaiting int
 
+	// Attempt is the run's try of its slot on run events (R13): 1 for the
+	// first, 2 for the first retry, …; 0 on other rows.
+	Attempt int
+	// RetryOf is the failed run a retry retries (R13), RetryOfRun its
+	// number (0 when the Tracker did not see it fail).
+	RetryOf    uuid.UUID
+	RetryOfRun int
+	// Trigger is events.TriggerManual on the rows of a manually triggered
+	// run (R15).
+	Trigger string
+	// RetryAt and Backoff are set on a failure or forced end that will be
+	// retried (R13): when the retry falls due (it is enqueued on the first
+	// tick at or after it) and the backoff chosen. NoRetry says why a
+	// failed run of a task with a retry policy is not retried; Fatal that
+	// the handler marked the error as not retryable.
+	RetryAt *time.Time
+	Backoff time.Duration
+	NoRetry string
+	Fatal   bool
+
 	// Position and Version place the event in the global log and its
 	// stream; zero for tick rows.
 	Position events.Position
@@ -102,6 +122,9 @@ type Row struct {
 // adds only what the event itself says and R3's numbers.
 type Tracker struct {
 	tasks map[uuid.UUID]*taskstate.State
+	// promised maps a failed run whose failure promised a retry to its
+	// number, until the retry is enqueued (for RetryOfRun).
+	promised map[uuid.UUID]int
 }
 
 // NewTracker returns an empty Tracker.
@@ -163,6 +186,11 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	case events.RunEnqueued:
 		row.Run, row.RunID, row.Missed = e.Run, e.RunID, e.Missed
 		row.Backlog = e.Reason == events.EnqueueBacklog
+		row.Attempt, row.Trigger = max(e.Attempt, 1), e.Trigger
+		if e.RetryOf != nil {
+			row.RetryOf, row.RetryOfRun = *e.RetryOf, t.promised[*e.RetryOf]
+			delete(t.promised, *e.RetryOf)
+		}
 	case events.RunStarted:
 		row.Run, row.RunID = e.Run, e.RunID
 		row.Deadline = tp(e.Deadline.UTC())
@@ -180,6 +208,8 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Run, row.RunID = e.Run, e.RunID
 	case events.RunFailed:
 		row.Run, row.RunID, row.Detail = e.Run, e.RunID, e.Error
+		row.Fatal = e.Fatal
+		t.retry(&row, e.RetryAt, e.Backoff, e.NoRetry)
 	case events.RunDropped:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
 		row.PrevLastRun = tz(prev.LastRun)
@@ -201,10 +231,16 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	case events.RunForcedEnd:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
 		row.Deadline = tp(e.Deadline.UTC())
+		t.retry(&row, e.RetryAt, e.Backoff, e.NoRetry)
 	case events.CheckpointSaved:
 		row.Run, row.RunID = e.Run, e.RunID
 	default:
 		return Row{}, fmt.Errorf("history: %s %s@%d: no rule to fold this event type", ev.EventType(), m.Stream, m.Version)
+	}
+	if r, ok := prev.Run(row.RunID); ok && row.Run > 0 && row.Attempt == 0 {
+		// A run event after the enqueue: the run's attempt and trigger as
+		// its RunEnqueued recorded them.
+		row.Attempt, row.Trigger, row.RetryOf = max(r.Attempt, 1), r.Trigger, r.RetryOf
 	}
 	*st = taskstate.Evolve(prev, m, ev)
 	fill(&row, st)
@@ -212,6 +248,18 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Interval = spacing
 	}
 	return row, nil
+}
+
+// retry records what a failure or forced end says about its retry (R13).
+func (t *Tracker) retry(row *Row, at *time.Time, backoff events.Duration, no string) {
+	row.Backoff, row.NoRetry = backoff.D(), no
+	if at != nil {
+		row.RetryAt = tp(at.UTC())
+		if t.promised == nil {
+			t.promised = map[uuid.UUID]int{}
+		}
+		t.promised[row.RunID] = row.Run
+	}
 }
 
 // fill copies the task's state after the event into its row.

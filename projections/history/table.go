@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
 )
 
 // TimeFormat renders the times of a table: Header names the first column,
@@ -118,6 +119,12 @@ func (r Row) Text(tf TimeFormat) string {
 		}
 		return r.Task + " is deleted"
 	case "RunEnqueued":
+		switch {
+		case r.Trigger == events.TriggerManual:
+			return "Manual trigger enqueues " + run
+		case r.Attempt > 1:
+			return fmt.Sprintf("Retry enqueues %s (attempt %d, %s)", run, r.Attempt, r.retryOfText())
+		}
 		unit := "interval"
 		if r.Interval == 0 && r.Schedule != "" {
 			unit = "slot" // a cron or at task counts the slots passed over (R10)
@@ -136,7 +143,12 @@ func (r Row) Text(tf TimeFormat) string {
 		}
 		return "Cron enqueues " + run
 	case "RunStarted":
-		if r.PrevLastRun == nil {
+		switch {
+		case r.Trigger == events.TriggerManual:
+			return run + " begins execution (manual trigger: no spacing check, lastRun stays)"
+		case r.Attempt > 1:
+			return fmt.Sprintf("%s begins execution (attempt %d: no spacing check, lastRun stays)", run, r.Attempt)
+		case r.PrevLastRun == nil:
 			return run + " begins execution"
 		}
 		return fmt.Sprintf("%s begins execution (%s after %s >= %s - %s)", run,
@@ -144,13 +156,13 @@ func (r Row) Text(tf TimeFormat) string {
 	case "RunCompleted":
 		return run + " ends execution"
 	case "RunFailed":
-		return fmt.Sprintf("%s fails (%s)", run, r.Detail)
+		return fmt.Sprintf("%s fails (%s)%s", run, r.Detail, r.retryText(tf))
 	case "CheckpointSaved":
 		return run + " saves a checkpoint"
 	case "RunDropped":
 		return fmt.Sprintf("%s is dropped (%s)", run, r.dropWhy(tf))
 	case "RunForcedEnd":
-		return fmt.Sprintf("%s is forced to end (%s)", run, r.forcedWhy(tf))
+		return fmt.Sprintf("%s is forced to end (%s)%s", run, r.forcedWhy(tf), r.retryText(tf))
 	}
 	return fmt.Sprintf("%s %s", run, r.Event)
 }
@@ -161,6 +173,29 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// retryOfText names the run a retry retries: "retry of A2", or its ID
+// when the Tracker did not see it fail.
+func (r Row) retryOfText() string {
+	if r.RetryOfRun > 0 {
+		return fmt.Sprintf("retry of %s%d", r.Task, r.RetryOfRun)
+	}
+	return "retry of run " + r.RetryOf.String()
+}
+
+// retryText is what a failure or forced end says about its retry (R13):
+// "; retry due at 00:41 (backoff 1 s)", "; no retry: attempts used up".
+func (r Row) retryText(tf TimeFormat) string {
+	switch {
+	case r.RetryAt != nil:
+		return fmt.Sprintf("; attempt %d due at %s (backoff %s)", max(r.Attempt, 1)+1, tf.Format(*r.RetryAt), span(r.Backoff))
+	case r.NoRetry != "":
+		return "; no retry: " + r.NoRetry
+	case r.Fatal:
+		return "; not retryable"
+	}
+	return ""
 }
 
 func (r Row) dropWhy(tf TimeFormat) string {
@@ -176,6 +211,12 @@ func (r Row) dropWhy(tf TimeFormat) string {
 	}
 	if r.Detail != "" {
 		return r.Detail
+	}
+	switch r.Reason {
+	case events.DropOverlap:
+		return "overlap: another run of the task was running"
+	case events.DropTooLate:
+		return "too_late: past its slot's start deadline"
 	}
 	return r.Reason
 }
@@ -193,6 +234,9 @@ func (r Row) forcedWhy(tf TimeFormat) string {
 	}
 	if r.Detail != "" {
 		return r.Detail
+	}
+	if r.Reason == events.ForcedHeartbeat {
+		return "heartbeat_timeout: no heartbeat within the task's heartbeat timeout"
 	}
 	return r.Reason
 }
@@ -247,12 +291,25 @@ type Line struct {
 	LastRun *string `json:"last_run"`
 	Reason  string  `json:"reason,omitempty"`
 	Detail  string  `json:"detail,omitempty"`
+	// Attempt is set on every line of a run that is a retry (attempt > 1,
+	// R13); Trigger is "manual" on a manually triggered run's RunEnqueued
+	// (R15). Both belong to the published lines.
+	Attempt int    `json:"attempt,omitempty"`
+	Trigger string `json:"trigger,omitempty"`
+	// RetryOf, RetryAt, Backoff and NoRetry are added only when
+	// LineFields asks for them: the run a retry retries, and what a
+	// failure or forced end says about its retry.
+	RetryOf string  `json:"retry_of,omitempty"`
+	RetryAt *string `json:"retry_at,omitempty"`
+	Backoff string  `json:"backoff,omitempty"`
+	NoRetry string  `json:"no_retry,omitempty"`
 }
 
 // LineFields chooses the optional fields of a Line.
 type LineFields struct {
 	RunID  bool // run_id on run events
 	Detail bool // detail when the event carries words
+	Retry  bool // retry_of, retry_at, backoff, no_retry (R13)
 }
 
 // Line returns the JSON form of r with the optional fields f asks for.
@@ -271,6 +328,21 @@ func (r Row) Line(tf TimeFormat, f LineFields) Line {
 	}
 	if f.RunID && r.Run > 0 {
 		l.RunID = r.RunID.String()
+	}
+	if r.Attempt > 1 {
+		l.Attempt = r.Attempt
+	}
+	if r.Event == "RunEnqueued" {
+		l.Trigger = r.Trigger
+	}
+	if f.Retry {
+		if r.RetryOf != uuid.Nil && r.Event == "RunEnqueued" {
+			l.RetryOf = r.RetryOf.String()
+		}
+		l.RetryAt, l.NoRetry = opt(r.RetryAt), r.NoRetry
+		if r.RetryAt != nil {
+			l.Backoff = r.Backoff.String()
+		}
 	}
 	return l
 }
