@@ -140,13 +140,19 @@ func (s *sim) segments() []segment {
 // workers is enough that a scripted pick-up never waits for a worker: a
 // worker is held only while a run executes (a drop frees it at once), and
 // R3 lets at most timebox / (interval - tolerance) + 1 runs of a task
-// execute at once.
+// execute at once. A handler forced to end by its heartbeat timeout (R16)
+// may hold its worker until its deadline, while retries and triggers of
+// the task run: each may take one more.
 func (s *sim) workers() int {
 	if s.opts.Workers > 0 {
 		return s.opts.Workers
 	}
 	n := 8
 	for _, t := range s.sc.Tasks {
+		n += len(t.TriggerAt)
+		if t.Retry != nil {
+			n += max(t.Retry.MaxAttempts, 0)
+		}
 		if t.Interval == 0 {
 			// A cron or at task's timebox is at most its shortest spacing.
 			n += 3
@@ -271,10 +277,16 @@ func (s *sim) fail(err error) {
 	s.mu.Unlock()
 }
 
+// triggerer is the scheduler's manual trigger (R15).
+type triggerer interface {
+	Trigger(ctx context.Context, id uuid.UUID) (uuid.UUID, error)
+}
+
 type action struct {
 	at   time.Duration
 	task int
-	kind int // order at one instant: create, pause, resume, delete
+	kind int // order at one instant: create, pause, resume, trigger, delete
+	seq  int // the action's place among the task's actions of its kind
 	what string
 	do   func(context.Context, *scheduler.Scheduler) error
 }
@@ -285,7 +297,8 @@ func (s *sim) spec(t TaskScript) scheduler.TaskSpec {
 	spec := scheduler.TaskSpec{Name: t.Name, Owner: Owner, Kind: Kind, Interval: t.Interval,
 		Tolerance: t.Tolerance, ToleranceSet: true, Timebox: t.Timebox, Cron: t.Cron,
 		Timezone: t.Timezone, DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, MaxRuns: t.MaxRuns, Jitter: t.Jitter,
-		MaxWaiting: t.MaxWaiting}
+		MaxWaiting: t.MaxWaiting, Queue: t.Queue, Retry: t.Retry, MissedRunPolicy: t.MissedRunPolicy,
+		MissedAfter: t.MissedAfter, StartDeadline: t.StartDeadline, HeartbeatTimeout: t.HeartbeatTimeout}
 	if t.Interval > 0 {
 		spec.FirstRun = o.Add(t.FirstRun)
 	}
@@ -333,8 +346,20 @@ func (s *sim) actions(seg segment) []action {
 				}})
 			}
 		}
+		for k, at := range t.TriggerAt {
+			if in(at) {
+				out = append(out, action{at: at, task: i, kind: 3, seq: k, what: fmt.Sprintf("%s.trigger_at[%d]", field, k), do: func(ctx context.Context, sc *scheduler.Scheduler) error {
+					tr, ok := any(sc).(triggerer)
+					if !ok {
+						return errors.New("this scheduler has no manual trigger")
+					}
+					_, err := tr.Trigger(ctx, id)
+					return err
+				}})
+			}
+		}
 		if t.HasDelete && in(t.DeleteAt) {
-			out = append(out, action{at: t.DeleteAt, task: i, kind: 3, what: field + ".delete_at", do: func(ctx context.Context, sc *scheduler.Scheduler) error {
+			out = append(out, action{at: t.DeleteAt, task: i, kind: 4, what: field + ".delete_at", do: func(ctx context.Context, sc *scheduler.Scheduler) error {
 				_, err := sc.DeleteTask(ctx, id)
 				return err
 			}})
@@ -342,7 +367,7 @@ func (s *sim) actions(seg segment) []action {
 	}
 	kept := out[:0]
 	for _, a := range out {
-		key := fmt.Sprintf("%d/%d/%d", a.task, a.kind, a.at)
+		key := fmt.Sprintf("%d/%d/%d/%d", a.task, a.kind, a.seq, a.at)
 		if !s.taken[key] {
 			s.taken[key] = true
 			kept = append(kept, a)
@@ -357,7 +382,10 @@ func (s *sim) actions(seg segment) []action {
 		if x.task != y.task {
 			return x.task < y.task
 		}
-		return x.kind < y.kind
+		if x.kind != y.kind {
+			return x.kind < y.kind
+		}
+		return x.seq < y.seq
 	})
 	return out
 }
@@ -396,8 +424,9 @@ func (s *sim) pickup(q worker.QueuedRun) time.Duration {
 }
 
 // handle is the scripted handler: it saves its checkpoint, works Duration
-// on the virtual clock (or until its context ends at the deadline), then
-// fails, panics or completes as scripted.
+// on the virtual clock (or until its context ends at the deadline),
+// heartbeating every HeartbeatEvery if the script says so, then fails
+// (with a permanent error when Fatal), panics or completes as scripted.
 func (s *sim) handle(ctx context.Context, c clock.Clock, run *worker.Run) (json.RawMessage, error) {
 	i, rs := s.script(run.TaskID, run.Number)
 	if i >= 0 {
@@ -412,13 +441,26 @@ func (s *sim) handle(ctx context.Context, c clock.Clock, run *worker.Run) (json.
 			return nil, err
 		}
 	}
-	if err := clock.Sleep(ctx, c, rs.Duration); err != nil {
-		return cp, err
+	for left := rs.Duration; ; {
+		step := left
+		if rs.HeartbeatEvery > 0 {
+			step = min(step, rs.HeartbeatEvery)
+		}
+		if err := clock.Sleep(ctx, c, step); err != nil {
+			return cp, err
+		}
+		if left -= step; left <= 0 {
+			break
+		}
+		run.Heartbeat()
 	}
 	if rs.Panic != "" {
 		panic(rs.Panic)
 	}
 	if rs.Fail != "" {
+		if rs.Fatal {
+			return cp, worker.Permanent(errors.New(rs.Fail))
+		}
 		return cp, errors.New(rs.Fail)
 	}
 	return cp, nil

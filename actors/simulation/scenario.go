@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
 	"go.yaml.in/yaml/v3"
@@ -76,6 +78,17 @@ type TaskScript struct {
 	// MaxWaiting bounds the task's waiting runs (R18); 0 means the
 	// scheduler's default, 3.
 	MaxWaiting int
+	// Queue, Retry, MissedRunPolicy, MissedAfter, StartDeadline and
+	// HeartbeatTimeout are the run policy (R12–R16, docs/policies.md), as
+	// scheduler.TaskSpec takes them: zero values are the defaults.
+	Queue            string
+	Retry            *scheduler.RetryPolicy
+	MissedRunPolicy  string
+	MissedAfter      time.Duration
+	StartDeadline    time.Duration
+	HeartbeatTimeout time.Duration
+	// TriggerAt are the instants of manual triggers (R15), in order.
+	TriggerAt []time.Duration
 	// CreateAt is when the task is created; it defaults to the start.
 	CreateAt time.Duration
 	// PauseAt, ResumeAt and DeleteAt are when the task is paused, resumed
@@ -106,6 +119,13 @@ type RunScript struct {
 	// Duration; Panic makes it panic with this message.
 	Fail  string
 	Panic string
+	// Fatal marks the Fail error as not retryable (R13): the handler
+	// returns it wrapped in worker.Permanent.
+	Fatal bool
+	// HeartbeatEvery, when set, makes the handler heartbeat (R16) at this
+	// period on the virtual clock while it works; without it a handler
+	// heartbeats only by starting.
+	HeartbeatEvery time.Duration
 	// Checkpoint is saved by the handler as soon as it starts and returned
 	// when it ends (R5).
 	Checkpoint string
@@ -403,7 +423,8 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	var t TaskScript
 	f, err := p.mapping(n, field, []string{"name", "interval", "tolerance", "timebox", "first_run",
 		"create_at", "pause_at", "resume_at", "delete_at", "runs",
-		"cron", "at", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter", "max_waiting"})
+		"cron", "at", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter", "max_waiting",
+		"queue", "retry", "missed_run_policy", "missed_after", "start_deadline", "heartbeat_timeout", "trigger_at"})
 	if err != nil {
 		return t, err
 	}
@@ -532,20 +553,32 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 			return t, p.errf(v, field+".max_waiting", "want a whole number of runs, at least 1, got %q", s)
 		}
 	}
+	if err := p.policy(f, field, &t); err != nil {
+		return t, err
+	}
 	// The scheduler's own defaults and limits, so that a scenario it would
 	// refuse is refused here with a line.
 	spec, err := rules.Prepare(rules.Spec{Name: t.Name, Owner: Owner, Kind: Kind,
 		Schedule: events.Schedule{Interval: events.Duration(t.Interval), Cron: t.Cron, At: at, Timezone: t.Timezone,
 			DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap},
 		Window:    events.Window{StartAt: events.TimePtr(startAt), EndAt: events.TimePtr(endAt), MaxRuns: t.MaxRuns, Jitter: events.Duration(t.Jitter)},
-		Tolerance: t.Tolerance, ToleranceSet: tolSet, Timebox: t.Timebox, MaxWaiting: t.MaxWaiting}, origin.Add(t.CreateAt))
+		Tolerance: t.Tolerance, ToleranceSet: tolSet, Timebox: t.Timebox, MaxWaiting: t.MaxWaiting,
+		Policy: t.policy()}, origin.Add(t.CreateAt))
 	if err != nil {
 		var fe *rules.FieldError
 		node := n
 		if errors.As(err, &fe) {
 			name, _, _ := strings.Cut(fe.Field, "[")
+			name, sub, _ := strings.Cut(name, ".")
 			if f[name] != nil {
 				node = f[name]
+				if sub != "" && node.Kind == yaml.MappingNode {
+					for i := 0; i+1 < len(node.Content); i += 2 {
+						if node.Content[i].Value == sub {
+							node = node.Content[i+1]
+						}
+					}
+				}
 			}
 		}
 		if fe != nil {
@@ -597,6 +630,19 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	if t.HasDelete && t.DeleteAt < t.CreateAt {
 		return t, p.errf(f["delete_at"], field+".delete_at", "before create_at")
 	}
+	if v := f["trigger_at"]; v != nil {
+		if t.TriggerAt, err = p.clocks(v, field+".trigger_at"); err != nil {
+			return t, err
+		}
+		for i, at := range t.TriggerAt {
+			switch {
+			case at < t.CreateAt || (t.HasDelete && at >= t.DeleteAt):
+				return t, p.errf(v, fmt.Sprintf("%s.trigger_at[%d]", field, i), "trigger at %s outside the task's life", FormatTime(at))
+			case i > 0 && at < t.TriggerAt[i-1]:
+				return t, p.errf(v, fmt.Sprintf("%s.trigger_at[%d]", field, i), "%s is before the trigger before it", FormatTime(at))
+			}
+		}
+	}
 	if v := f["runs"]; v != nil {
 		if v.Kind != yaml.SequenceNode {
 			return t, p.errf(v, field+".runs", "want a list of runs")
@@ -619,16 +665,23 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 
 // earliestEnqueues returns the earliest time each of the first n runs of t
 // can be enqueued: at the first tick at or after nextRun, with nextRun then
-// moving to that tick + interval (R1). Pauses only delay runs. A restart
+// moving to that tick + interval (R1), merged with the manual triggers,
+// which enqueue at their instant (R15). Pauses only delay runs; retries
+// (R13) only take numbers, so that later runs come later still. A restart
 // after downtime starts a new tick sequence, so with downtime the bound is
 // nextRun itself.
 func earliestEnqueues(tick time.Duration, downtime bool, t TaskScript, n int) []time.Duration {
 	out := make([]time.Duration, n)
 	next := t.FirstRun
+	trig := t.TriggerAt
 	for i := range out {
 		at := max(next, t.CreateAt, tick)
 		if !downtime {
 			at = ceilTick(at, tick)
+		}
+		if len(trig) > 0 && trig[0] <= at {
+			out[i], trig = trig[0], trig[1:]
+			continue
 		}
 		out[i] = at
 		// A cron or at task's later slots are not worked out here: its
@@ -649,7 +702,7 @@ func ceilTick(d, tick time.Duration) time.Duration {
 
 func (p *parser) run(n *yaml.Node, field string) (RunScript, error) {
 	var r RunScript
-	f, err := p.mapping(n, field, []string{"start", "start_delay", "duration", "fail", "panic", "checkpoint"})
+	f, err := p.mapping(n, field, []string{"start", "start_delay", "duration", "fail", "panic", "checkpoint", "fatal", "heartbeat_every"})
 	if err != nil {
 		return r, err
 	}
@@ -675,6 +728,22 @@ func (p *parser) run(n *yaml.Node, field string) (RunScript, error) {
 	}
 	if f["fail"] != nil && f["panic"] != nil {
 		return r, p.errf(f["panic"], field+".panic", "give fail or panic, not both")
+	}
+	if v := f["fatal"]; v != nil {
+		if r.Fatal, err = p.bool(v, field+".fatal"); err != nil {
+			return r, err
+		}
+		if r.Fatal && f["fail"] == nil {
+			return r, p.errf(v, field+".fatal", "marks the fail error as not retryable: give fail too")
+		}
+	}
+	if v := f["heartbeat_every"]; v != nil {
+		if r.HeartbeatEvery, err = p.duration(v, field+".heartbeat_every"); err != nil {
+			return r, err
+		}
+		if r.HeartbeatEvery == 0 {
+			return r, p.errf(v, field+".heartbeat_every", "must be positive (leave it out for no heartbeats)")
+		}
 	}
 	for _, k := range []struct {
 		name string
@@ -755,8 +824,103 @@ func (p *parser) actionsUp(n *yaml.Node, field string, t TaskScript, downs []Dow
 			return err
 		}
 	}
+	for _, at := range t.TriggerAt {
+		if err := check("trigger_at", at); err != nil {
+			return err
+		}
+	}
 	if t.HasDelete {
 		return check("delete_at", t.DeleteAt)
 	}
 	return nil
+}
+
+func (p *parser) bool(n *yaml.Node, field string) (bool, error) {
+	s, err := p.scalar(n, field)
+	if err != nil {
+		return false, err
+	}
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, p.errf(n, field, "want true or false, got %q", s)
+}
+
+// policy reads a task's run policy fields (R12–R16). Their limits are the
+// scheduler's, checked by rules.Prepare with the rest of the spec.
+func (p *parser) policy(f map[string]*yaml.Node, field string, t *TaskScript) error {
+	var err error
+	for _, k := range []struct {
+		name string
+		dst  *string
+	}{{"queue", &t.Queue}, {"missed_run_policy", &t.MissedRunPolicy}} {
+		if v := f[k.name]; v != nil {
+			if *k.dst, err = p.scalar(v, field+"."+k.name); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"missed_after", &t.MissedAfter}, {"start_deadline", &t.StartDeadline}, {"heartbeat_timeout", &t.HeartbeatTimeout}} {
+		if v := f[k.name]; v != nil {
+			if *k.dst, err = p.duration(v, field+"."+k.name); err != nil {
+				return err
+			}
+		}
+	}
+	v := f["retry"]
+	if v == nil {
+		return nil
+	}
+	rf, err := p.mapping(v, field+".retry", []string{"max_attempts", "initial_backoff", "max_backoff", "multiplier"})
+	if err != nil {
+		return err
+	}
+	r := &scheduler.RetryPolicy{}
+	if n := rf["max_attempts"]; n != nil {
+		s, err := p.scalar(n, field+".retry.max_attempts")
+		if err != nil {
+			return err
+		}
+		if r.MaxAttempts, err = strconv.Atoi(s); err != nil {
+			return p.errf(n, field+".retry.max_attempts", "want a whole number, got %q", s)
+		}
+	}
+	for _, k := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"initial_backoff", &r.InitialBackoff}, {"max_backoff", &r.MaxBackoff}} {
+		if n := rf[k.name]; n != nil {
+			if *k.dst, err = p.duration(n, field+".retry."+k.name); err != nil {
+				return err
+			}
+		}
+	}
+	if n := rf["multiplier"]; n != nil {
+		s, err := p.scalar(n, field+".retry.multiplier")
+		if err != nil {
+			return err
+		}
+		if r.Multiplier, err = strconv.ParseFloat(s, 64); err != nil || math.IsNaN(r.Multiplier) || math.IsInf(r.Multiplier, 0) {
+			return p.errf(n, field+".retry.multiplier", "want a number like 2 or 1.5, got %q", s)
+		}
+	}
+	t.Retry = r
+	return nil
+}
+
+// policy is the task's run policy as the events record it.
+func (t TaskScript) policy() events.Policy {
+	pol := events.Policy{Queue: t.Queue, MissedRunPolicy: t.MissedRunPolicy, MissedAfter: events.Duration(t.MissedAfter),
+		StartDeadline: events.Duration(t.StartDeadline), HeartbeatTimeout: events.Duration(t.HeartbeatTimeout)}
+	if r := t.Retry; r != nil {
+		pol.Retry = &events.Retry{MaxAttempts: r.MaxAttempts, InitialBackoff: events.Duration(r.InitialBackoff),
+			MaxBackoff: events.Duration(r.MaxBackoff), Multiplier: r.Multiplier}
+	}
+	return pol
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cronactor/cronactor/actors/scheduler"
 )
 
 const designScenario = `
@@ -143,6 +145,23 @@ func TestParseErrors(t *testing.T) {
 		{"downtime backwards", "tick: 30s\nuntil: \"03:00\"\ndowntime: [{from: \"02:00\", to: \"01:00\"}]\ntasks: [{name: A, interval: 1m}]\n", []string{"downtime[0].to"}},
 		{"pause after delete", base + "  - {name: A, interval: 1m, pause_at: \"02:00\", delete_at: \"01:00\"}\n", []string{"line 4", "outside"}},
 		{"json unknown field", `{"tick":"1s","until":"00:10","tasks":[{"name":"A","interval":"1s","x":1}]}`, []string{"line 1", "tasks[0].x"}},
+		{"unknown retry field", base + "  - name: A\n    interval: 1m\n    retry: {max_attempts: 3, backof: 1s}\n", []string{"line 6", "tasks[0].retry.backof", "unknown field", "initial_backoff"}},
+		{"retry not a mapping", base + "  - name: A\n    interval: 1m\n    retry: 3\n", []string{"line 6", "tasks[0].retry", "mapping"}},
+		{"max_attempts not a number", base + "  - name: A\n    interval: 1m\n    retry: {max_attempts: many}\n", []string{"line 6", "tasks[0].retry.max_attempts", "whole number"}},
+		{"bad backoff", base + "  - name: A\n    interval: 1m\n    retry:\n      initial_backoff: 1x\n", []string{"line 7", "tasks[0].retry.initial_backoff", "bad duration"}},
+		{"bad multiplier", base + "  - name: A\n    interval: 1m\n    retry: {multiplier: twice}\n", []string{"tasks[0].retry.multiplier", "number"}},
+		{"bad start_deadline", base + "  - name: A\n    interval: 1m\n    start_deadline: soon\n", []string{"line 6", "tasks[0].start_deadline", "bad duration"}},
+		{"unknown run policy field", base + "  - name: A\n    interval: 1m\n    runs:\n      - {fail: x, fatel: true}\n", []string{"line 7", "tasks[0].runs[0].fatel", "unknown field"}},
+		{"fatal not a bool", base + "  - name: A\n    interval: 1m\n    runs:\n      - {fail: x, fatal: yes}\n", []string{"tasks[0].runs[0].fatal", "true or false"}},
+		{"fatal without fail", base + "  - name: A\n    interval: 1m\n    runs:\n      - {fatal: true}\n", []string{"tasks[0].runs[0].fatal", "give fail"}},
+		{"fatal with panic", base + "  - name: A\n    interval: 1m\n    runs:\n      - {panic: x, fatal: true}\n", []string{"tasks[0].runs[0].fatal", "give fail"}},
+		{"zero heartbeat_every", base + "  - name: A\n    interval: 1m\n    runs:\n      - {heartbeat_every: 0s}\n", []string{"tasks[0].runs[0].heartbeat_every", "positive"}},
+		{"trigger before create", base + "  - {name: A, interval: 1m, create_at: \"01:00\", trigger_at: [\"00:30\"]}\n", []string{"line 4", "tasks[0].trigger_at[0]", "outside"}},
+		{"trigger after delete", base + "  - {name: A, interval: 1m, delete_at: \"01:00\", trigger_at: \"01:00\"}\n", []string{"tasks[0].trigger_at[0]", "outside"}},
+		{"triggers out of order", base + "  - {name: A, interval: 1m, trigger_at: [\"01:00\", \"00:30\"]}\n", []string{"tasks[0].trigger_at[1]", "before"}},
+		{"bad trigger time", base + "  - {name: A, interval: 1m, trigger_at: soon}\n", []string{"tasks[0].trigger_at", "bad time"}},
+		{"trigger while down", "tick: 30s\nuntil: \"09:00\"\ndowntime: [{from: \"01:00\", to: \"05:00\"}]\ntasks:\n  - {name: A, interval: 1m, trigger_at: \"02:00\"}\n", []string{"line 5", "tasks[0].trigger_at", "down"}},
+		{"start before a trigger", base + "  - name: A\n    interval: 1m\n    first_run: \"00:30\"\n    trigger_at: \"00:10\"\n    runs:\n      - {start: \"00:05\"}\n", []string{"line 9", "tasks[0].runs[0].start", "00:10"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.text))
@@ -158,6 +177,70 @@ func TestParseErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The run policy fields (R12–R16) are read as given; a trigger takes the
+// place of a run in the earliest-enqueue bound of the runs after it.
+func TestParsePolicies(t *testing.T) {
+	sc, err := Parse([]byte(`
+tick: 10s
+until: "05:00"
+tasks:
+  - name: A
+    interval: 1m
+    timebox: 30s
+    first_run: "01:00"
+    queue: reports
+    retry: {max_attempts: 3, initial_backoff: 10s, max_backoff: 1m, multiplier: 1.5}
+    missed_run_policy: skip
+    missed_after: 20s
+    start_deadline: 15s
+    heartbeat_timeout: 8s
+    trigger_at: ["00:20", "00:20", "02:05"]
+    runs:
+      - {start: "00:20", duration: 10s, fail: "bad input", fatal: true}
+      - {start: "00:25"}
+      - {start: "01:00", duration: 20s, heartbeat_every: 5s}
+      - {fatal: false, fail: x}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := sc.Tasks[0]
+	if a.Queue != "reports" || a.Retry == nil || *a.Retry != (scheduler.RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Second, MaxBackoff: time.Minute, Multiplier: 1.5}) ||
+		a.MissedRunPolicy != "skip" || a.MissedAfter != 20*time.Second || a.StartDeadline != 15*time.Second || a.HeartbeatTimeout != 8*time.Second {
+		t.Fatalf("A = %+v", a)
+	}
+	if len(a.TriggerAt) != 3 || a.TriggerAt[0] != 20*time.Second || a.TriggerAt[2] != 125*time.Second {
+		t.Errorf("trigger_at = %v", a.TriggerAt)
+	}
+	if r := a.Runs[0]; !r.Fatal || r.Fail != "bad input" {
+		t.Errorf("run 1 = %+v", r)
+	}
+	if r := a.Runs[2]; r.HeartbeatEvery != 5*time.Second || r.Fatal {
+		t.Errorf("run 3 = %+v", r)
+	}
+	if r := a.Runs[3]; r.Fatal {
+		t.Errorf("run 4 = %+v", r)
+	}
+	// Two triggers at 00:20, the first slot at 01:00, then 02:00, the
+	// trigger at 02:05, and 03:00.
+	got := earliestEnqueues(sc.Tick, false, a, 6)
+	want := []time.Duration{20 * time.Second, 20 * time.Second, time.Minute, 2 * time.Minute, 125 * time.Second, 3 * time.Minute}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("earliest enqueues %v, want %v", got, want)
+			break
+		}
+	}
+	// A task without policy fields has the defaults: nil retry, empty words.
+	sc, err = Parse([]byte("tick: 10s\nuntil: \"01:00\"\ntasks: [{name: B, interval: 1m}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := sc.Tasks[0]; b.Retry != nil || b.Queue != "" || b.MissedRunPolicy != "" || b.StartDeadline != 0 || b.HeartbeatTimeout != 0 || b.TriggerAt != nil {
+		t.Errorf("B = %+v", b)
 	}
 }
 
@@ -194,6 +277,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"tick":"1s","until":"01:00:00","tasks":[{"name":"B","interval":"10s"}]}`))
 	f.Add([]byte("tick: 10s\nuntil: \"05:00\"\ndowntime: [{from: \"01:00\", to: \"02:00\"}]\ntasks:\n  - {name: A, interval: 1m, pause_at: \"01:00\", resume_at: [\"02:00\"], delete_at: \"04:00\", runs: [{fail: x}, {panic: y, checkpoint: z}]}\n"))
 	f.Add([]byte("tick: &a 30s\nuntil: *a\ntasks: [{name: A, interval: *a}]"))
+	f.Add([]byte("tick: 10s\nuntil: \"05:00\"\ntasks:\n  - {name: A, interval: 1m, retry: {max_attempts: 3, initial_backoff: 10s, max_backoff: 1m, multiplier: 2}, missed_run_policy: skip, missed_after: 20s, start_deadline: 15s, heartbeat_timeout: 8s, trigger_at: [\"00:20\", \"02:05\"], runs: [{start: \"00:20\", fail: x, fatal: true}, {heartbeat_every: 5s, duration: 20s}]}\n"))
 	f.Add([]byte("start: \"2026-03-07T00:00:00Z\"\ntick: 1h\nuntil: \"2026-03-09T08:00:00Z\"\ntasks:\n  - {name: A, cron: [\"0 2 * * *\", \"@hourly\"], timezone: America/New_York, dst_gap: skip, max_runs: 3, jitter: 1m}\n  - {name: B, at: [\"2026-03-07T10:00:00Z\", \"05:00:00\"], start_at: \"01:00\", end_at: \"2026-03-08T00:00:00+01:00\"}\n"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		sc, err := Parse(text)
@@ -222,6 +306,14 @@ func FuzzParse(f *testing.F) {
 			for i, r := range task.Runs {
 				if r.HasStart && r.Start < enq[i] {
 					t.Fatalf("accepted start %v before %v", r.Start, enq[i])
+				}
+				if (r.Fatal && r.Fail == "") || r.HeartbeatEvery < 0 {
+					t.Fatalf("accepted run %+v", r)
+				}
+			}
+			for i, at := range task.TriggerAt {
+				if at < task.CreateAt || (task.HasDelete && at >= task.DeleteAt) || (i > 0 && at < task.TriggerAt[i-1]) {
+					t.Fatalf("accepted trigger_at %v", task.TriggerAt)
 				}
 			}
 		}

@@ -57,12 +57,12 @@ func TestPolicyRows(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| 00:31 | A1 fails (HTTP 500); attempt 2 due at 00:32 (backoff 1 s) |",
-		"| 00:32 | Retry enqueues A2 (attempt 2, retry of A1) |",
+		"| 00:32 | Cron enqueues A2 (attempt 2, retry of A1) |",
 		"| 00:32 | A2 begins execution (attempt 2: no spacing check, lastRun stays) | 01:30 | 00:30 |",
 		"| 00:33 | Manual trigger enqueues A3 |",
 		"| 00:33 | A3 is dropped (overlap: another run of the task was running) |",
 		"| 00:34 | A2 is forced to end (heartbeat_timeout: no heartbeat within the task's heartbeat timeout); attempt 3 due at 00:36 (backoff 2 s) |",
-		"| 00:36 | Retry enqueues A4 (attempt 3, retry of A2) |",
+		"| 00:36 | Cron enqueues A4 (attempt 3, retry of A2) |",
 		"| 01:31 | A5 fails (HTTP 404); no retry: the error is not retryable |",
 	} {
 		if !strings.Contains(table.String(), want) {
@@ -81,11 +81,11 @@ func TestPolicyRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`{"at":"00:32","task":"A","event":"RunEnqueued","run":2,"next_run":"01:30","last_run":"00:30","attempt":2}`,
-		`{"at":"00:32","task":"A","event":"RunStarted","run":2,"next_run":"01:30","last_run":"00:30","attempt":2}`,
-		`{"at":"00:33","task":"A","event":"RunEnqueued","run":3,"next_run":"01:30","last_run":"00:30","trigger":"manual"}`,
+		`{"at":"00:32","task":"A","event":"RunEnqueued","run":2,"attempt":2,"next_run":"01:30","last_run":"00:30"}`,
+		`{"at":"00:32","task":"A","event":"RunStarted","run":2,"attempt":2,"next_run":"01:30","last_run":"00:30"}`,
+		`{"at":"00:33","task":"A","event":"RunEnqueued","run":3,"trigger":"manual","next_run":"01:30","last_run":"00:30"}`,
 		`{"at":"00:33","task":"A","event":"RunDropped","run":3,"next_run":"01:30","last_run":"00:30","reason":"overlap"}`,
-		`{"at":"00:34","task":"A","event":"RunForcedEnd","run":2,"next_run":"01:30","last_run":"00:30","reason":"heartbeat_timeout","attempt":2}`,
+		`{"at":"00:34","task":"A","event":"RunForcedEnd","run":2,"attempt":2,"next_run":"01:30","last_run":"00:30","reason":"heartbeat_timeout"}`,
 		`{"at":"00:31","task":"A","event":"RunFailed","run":1,"next_run":"01:30","last_run":"00:30"}`,
 	} {
 		if !strings.Contains(plain.String(), want+"\n") {
@@ -94,7 +94,7 @@ func TestPolicyRows(t *testing.T) {
 	}
 	for _, want := range []string{
 		`"event":"RunFailed","run":1,"run_id":"` + l.run(1).String() + `","next_run":"01:30","last_run":"00:30","detail":"HTTP 500","retry_at":"00:32","backoff":"1s"}`,
-		`"event":"RunEnqueued","run":2,"run_id":"` + l.run(2).String() + `","next_run":"01:30","last_run":"00:30","attempt":2,"retry_of":"` + l.run(1).String() + `"}`,
+		`"event":"RunEnqueued","run":2,"attempt":2,"run_id":"` + l.run(2).String() + `","next_run":"01:30","last_run":"00:30","retry_of":"` + l.run(1).String() + `"}`,
 		`"event":"RunFailed","run":5,"run_id":"` + l.run(5).String() + `","next_run":"02:30","last_run":"01:30","detail":"HTTP 404","no_retry":"the error is not retryable"}`,
 	} {
 		if !strings.Contains(full.String(), want+"\n") {
@@ -165,7 +165,7 @@ func TestRetryOfUnseenRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rows[1].Text(history.Relative(t0)); got != "Retry enqueues B1 (attempt 2, retry of run "+other.String()+")" {
+	if got := rows[1].Text(history.Relative(t0)); got != "Cron enqueues B1 (attempt 2, retry of run "+other.String()+")" {
 		t.Errorf("row: %q", got)
 	}
 }

@@ -123,7 +123,7 @@ func (r Row) Text(tf TimeFormat) string {
 		case r.Trigger == events.TriggerManual:
 			return "Manual trigger enqueues " + run
 		case r.Attempt > 1:
-			return fmt.Sprintf("Retry enqueues %s (attempt %d, %s)", run, r.Attempt, r.retryOfText())
+			return fmt.Sprintf("Cron enqueues %s (attempt %d, %s)", run, r.Attempt, r.retryOfText())
 		}
 		unit := "interval"
 		if r.Interval == 0 && r.Schedule != "" {
@@ -277,25 +277,27 @@ func escapeCell(s string) string {
 //	{"at":"00:35","task":"A","event":"RunStarted","run":1,"next_run":"01:30","last_run":"00:35"}
 //
 // Times are rendered with the caller's TimeFormat; next_run and last_run are
-// null when unset; reason is set for drops and forced ends. run_id and detail
+// null when unset; reason is set for drops and forced ends; attempt is set on
+// the run events of a retry (attempt 2 and up, R13) and trigger ("manual")
+// on the RunEnqueued of a manually triggered run (R15). run_id and detail
 // (the event's words: a drop's numbers, a failure's error) are added only
 // when LineFields asks for them, so the simulation prints exactly the fields
 // of its published contract.
 type Line struct {
-	At      string  `json:"at"`
-	Task    string  `json:"task"`
-	Event   string  `json:"event"`
-	Run     int     `json:"run,omitempty"`
+	At    string `json:"at"`
+	Task  string `json:"task"`
+	Event string `json:"event"`
+	Run   int    `json:"run,omitempty"`
+	// Attempt is set on every line of a run that is a retry (attempt > 1,
+	// R13); Trigger is "manual" on a manually triggered run's RunEnqueued
+	// (R15). Both belong to the published lines.
+	Attempt int     `json:"attempt,omitempty"`
+	Trigger string  `json:"trigger,omitempty"`
 	RunID   string  `json:"run_id,omitempty"`
 	NextRun *string `json:"next_run"`
 	LastRun *string `json:"last_run"`
 	Reason  string  `json:"reason,omitempty"`
 	Detail  string  `json:"detail,omitempty"`
-	// Attempt is set on every line of a run that is a retry (attempt > 1,
-	// R13); Trigger is "manual" on a manually triggered run's RunEnqueued
-	// (R15). Both belong to the published lines.
-	Attempt int    `json:"attempt,omitempty"`
-	Trigger string `json:"trigger,omitempty"`
 	// RetryOf, RetryAt, Backoff and NoRetry are added only when
 	// LineFields asks for them: the run a retry retries, and what a
 	// failure or forced end says about its retry.
