@@ -272,6 +272,7 @@ type createBody struct {
 	scheduleBody
 	// MaxWaiting bounds the task's waiting runs (R18); absent: the default.
 	MaxWaiting *int `json:"max_waiting"`
+	policyBody
 }
 
 // maxWaiting checks a max_waiting the API is given: the bound itself, never
@@ -356,6 +357,11 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 	if s.MaxWaiting, err = maxWaiting(b.MaxWaiting); err != nil {
 		return s, err
 	}
+	pol, err := b.policyBody.parse(false)
+	if err != nil {
+		return s, err
+	}
+	pol.spec(&s)
 	return s, nil
 }
 
@@ -424,6 +430,9 @@ func sameSpec(t scheduler.Task, s scheduler.TaskSpec) bool {
 		return false
 	}
 	if s.MaxWaiting != 0 && t.MaxWaiting != s.MaxWaiting {
+		return false
+	}
+	if !samePolicy(t, s) {
 		return false
 	}
 	return jsonEqual(t.Payload, s.Payload)
@@ -674,6 +683,7 @@ type updateBody struct {
 	scheduleBody
 	// MaxWaiting replaces the bound on waiting runs (R18).
 	MaxWaiting *int `json:"max_waiting"`
+	policyBody
 }
 
 func (a *api) update(w http.ResponseWriter, r *http.Request) {
@@ -688,7 +698,8 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b updateBody
-	if err := decode(r, &b); err != nil {
+	raw, err := decodeBody(r, &b)
+	if err != nil {
 		a.fail(w, err)
 		return
 	}
@@ -748,6 +759,12 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		}
 		u.MaxWaiting = &n
 	}
+	pol, err := b.policyBody.parse(nullField(raw, "retry"))
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	pol.update(&u)
 	t, err := a.cfg.Scheduler.UpdateTask(r.Context(), id, u, opts...)
 	a.answer(w, r, t, err)
 }

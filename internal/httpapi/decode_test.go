@@ -30,6 +30,26 @@ type inner struct {
 	Extra string `json:"extra"`
 }
 
+// The type errors of the API's bodies name the field as the body spells
+// it, not through the Go structs the fields are grouped in.
+func TestBodyTypeErrorsNameTheField(t *testing.T) {
+	for body, field := range map[string]string{
+		`{"max_runs":"3"}`:               "max_runs",
+		`{"retry":{"max_attempts":"3"}}`: "retry.max_attempts",
+		`{"retry":{"multiplier":"2"}}`:   "retry.multiplier",
+		`{"retry":[]}`:                   "retry",
+		`{"heartbeat_timeout":5}`:        "heartbeat_timeout",
+		`{"queue":["a"]}`:                "queue",
+	} {
+		for _, v := range []any{&createBody{}, &updateBody{}} {
+			var fe *fieldErr
+			if err := decodeStrict([]byte(body), v); !errors.As(err, &fe) || fe.field != field {
+				t.Errorf("%T %s: %v, want field %s", v, body, err, field)
+			}
+		}
+	}
+}
+
 func TestDecodeStrict(t *testing.T) {
 	cases := []struct {
 		name, body string
@@ -71,6 +91,7 @@ func TestDecodeStrict(t *testing.T) {
 		{"deep but within the bound", `{"any":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`, "", ""},
 		{"wrong type", `{"name":1}`, "name", "must be a string"},
 		{"wrong nested type", `{"items":[{"id":1}]}`, "items.id", "must be a string"},
+		{"wrong type of an embedded field", `{"extra":1}`, "extra", "must be a string"},
 		{"long unknown key is cut", `{"` + strings.Repeat("k", 500) + `":1}`, strings.Repeat("k", maxKeyInPath) + "…", "unknown field"},
 	}
 	for _, c := range cases {
