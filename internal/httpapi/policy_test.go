@@ -129,11 +129,11 @@ func TestPolicyBadInput(t *testing.T) {
 		// What the API itself reads.
 		{"backoff not a duration", retry(`"max_attempts":3,"initial_backoff":"soon","max_backoff":"1m","multiplier":2`), "retry.initial_backoff", "duration"},
 		{"start_deadline not a duration", `"start_deadline":"soon"`, "start_deadline", "duration"},
-		{"max_attempts a string", retry(`"max_attempts":"3",`+ok), "retry.max_attempts", ""},
+		{"max_attempts a string", retry(`"max_attempts":"3",` + ok), "retry.max_attempts", ""},
 		{"retry not an object", `"retry":3`, "retry", ""},
-		{"unknown retry field", retry(`"max_attempt":3,`+ok), "retry.max_attempt", "unknown field"},
-		{"case-variant retry field", retry(`"Max_Attempts":3,`+ok), "retry.Max_Attempts", "case-sensitive"},
-		{"retry field twice", retry(`"max_attempts":3,"max_attempts":4,`+ok), "retry.max_attempts", "more than once"},
+		{"unknown retry field", retry(`"max_attempt":3,` + ok), "retry.max_attempt", "unknown field"},
+		{"case-variant retry field", retry(`"Max_Attempts":3,` + ok), "retry.Max_Attempts", "case-sensitive"},
+		{"retry field twice", retry(`"max_attempts":3,"max_attempts":4,` + ok), "retry.max_attempts", "more than once"},
 		{"case-variant policy field", `"Queue":"x"`, "Queue", "case-sensitive"},
 	}
 	var cases []refused
