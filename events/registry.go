@@ -33,6 +33,8 @@ var Default = func() *Registry {
 	r.Register(RunForcedEnd{}, 1, nil)
 	r.Register(CheckpointSaved{}, 1, nil)
 	r.Register(TaskFinished{}, 1, nil)
+	// Run policies (R14): a slot skipped under missed_run_policy skip.
+	r.Register(SlotsMissed{}, 1, nil)
 	return r
 }()
 

@@ -347,6 +347,34 @@ type TaskFinished struct {
 	Reason string `json:"reason"`
 }
 
+// SlotsMissed: under missed_run_policy skip (R14), a tick found the task's
+// slot missed — the tick is later than the instant the slot fell due (Due:
+// the slot moved by its jitter) + missed_after — and made no run for it.
+// nextRun moves to the first slot after the tick (for an interval task: the
+// tick's time + interval), as a RunEnqueued would move it, and the missed
+// count grows by Missed. No run is enqueued, so no run number is used and
+// max_runs counts nothing.
+type SlotsMissed struct {
+	// Due is the nextRun that fell due; Slot the slot it stands for (Due
+	// without jitter).
+	Due  time.Time `json:"due"`
+	Slot time.Time `json:"slot"`
+	// Missed counts the slots missed: this one and those passed over
+	// between it and the tick (R8's count + 1).
+	Missed int `json:"missed"`
+	// MissedAfter is the limit in force (the task's missed_after, or one
+	// spacing by default).
+	MissedAfter Duration `json:"missed_after"`
+	// NextRun is the task's nextRun after the tick; zero when no slot is
+	// left (TaskFinished follows). NextSlot is the slot it stands for when
+	// jitter moved it, NextSpacing its spacing (cron and at).
+	NextRun     time.Time  `json:"next_run"`
+	NextSlot    *time.Time `json:"next_slot,omitempty"`
+	NextSpacing Duration   `json:"next_spacing,omitempty"`
+	// Detail says it in words, with the numbers.
+	Detail string `json:"detail"`
+}
+
 // RunStarted: a worker was granted permission (R3); the event's time is the
 // task's new lastRun.
 type RunStarted struct {
@@ -433,6 +461,7 @@ func (RunDropped) EventType() string      { return "RunDropped" }
 func (RunForcedEnd) EventType() string    { return "RunForcedEnd" }
 func (CheckpointSaved) EventType() string { return "CheckpointSaved" }
 func (TaskFinished) EventType() string    { return "TaskFinished" }
+func (SlotsMissed) EventType() string     { return "SlotsMissed" }
 
 func (e TaskCreated) check() error {
 	for _, f := range []struct {
@@ -499,6 +528,7 @@ func checkRun(id uuid.UUID, run int) error {
 }
 
 func (e RunEnqueued) check() error  { return checkRun(e.RunID, e.Run) }
+func (e SlotsMissed) check() error  { return required("due", e.Due.IsZero()) }
 func (e RunStarted) check() error   { return checkRun(e.RunID, e.Run) }
 func (e RunCompleted) check() error { return checkRun(e.RunID, e.Run) }
 func (e RunFailed) check() error    { return checkRun(e.RunID, e.Run) }

@@ -27,6 +27,22 @@
 // makes it active again. Events written before schedules fold as they
 // always did: an interval task whose slots are its nextRuns.
 //
+// Run policies (R12–R16). Spec.Policy is the task's queue, retry policy,
+// missed-run policy, start deadline and heartbeat timeout, as TaskCreated
+// and TaskUpdated record them. A run enqueued as a retry (RetryOf set) or
+// by a manual trigger (Trigger set) moves neither nextRun nor the count of
+// scheduled runs nor the backlog mark, and its start does not move lastRun:
+// lastRun is the start of the latest scheduled first attempt (Run.First).
+// A failure that records a RetryAt (RunFailed, RunForcedEnd) leaves a
+// pending retry in Retries — so a restart still makes it — until the
+// RunEnqueued that retries it. Pending retries are dropped when the task is
+// deleted or created again; they survive a pause, but a resume after the
+// task's nextRun has passed drops them (the run the resume makes due
+// supersedes them); an update keeps those its policy would still make
+// (attempt within max_attempts, due no later than the nextRun after it).
+// SlotsMissed (missed_run_policy skip, R14) moves nextRun as a RunEnqueued
+// would, without a run.
+//
 // Concurrency: State is a value; Evolve never changes its input, so states
 // may be shared between goroutines freely.
 package taskstate

@@ -70,6 +70,23 @@ type Run struct {
 	Trigger string
 }
 
+// PendingRetry is a retry a failure promised (R13) that is not enqueued
+// yet: the failure recorded RetryAt, and the first tick at or after it
+// enqueues the retry.
+type PendingRetry struct {
+	// Of is the failed run, Run its number.
+	Of  uuid.UUID
+	Run int
+	// Attempt is the retry's attempt: the failed run's + 1.
+	Attempt int
+	// Slot and Spacing are the failed run's: a retry is a new run of the
+	// same slot.
+	Slot    time.Time
+	Spacing time.Duration
+	// At is when the retry falls due (the failure's RetryAt).
+	At time.Time
+}
+
 // Spec is what a task is told to do.
 type Spec struct {
 	Name     string
@@ -132,6 +149,10 @@ type State struct {
 	// cleared by the next RunEnqueued and by pausing, resuming, deleting or
 	// creating the task.
 	Backlog bool
+	// Retries are the retries promised by failures and not enqueued yet
+	// (R13), in the order the failures were recorded. See the package doc
+	// for what pausing, resuming, updating and deleting do to them.
+	Retries []PendingRetry
 	// CreatedAt is the time of this incarnation's TaskCreated, UpdatedAt
 	// that of the latest event.
 	CreatedAt time.Time
@@ -180,6 +201,23 @@ func (s State) AtBound() bool {
 	}
 	return n >= s.Spec.WaitingBound()
 }
+
+// NextRetry is when the earliest pending retry falls due (R13); false when
+// none is pending.
+func (s State) NextRetry() (time.Time, bool) {
+	var at time.Time
+	for _, r := range s.Retries {
+		if at.IsZero() || r.At.Before(at) {
+			at = r.At
+		}
+	}
+	return at, !at.IsZero()
+}
+
+// First reports whether r is a scheduled first attempt: not a retry (R13)
+// and not manually triggered (R15). Only those move lastRun and are held to
+// R3's spacing.
+func (r Run) First() bool { return r.Attempt <= 1 && r.Trigger == "" }
 
 // Run finds an open run by ID.
 func (s State) Run(id uuid.UUID) (Run, bool) {
@@ -275,6 +313,7 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 		s.NextSlot, s.NextSpacing, s.Scheduled = nextSlot(e.NextRun, e.NextSlot), 0, 0
 		s.LastRun = time.Time{}
 		s.Checkpoint = nil
+		s.Retries = nil
 		s.CreatedAt = meta.At
 	case events.TaskUpdated:
 		s.Spec.Payload = e.Payload
@@ -295,10 +334,16 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 				s.Status = StatusActive
 			}
 		}
+		s.Retries = s.retriesAfterUpdate()
 	case events.TaskPaused:
 		s.Status = StatusPaused
 		s.Backlog = false
 	case events.TaskResumed:
+		if s.NextRun.Before(meta.At) {
+			// The next slot came while the task was paused: the run the
+			// resume makes due supersedes the retries of earlier slots.
+			s.Retries = nil
+		}
 		s.Status = StatusActive
 		s.Backlog = false
 		if !e.NextRun.IsZero() && !e.NextRun.Equal(s.NextRun) {
@@ -315,12 +360,22 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 	case events.TaskDeleted:
 		s.Status = StatusDeleted
 		s.Backlog = false
+		s.Retries = nil
 	case events.RunEnqueued:
-		s.Backlog = false
 		s.Runs = e.Run
-		s.Scheduled++
-		s.NextRun = e.NextRun
-		s.NextSlot, s.NextSpacing = nextSlot(e.NextRun, e.NextSlot), e.NextSpacing.D()
+		if e.RetryOf == nil && e.Trigger == "" {
+			// A scheduled run: the slot is used up. A retry (R13) or a
+			// manual trigger (R15) moves neither nextRun nor the count of
+			// scheduled runs, and leaves a backlog mark (R18) for the
+			// scheduled run it concerns.
+			s.Backlog = false
+			s.Scheduled++
+			s.NextRun = e.NextRun
+			s.NextSlot, s.NextSpacing = nextSlot(e.NextRun, e.NextSlot), e.NextSpacing.D()
+		}
+		if e.RetryOf != nil {
+			s.Retries = slices.DeleteFunc(slices.Clone(s.Retries), func(r PendingRetry) bool { return r.Of == *e.RetryOf })
+		}
 		slot := e.Slot
 		if slot.IsZero() {
 			slot = e.Due
@@ -333,9 +388,15 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 			s.Status = StatusFinished
 		}
 		s.NextRun, s.NextSlot, s.NextSpacing = time.Time{}, time.Time{}, 0
+	case events.SlotsMissed:
+		s.Backlog = false
+		s.NextRun = e.NextRun
+		s.NextSlot, s.NextSpacing = nextSlot(e.NextRun, e.NextSlot), e.NextSpacing.D()
 	case events.RunStarted:
 		s = s.leaveBound(meta, e.RunID)
-		if r, ok := s.Run(e.RunID); !ok || s.Current(r) {
+		// lastRun is the start of the latest scheduled first attempt (R3,
+		// R13, R15).
+		if r, ok := s.Run(e.RunID); !ok || (s.Current(r) && r.First()) {
 			s.LastRun = meta.At
 		}
 		s = s.withRun(e.RunID, func(r *Run) {
@@ -348,14 +409,44 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 	case events.RunCompleted:
 		s = s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunFailed:
+		s = s.promiseRetry(e.RunID, e.RetryAt)
 		s = s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunForcedEnd:
+		s = s.promiseRetry(e.RunID, e.RetryAt)
 		s = s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunDropped:
 		s = s.leaveBound(meta, e.RunID)
 		s = s.closeRun(e.RunID, nil)
 	}
 	return s
+}
+
+// promiseRetry keeps the retry a failure of open run id promised for at
+// (R13); nothing when at is nil.
+func (s State) promiseRetry(id uuid.UUID, at *time.Time) State {
+	r, ok := s.Run(id)
+	if at == nil || !ok {
+		return s
+	}
+	s.Retries = append(slices.Clone(s.Retries), PendingRetry{Of: r.ID, Run: r.Number, Attempt: r.Attempt + 1,
+		Slot: r.Slot, Spacing: r.Spacing, At: *at})
+	return s
+}
+
+// retriesAfterUpdate is what an update leaves of the pending retries: those
+// the policy after it would still make — within its max_attempts, due no
+// later than the nextRun after it.
+func (s State) retriesAfterUpdate() []PendingRetry {
+	if len(s.Retries) == 0 {
+		return s.Retries
+	}
+	most := 1
+	if p := s.Spec.Policy.Retry; p != nil {
+		most = p.MaxAttempts
+	}
+	return slices.DeleteFunc(slices.Clone(s.Retries), func(r PendingRetry) bool {
+		return r.Attempt > most || (!s.NextRun.IsZero() && r.At.After(s.NextRun))
+	})
 }
 
 // leaveBound notes a backlog (R18) when waiting run id leaves a task that
