@@ -84,17 +84,24 @@ func TestPolicyRow(t *testing.T) {
 	due := h.now.Add(time.Second)
 	h.append(st, events.RunFailed{RunID: r1, Run: 1, Error: "HTTP 500", RetryAt: &due, Backoff: events.Duration(time.Second)},
 		events.RunDropped{RunID: r2, Run: 2, Reason: events.DropOverlap})
-	if row, _ = get(); row.RunState != crontasks.RunIdle || row.RunID != nil || row.FailedCount != 1 {
-		t.Fatalf("after the failure: %+v", row)
+	if row, m = get(); row.RunState != crontasks.RunIdle || row.RunID != nil || row.FailedCount != 1 || row.NextRetry == nil || !row.NextRetry.Equal(due) {
+		t.Fatalf("after the failure: %v", m)
 	}
 	h.append(st, events.RunEnqueued{RunID: r3, Run: 3, Due: t0.Add(time.Minute), NextRun: t0.Add(2 * time.Minute), Attempt: 2, RetryOf: &r1})
 	row, _ = get()
-	if row.RunState != crontasks.RunQueued || *row.RunID != r3 || row.RunAttempt != 2 || row.RetryCount != 1 || row.RunCount != 3 {
+	if row.RunState != crontasks.RunQueued || *row.RunID != r3 || row.RunAttempt != 2 || row.RetryCount != 1 || row.RunCount != 3 || row.NextRetry != nil {
 		t.Fatalf("retry queued: %+v", row)
 	}
 	h.append(st, events.RunStarted{RunID: r3, Run: 3, Deadline: h.now.Add(30 * time.Second)}, events.RunCompleted{RunID: r3, Run: 3})
 	if row, _ = get(); row.RunState != crontasks.RunIdle || row.RetryCount != 1 || row.CompletedCount != 1 || row.PendingCount != 0 {
 		t.Fatalf("after the retry: %+v", row)
+	}
+
+	// R14 skip: a missed slot runs nothing and counts as missed.
+	h.append(st, events.SlotsMissed{Due: t0.Add(2 * time.Minute), Slot: t0.Add(2 * time.Minute), Missed: 2,
+		MissedAfter: events.Duration(10 * time.Second), NextRun: t0.Add(4 * time.Minute), Detail: "found 1m late"})
+	if row, _ = get(); row.MissedCount != 2 || row.RunCount != 3 || !row.NextRun.Equal(t0.Add(4*time.Minute)) {
+		t.Fatalf("after SlotsMissed: %+v", row)
 	}
 
 	// A retry policy of one attempt is no retry.

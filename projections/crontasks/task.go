@@ -109,6 +109,9 @@ type Task struct {
 	RunAttempt    int        `json:"run_attempt,omitempty"`
 	RunEnqueuedAt *time.Time `json:"run_enqueued_at,omitempty"`
 	RunStartedAt  *time.Time `json:"run_started_at,omitempty"`
+	// NextRetry is when the earliest retry a failure promised and no tick
+	// has enqueued yet falls due (R13); null when none is pending.
+	NextRetry *time.Time `json:"next_retry"`
 	// Checkpoint is the one the next run is handed (R5): what the latest
 	// run of this incarnation that ended left.
 	Checkpoint json.RawMessage `json:"checkpoint"`
@@ -208,6 +211,9 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 		// A new incarnation: no trace of the deletion or the old outcomes.
 		t.DeletedAt, t.DeleteReason, t.LastOutcome = nil, "", nil
 	case events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskFinished:
+	case events.SlotsMissed:
+		// R14 skip: no run, the slots count as missed.
+		t.MissedCount += int64(e.Missed)
 	case events.TaskDeleted:
 		t.DeletedAt, t.DeleteReason = tp(at), e.Reason
 	case events.RunEnqueued:
@@ -245,6 +251,8 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.MaxWaiting = st.Spec.WaitingBound()
 	t.setPolicy(st.Spec.Policy)
 	t.setRunState(st)
+	next, _ := st.NextRetry()
+	t.NextRetry = tpKeep(t.NextRetry, next)
 	t.NextRun, t.LastRun = tpKeep(t.NextRun, st.NextRun), tpKeep(t.LastRun, st.LastRun)
 	t.Checkpoint = st.Checkpoint
 	t.CreatedAt = st.CreatedAt.UTC()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/taskstate"
 	"github.com/google/uuid"
 )
 
@@ -63,6 +64,8 @@ func (d Decision) Text(tf TimeFormat) string {
 			s += " (" + r.Detail + ")"
 		}
 		return s
+	case "SlotsMissed":
+		return fmt.Sprintf("%s ran nothing for %s%s: %s; next due at %s", r.Task, plural(r.Missed, "missed slot"), rule, r.Detail, next())
 	case "RunEnqueued":
 		switch {
 		case r.Trigger == events.TriggerManual:
@@ -212,6 +215,8 @@ func ruleOf(r Row) string {
 		return rule
 	case "TaskPaused", "TaskResumed", "TaskDeleted":
 		return "R7"
+	case "SlotsMissed":
+		return "R14"
 	case "CheckpointSaved":
 		return "R5"
 	}
@@ -283,15 +288,25 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 	if window < 0 {
 		return Explanation{}, fmt.Errorf("history: negative window %s", window)
 	}
-	rows, err := Rows(recs)
-	if err != nil {
-		return Explanation{}, err
-	}
 	at = at.UTC()
+	// The task's state as of at is the one fold's (the pending retries).
+	var tr Tracker
+	rows := make([]Row, 0, len(recs))
+	var asOf taskstate.State
+	for _, rec := range recs {
+		row, err := tr.Apply(rec)
+		if err != nil {
+			return Explanation{}, err
+		}
+		rows = append(rows, row)
+		if !row.At.After(at) {
+			asOf, _ = tr.State(row.TaskID)
+		}
+	}
 	ex := Explanation{TaskID: rows[0].TaskID, Task: rows[0].Task, At: at, created: rows[0].At}
 	queued := map[int]RunState{}
 	running := map[int]RunState{}
-	retries := map[uuid.UUID]PendingRetry{}
+	backoff := map[uuid.UUID]time.Duration{} // failed run → the backoff its failure chose
 	before := 0
 	for i, r := range rows {
 		if r.At.After(at) {
@@ -306,7 +321,6 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 		switch r.Event {
 		case "RunEnqueued":
 			queued[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At, Attempt: r.Attempt, Trigger: r.Trigger}
-			delete(retries, r.RetryOf)
 		case "RunStarted":
 			delete(queued, r.Run)
 			running[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At, Deadline: r.Deadline, Attempt: r.Attempt, Trigger: r.Trigger}
@@ -315,17 +329,14 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 		case "RunCompleted", "RunFailed", "RunForcedEnd":
 			delete(running, r.Run)
 			if r.RetryAt != nil {
-				retries[r.RunID] = PendingRetry{Of: r.Run, OfID: r.RunID, Attempt: max(r.Attempt, 1) + 1, Due: *r.RetryAt, Backoff: r.Backoff}
+				backoff[r.RunID] = r.Backoff
 			}
-		case "TaskDeleted", "TaskCreated":
-			clear(retries)
 		}
 	}
 	ex.Queued, ex.Running = sortedRuns(queued), sortedRuns(running)
-	for _, p := range retries {
-		ex.Retries = append(ex.Retries, p)
+	for _, p := range asOf.Retries {
+		ex.Retries = append(ex.Retries, PendingRetry{Of: p.Run, OfID: p.Of, Attempt: p.Attempt, Due: p.At.UTC(), Backoff: backoff[p.Of]})
 	}
-	sort.Slice(ex.Retries, func(i, j int) bool { return ex.Retries[i].Of < ex.Retries[j].Of })
 	if window == 0 {
 		window = rows[0].Interval
 		if before > 0 {

@@ -41,6 +41,8 @@ func policyLog(t *testing.T) *taskLog {
 	l.enqueued("01:30", 5, "01:30", "02:30", 0)
 	l.started("01:30", 5, 30*time.Second)
 	l.add("01:31", events.RunFailed{RunID: l.run(5), Run: 5, Error: "HTTP 404", Fatal: true, NoRetry: "the error is not retryable"})
+	l.add("04:00", events.SlotsMissed{Due: at("02:30"), Slot: at("02:30"), Missed: 2, MissedAfter: events.Duration(time.Minute),
+		NextRun: at("05:00"), Detail: "the tick at 04:00 is 1m30s after the slot + missed_after"})
 	return l
 }
 
@@ -64,6 +66,7 @@ func TestPolicyRows(t *testing.T) {
 		"| 00:34 | A2 is forced to end (heartbeat_timeout: no heartbeat within the task's heartbeat timeout); attempt 3 due at 00:36 (backoff 2 s) |",
 		"| 00:36 | Cron enqueues A4 (attempt 3, retry of A2) |",
 		"| 01:31 | A5 fails (HTTP 404); no retry: the error is not retryable |",
+		"| 04:00 | Cron skips 2 missed slots (missed_run_policy skip: the tick at 04:00 is 1m30s after the slot + missed_after) | 05:00 | 01:30 |",
 	} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
@@ -152,6 +155,15 @@ func TestExplainRetries(t *testing.T) {
 	_ = ex.Write(&b, tf)
 	if !strings.Contains(b.String(), "A5 failed (R13): HTTP 404; not retried: the error is not retryable") {
 		t.Errorf("fatal failure:\n%s", b.String())
+	}
+	ex, err = history.Explain(recs, at("04:00"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	_ = ex.Write(&b, tf)
+	if !strings.Contains(b.String(), "04:00: A ran nothing for 2 missed slots (R14): the tick at 04:00") {
+		t.Errorf("skipped slots:\n%s", b.String())
 	}
 }
 

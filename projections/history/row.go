@@ -122,9 +122,6 @@ type Row struct {
 // adds only what the event itself says and R3's numbers.
 type Tracker struct {
 	tasks map[uuid.UUID]*taskstate.State
-	// promised maps a failed run whose failure promised a retry to its
-	// number, until the retry is enqueued (for RetryOfRun).
-	promised map[uuid.UUID]int
 }
 
 // NewTracker returns an empty Tracker.
@@ -181,6 +178,8 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed:
 	case events.TaskFinished:
 		row.Detail = e.Reason
+	case events.SlotsMissed:
+		row.Missed, row.Detail = e.Missed, e.Detail
 	case events.TaskDeleted:
 		row.Detail = e.Reason
 	case events.RunEnqueued:
@@ -188,8 +187,13 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Backlog = e.Reason == events.EnqueueBacklog
 		row.Attempt, row.Trigger = max(e.Attempt, 1), e.Trigger
 		if e.RetryOf != nil {
-			row.RetryOf, row.RetryOfRun = *e.RetryOf, t.promised[*e.RetryOf]
-			delete(t.promised, *e.RetryOf)
+			// The failed run's number, from the retry its failure promised.
+			row.RetryOf = *e.RetryOf
+			for _, p := range prev.Retries {
+				if p.Of == *e.RetryOf {
+					row.RetryOfRun = p.Run
+				}
+			}
 		}
 	case events.RunStarted:
 		row.Run, row.RunID = e.Run, e.RunID
@@ -209,7 +213,7 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	case events.RunFailed:
 		row.Run, row.RunID, row.Detail = e.Run, e.RunID, e.Error
 		row.Fatal = e.Fatal
-		t.retry(&row, e.RetryAt, e.Backoff, e.NoRetry)
+		retry(&row, e.RetryAt, e.Backoff, e.NoRetry)
 	case events.RunDropped:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
 		row.PrevLastRun = tz(prev.LastRun)
@@ -231,7 +235,7 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	case events.RunForcedEnd:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
 		row.Deadline = tp(e.Deadline.UTC())
-		t.retry(&row, e.RetryAt, e.Backoff, e.NoRetry)
+		retry(&row, e.RetryAt, e.Backoff, e.NoRetry)
 	case events.CheckpointSaved:
 		row.Run, row.RunID = e.Run, e.RunID
 	default:
@@ -251,14 +255,10 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 }
 
 // retry records what a failure or forced end says about its retry (R13).
-func (t *Tracker) retry(row *Row, at *time.Time, backoff events.Duration, no string) {
+func retry(row *Row, at *time.Time, backoff events.Duration, no string) {
 	row.Backoff, row.NoRetry = backoff.D(), no
 	if at != nil {
 		row.RetryAt = tp(at.UTC())
-		if t.promised == nil {
-			t.promised = map[uuid.UUID]int{}
-		}
-		t.promised[row.RunID] = row.Run
 	}
 }
 

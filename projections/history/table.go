@@ -118,6 +118,8 @@ func (r Row) Text(tf TimeFormat) string {
 			return fmt.Sprintf("%s is deleted (%s)", r.Task, r.Detail)
 		}
 		return r.Task + " is deleted"
+	case "SlotsMissed":
+		return fmt.Sprintf("Cron skips %s (missed_run_policy skip: %s)", plural(r.Missed, "missed slot"), r.Detail)
 	case "RunEnqueued":
 		switch {
 		case r.Trigger == events.TriggerManual:
