@@ -101,8 +101,16 @@ type Config struct {
 	Clock clock.Clock
 	// Tick is the clock's tick interval. Default 1s; at least 1ms.
 	Tick time.Duration
-	// Workers is how many runs execute at once. Default 8; at most 100,000.
+	// Workers is how many runs of the "default" queue execute at once,
+	// unless Queues names "default". Default 8; at most 100,000.
 	Workers int
+	// Queues are named queues and their limits: name → how many of its
+	// runs execute at once (1–100,000; names: see CheckQueueName). Each
+	// queue has workers of its own, so a slow queue never takes another's
+	// slots; priority orders runs within a queue (docs/queues.md). A task
+	// naming a queue not listed here gets one made with the default
+	// queue's limit, shown as not configured. Nil: the default queue only.
+	Queues map[string]int
 	// Shards is how many actors keep the due-time index. Default 4; 1–1024.
 	Shards int
 	// Logger receives operational logs. Default: discard.
@@ -131,6 +139,8 @@ func (c Config) Validate() error {
 		return &FieldError{Field: "Tick", Message: fmt.Sprintf("must be at least 1ms, got %s", c.Tick)}
 	case c.Workers < 0 || c.Workers > 100000:
 		return &FieldError{Field: "Workers", Message: fmt.Sprintf("must be between 1 and 100000, got %d", c.Workers)}
+	case validateQueues(c.Queues) != nil:
+		return validateQueues(c.Queues)
 	case c.Shards < 0 || c.Shards > 1024:
 		return &FieldError{Field: "Shards", Message: fmt.Sprintf("must be between 1 and 1024, got %d", c.Shards)}
 	case c.RequestTimeout < 0:
@@ -428,10 +438,18 @@ func taskFrom(s rules.State, pos events.Position) Task {
 type Stats struct {
 	// Tasks counts the task actors in memory: every task not deleted, and
 	// deleted ones that still have open runs.
-	Tasks   int
-	Queued  int64
-	Busy    int64
+	Tasks int
+	// Queued counts the runs waiting for a worker, Busy the workers
+	// executing a run, in every queue.
+	Queued int64
+	Busy   int64
+	// Workers is how many runs may execute at once: the sum of every
+	// queue's limit.
 	Workers int
+	// Queues are each queue's figures, by name: the configured ones (the
+	// default queue included) from the start, one only a task names once
+	// its first run has arrived.
+	Queues []QueueStats
 }
 
 // entry is a task actor in memory.
@@ -543,8 +561,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Archetype: s.arch} })))
 	}
 	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
-		Archetype: s.arch, Workers: s.cfg.Workers, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
-		Ask: s.workerAsk, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
+		Archetype: s.arch, Workers: s.cfg.Workers, Queues: s.cfg.Queues, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
+		Ask: s.workerAsk, Tell: s.workerTell, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
 	})))
 	ids := make([]uuid.UUID, 0, len(states))
 	for id, st := range states {
@@ -564,7 +582,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return &dueindex.Ticker{Archetype: s.arch, Interval: s.cfg.Tick, Shards: s.shards}
 	}))
 	s.started = true
-	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "tick", s.cfg.Tick, "workers", s.cfg.Workers)
+	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "tick", s.cfg.Tick, "workers", s.cfg.Workers,
+		"queues", len(s.cfg.Queues))
 	return nil
 }
 
@@ -729,9 +748,13 @@ var stopHook func()
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Tasks: len(s.tasks), Workers: s.cfg.Workers}
+	st := Stats{Tasks: len(s.tasks)}
 	if s.stats != nil {
 		st.Queued, st.Busy = s.stats.Queued.Load(), s.stats.Busy.Load()
+		st.Queues = s.stats.Queues()
+		for _, q := range st.Queues {
+			st.Workers += q.Limit
+		}
 	}
 	return st
 }
@@ -837,6 +860,14 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
 	return worker.Decision{Events: r.Events, State: r.State}, err
+}
+
+// workerTell carries a run's heartbeat to its task actor without waiting:
+// the answer goes to a future nobody reads. (A plain send would have the
+// actor answer to nobody, a dead letter the clock's counting would take
+// for an undelivered message.)
+func (s *Scheduler) workerTell(from actor.SenderContext, pid *actor.PID, cmd rules.Command) {
+	counted.RequestFuture(s.cfg.Clock, from, pid, task.Command{Cmd: cmd}, s.cfg.RequestTimeout)
 }
 
 func (s *Scheduler) command(ctx context.Context, id uuid.UUID, cmd rules.Command) (Task, error) {

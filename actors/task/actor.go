@@ -388,7 +388,8 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 		case rules.Enqueue:
 			r := e.Run
 			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
-				Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt})
+				Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt, Queue: a.state.Spec.Policy.QueueName(),
+				Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger})
 		case rules.ArmDeadline:
 			a.armDeadline(e.Run, e.Reason)
 		case rules.StopTimer:

@@ -4,15 +4,22 @@
 //
 // It owns what happens between a run being enqueued and its outcome being
 // reported; it decides nothing about a task. The queue actor (Queue) takes
-// the runs task actors enqueue (Enqueued, this package's message) and holds
-// them in priority order, then enqueue order; several runs of one task may
-// wait at once (R2). A Worker takes one run at a time, asks the task actor
-// (PoolConfig.Ask) for permission to start it (R3: the task actor alone
-// decides, and may drop the run), runs the handler with a context that ends
-// at the run's deadline (R4), lets the handler save checkpoints through the
-// task actor (R5), and reports the outcome (completed, failed, or forced to
-// end when the deadline passed) back to the task actor, which records it.
-// A handler's panic is reported as a failure.
+// the runs task actors enqueue (Enqueued, this package's message) into the
+// named queue the run's task names (docs/queues.md). Each named queue has
+// its own workers, as many as its limit (PoolConfig.Workers for "default",
+// PoolConfig.Queues for the others; a queue no configuration names gets the
+// default's limit), so one queue's runs never take another's slots; within
+// a queue runs wait in priority order, then enqueue order; several runs of
+// one task may wait at once (R2). A Worker takes one run at a time, asks
+// the task actor (PoolConfig.Ask) for permission to start it (R3: the task
+// actor alone decides, and may drop the run), runs the handler with a
+// context that ends at the run's deadline (R4), lets the handler save
+// checkpoints through the task actor (R5) and heartbeat (R16: Run.Heartbeat,
+// sent with PoolConfig.Tell without waiting, at most one per HeartbeatGap),
+// and reports the outcome (completed, failed, or forced to end when the
+// deadline passed) back to the task actor, which records it. A failure is
+// fatal — not retried (R13) — when the handler's error is marked Permanent;
+// a handler's panic is reported as a retryable failure.
 //
 // Concurrency: the queue and each worker are actors and process one message
 // at a time. A handler runs on a goroutine of its own, so a worker is busy

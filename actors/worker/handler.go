@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/google/uuid"
 )
 
@@ -30,8 +31,8 @@ type Run struct {
 	RetryOf uuid.UUID
 	Trigger string
 
-	save      func(ctx context.Context, checkpoint json.RawMessage) error
-	heartbeat func()
+	save  func(ctx context.Context, checkpoint json.RawMessage) error
+	beats *beats
 }
 
 // ErrNoSaver is returned by SaveCheckpoint on a Run built without a saver.
@@ -56,12 +57,40 @@ func (r *Run) SaveCheckpoint(ctx context.Context, checkpoint json.RawMessage) er
 // Heartbeat tells the scheduler the run is alive (R16): a task with a
 // heartbeat_timeout forces a run to end when it has not heartbeated (or
 // saved a checkpoint) for that long. It does not block and is cheap
-// enough to call in a loop. On a Run built without the worker it does
-// nothing.
+// enough to call in a loop: a call less than HeartbeatGap after the last
+// heartbeat sent (the run's start counts as one) sends nothing. Calls
+// after the handler returned send nothing. On a Run built without the
+// worker it does nothing.
 func (r *Run) Heartbeat() {
-	if r.heartbeat != nil {
-		r.heartbeat()
+	if r.beats != nil {
+		r.beats.beat()
 	}
+}
+
+// KeepAlive heartbeats for the run until stop is called (or the handler
+// returns), every third of the task's heartbeat_timeout (every
+// KeepAliveEvery at most, and when the task has none), on the scheduler's
+// clock. A handler that waits on something it trusts to end — a request in
+// flight, a child process — calls it around the wait:
+//
+//	stop := run.KeepAlive()
+//	defer stop()
+//
+// On a Run built without the worker it does nothing.
+func (r *Run) KeepAlive() (stop func()) {
+	if r.beats == nil {
+		return func() {}
+	}
+	return r.beats.keepAlive()
+}
+
+// HeartbeatTo makes r's heartbeats (Heartbeat, KeepAlive) call send,
+// spaced on c as the worker spaces a run's whose task has heartbeat_timeout
+// timeout (0: none); the moment of the call counts as the first. The worker
+// uses it; tests of handlers may too. It returns r.
+func (r *Run) HeartbeatTo(c clock.Clock, timeout time.Duration, send func()) *Run {
+	r.beats = newBeats(c, timeout, send)
+	return r
 }
 
 // PermanentError marks a handler's error as not retryable (R13): the run

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,8 +65,15 @@ type PoolConfig struct {
 	// Archetype is the clock (handlers' deadlines, pick-up delays) and the
 	// logger.
 	Archetype archetype.Archetype
-	// Workers is the number of worker actors (runs executing at once).
+	// Workers is the default queue's limit: how many of its runs execute at
+	// once (its worker actors). Queues["default"], when given, replaces it.
 	Workers int
+	// Queues are the limits of named queues (name → runs executing at
+	// once). Each queue has workers of its own, so a run of one queue never
+	// takes a slot of another. A run naming a queue not listed here waits
+	// in a queue of its own, made when its first run arrives, with the
+	// default queue's limit (reported as not configured).
+	Queues map[string]int
 	// Handlers maps a task kind to its handler; read-only once started.
 	Handlers map[string]Handler
 	// PickupDelay, if set, says how long a queued run waits before a worker
@@ -73,6 +81,9 @@ type PoolConfig struct {
 	PickupDelay func(QueuedRun) time.Duration
 	// Ask carries the worker's commands to the task actors. Required.
 	Ask AskFunc
+	// Tell carries a run's heartbeats (rules.Heartbeat) to its task actor
+	// without waiting. Nil: Ask on a goroutine of its own, answer dropped.
+	Tell TellFunc
 	// Base is the parent of every handler's context; cancelling it abandons
 	// running handlers (their outcomes are then not recorded).
 	Base context.Context
@@ -89,13 +100,65 @@ type PoolConfig struct {
 // Wait is waiting, and WaitGroup forbids an Add from zero concurrent with
 // Wait.)
 type Stats struct {
-	Queued atomic.Int64 // runs waiting for a worker
-	Busy   atomic.Int64 // workers executing a run
+	Queued atomic.Int64 // runs waiting for a worker, every queue
+	Busy   atomic.Int64 // workers executing a run, every queue
 
 	mu      sync.Mutex
 	running int           // runs admitted and not ended
 	closed  bool          // no run is admitted any more
 	drained chan struct{} // closed once closed and running == 0
+
+	qmu    sync.Mutex
+	queues map[string]*queueStats
+}
+
+// QueueStats are one queue's figures.
+type QueueStats struct {
+	Name string
+	// Limit is how many of its runs may execute at once.
+	Limit int
+	// Depth counts its runs waiting for a worker; Busy its workers
+	// executing a run.
+	Depth int64
+	Busy  int64
+	// Configured is false for a queue that only a task named: it has the
+	// default queue's limit.
+	Configured bool
+}
+
+type queueStats struct {
+	limit       int
+	configured  bool
+	depth, busy atomic.Int64
+}
+
+// queue returns the figures of the queue name, adding them (with limit and
+// configured) if they are new.
+func (s *Stats) queue(name string, limit int, configured bool) *queueStats {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if q, ok := s.queues[name]; ok {
+		return q
+	}
+	if s.queues == nil {
+		s.queues = map[string]*queueStats{}
+	}
+	q := &queueStats{limit: limit, configured: configured}
+	s.queues[name] = q
+	return q
+}
+
+// Queues returns each queue's figures, by name: the configured queues from
+// the start, a queue only a task names once its first run has arrived.
+func (s *Stats) Queues() []QueueStats {
+	s.qmu.Lock()
+	out := make([]QueueStats, 0, len(s.queues))
+	for name, q := range s.queues {
+		out = append(out, QueueStats{Name: name, Limit: q.limit, Depth: q.depth.Load(), Busy: q.busy.Load(), Configured: q.configured})
+	}
+	s.qmu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // enter admits one run; false once Close was called.
@@ -157,27 +220,49 @@ type queued struct {
 // ready is a delayed run whose pick-up time came.
 type ready struct{ q queued }
 
-// idle is a worker telling the queue it is free.
-type idle struct{ pid *actor.PID }
+// idle is a worker of the queue named queue telling it it is free.
+type idle struct {
+	pid   *actor.PID
+	queue string
+}
 
 // work hands a run to a worker.
 type work struct{ run QueuedRun }
 
-// Queue is the run queue: priority order, then enqueue order; it hands runs
-// to idle workers. Several runs of one task may wait at once (R2).
+// Queue is the run queue actor. It keeps one queue per name (a lane), each
+// with its own workers, as many as its limit: runs of a lane wait in
+// priority order, then enqueue order, and only its own workers take them,
+// so a lane whose runs are slow never holds back another's. Several runs of
+// one task may wait at once (R2).
 type Queue struct {
-	cfg     PoolConfig
-	seq     uint64
+	cfg    PoolConfig
+	limits map[string]int // the configured queues' limits, "default" included
+	seq    uint64
+	lanes  map[string]*lane
+	sys    *actor.ActorSystem
+	self   *actor.PID
+}
+
+// lane is one named queue: its waiting runs and its idle workers.
+type lane struct {
+	name    string
+	stats   *queueStats
 	waiting runHeap
 	idle    []*actor.PID
-	sys     *actor.ActorSystem
-	self    *actor.PID
 }
 
 // NewQueue returns the producer of the queue actor; it spawns its workers.
+// The configured queues show in cfg.Stats at once.
 func NewQueue(cfg PoolConfig) actor.Producer {
 	cfg.Archetype = cfg.Archetype.WithDefaults()
-	return func() actor.Actor { return &Queue{cfg: cfg} }
+	limits := map[string]int{events.DefaultQueue: cfg.Workers}
+	for name, n := range cfg.Queues {
+		limits[name] = n
+	}
+	for name, n := range limits {
+		cfg.Stats.queue(name, n, true)
+	}
+	return func() actor.Actor { return &Queue{cfg: cfg, limits: limits, lanes: map[string]*lane{}} }
 }
 
 // Receive implements actor.Actor.
@@ -189,14 +274,23 @@ func (q *Queue) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		q.sys, q.self = ctx.ActorSystem(), ctx.Self()
-		for i := 0; i < q.cfg.Workers; i++ {
-			w := &Worker{cfg: q.cfg, queue: ctx.Self(), trace: newRunTracer(q.cfg.TracerProvider)}
-			q.idle = append(q.idle, counted.Spawn(c, ctx, actor.PropsFromProducer(func() actor.Actor { return w })))
+		names := make([]string, 0, len(q.limits))
+		for name := range q.limits {
+			names = append(names, name)
+		}
+		sort.Strings(names) // spawn in one order every time
+		for _, name := range names {
+			q.open(ctx, name)
 		}
 	case Enqueued:
+		if m.Queue == "" {
+			m.Queue = events.DefaultQueue
+		}
+		l := q.lane(ctx, m.Queue)
 		q.seq++
 		it := queued{run: m, seq: q.seq}
 		q.cfg.Stats.Queued.Add(1)
+		l.stats.depth.Add(1)
 		if q.cfg.PickupDelay != nil {
 			if d := q.cfg.PickupDelay(m); d > 0 {
 				sys, self := q.sys, q.self
@@ -204,23 +298,53 @@ func (q *Queue) Receive(ctx actor.Context) {
 				return
 			}
 		}
-		heap.Push(&q.waiting, it)
-		q.dispatch(ctx)
+		heap.Push(&l.waiting, it)
+		q.dispatch(ctx, l)
 	case ready:
-		heap.Push(&q.waiting, m.q)
-		q.dispatch(ctx)
+		l := q.lanes[m.q.run.Queue]
+		heap.Push(&l.waiting, m.q)
+		q.dispatch(ctx, l)
 	case idle:
-		q.idle = append(q.idle, m.pid)
-		q.dispatch(ctx)
+		l := q.lanes[m.queue]
+		l.idle = append(l.idle, m.pid)
+		q.dispatch(ctx, l)
 	}
 }
 
-func (q *Queue) dispatch(ctx actor.Context) {
-	for len(q.idle) > 0 && len(q.waiting) > 0 {
-		it := heap.Pop(&q.waiting).(queued)
-		w := q.idle[0]
-		q.idle = q.idle[1:]
+// lane returns the lane of the queue name, opening it with the default
+// queue's limit if no configuration names it.
+func (q *Queue) lane(ctx actor.Context, name string) *lane {
+	if l, ok := q.lanes[name]; ok {
+		return l
+	}
+	q.cfg.Archetype.Logger.Warn("a task names a queue the scheduler was not configured with; it gets the default queue's limit",
+		"queue", name, "limit", q.limits[events.DefaultQueue])
+	return q.open(ctx, name)
+}
+
+// open makes the lane of the queue name and spawns its workers.
+func (q *Queue) open(ctx actor.Context, name string) *lane {
+	limit, configured := q.limits[name]
+	if !configured {
+		limit = q.limits[events.DefaultQueue]
+	}
+	l := &lane{name: name, stats: q.cfg.Stats.queue(name, limit, configured)}
+	for i := 0; i < limit; i++ {
+		w := &Worker{cfg: q.cfg, queue: ctx.Self(), lane: name, stats: l.stats, trace: newRunTracer(q.cfg.TracerProvider)}
+		l.idle = append(l.idle, counted.Spawn(q.cfg.Archetype.Clock, ctx, actor.PropsFromProducer(func() actor.Actor { return w })))
+	}
+	q.lanes[name] = l
+	return l
+}
+
+// dispatch hands l's waiting runs to its idle workers.
+func (q *Queue) dispatch(ctx actor.Context, l *lane) {
+	for len(l.idle) > 0 && len(l.waiting) > 0 {
+		it := heap.Pop(&l.waiting).(queued)
+		w := l.idle[0]
+		l.idle = l.idle[1:]
 		q.cfg.Stats.Queued.Add(-1)
+		l.stats.depth.Add(-1)
 		counted.Send(q.cfg.Archetype.Clock, ctx, w, work{run: it.run})
 	}
 }
@@ -231,6 +355,8 @@ func (q *Queue) dispatch(ctx actor.Context) {
 type Worker struct {
 	cfg   PoolConfig
 	queue *actor.PID
+	lane  string      // the name of the queue whose worker it is
+	stats *queueStats // that queue's figures
 	trace runTracer
 }
 
@@ -246,7 +372,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 	}
 	if !w.cfg.Stats.enter() {
 		// Shutting down: the run stays waiting in the log.
-		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()})
+		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self(), queue: w.lane})
 		return
 	}
 	reply, err := w.ask(ctx, m.run, rules.RequestStart{RunID: m.run.RunID})
@@ -255,36 +381,41 @@ func (w *Worker) Receive(ctx actor.Context) {
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {
 			w.cfg.Archetype.Logger.Error("request start failed", "task_id", m.run.TaskID, "run_id", m.run.RunID, "err", err)
 		}
-		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()})
+		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self(), queue: w.lane})
 		return
 	}
 	if _, started := reply.Events[0].(events.RunStarted); !started {
 		w.trace.dropped(m.run, reply, c.Now())
 		w.cfg.Stats.exit()
-		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self()}) // dropped, and recorded as such
+		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self(), queue: w.lane}) // dropped, and recorded as such
 		return
 	}
 	st := reply.State
 	r, _ := st.Run(m.run.RunID)
 	run := NewRun(Run{TaskID: st.ID, TaskName: st.Spec.Name, Owner: st.Spec.Owner, Kind: st.Spec.Kind,
-		RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline}, nil)
+		RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline,
+		Attempt: max(r.Attempt, 1), RetryOf: r.RetryOf, Trigger: r.Trigger}, nil)
 	root, self := ctx.ActorSystem().Root, ctx.Self()
 	run.save = func(_ context.Context, cp json.RawMessage) error {
 		_, err := w.askFrom(root, m.run, rules.SaveCheckpoint{RunID: r.ID, Checkpoint: cp})
 		return err
 	}
+	run.HeartbeatTo(c, st.Spec.Policy.HeartbeatTimeout.D(), func() { w.tell(root, m.run, rules.Heartbeat{RunID: r.ID}) })
 	h := w.cfg.Handlers[st.Spec.Kind]
 	taskID := st.ID // not st itself: the goroutine would keep the whole state on the heap
 	span := w.trace.start(m.run, st)
 	w.trace.started(span, c.Now(), r.Deadline)
 	w.cfg.Stats.Busy.Add(1)
+	w.stats.busy.Add(1)
 	c.Begin() // the handler goroutine is work in flight
 	go func() {
 		defer c.End()
 		defer w.cfg.Stats.exit()
 		defer w.cfg.Stats.Busy.Add(-1)
+		defer w.stats.busy.Add(-1)
 		hctx, cancel := clock.WithDeadline(w.trace.inContext(w.cfg.Base, span), c, r.Deadline)
 		cp, herr := call(hctx, h, run)
+		run.beats.stop()
 		cancel()
 		if w.cfg.Base.Err() != nil {
 			w.trace.abandoned(span, c.Now())
@@ -295,8 +426,12 @@ func (w *Worker) Receive(ctx actor.Context) {
 		case !c.Now().Before(r.Deadline):
 			cmd = rules.ForceEnd{RunID: r.ID, Reason: events.ForcedTimebox}
 		case herr != nil:
-			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp}
-			w.cfg.Archetype.Logger.Warn("run failed", "task_id", taskID, "run_id", r.ID, "run", r.Number, "attempt", 1, "error", herr.Error())
+			// A handler marks an error it knows retrying cannot mend (R13);
+			// a panic is retryable, like any unmarked error.
+			fatal := IsPermanent(herr)
+			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp, Fatal: fatal}
+			w.cfg.Archetype.Logger.Warn("run failed", "task_id", taskID, "run_id", r.ID, "run", r.Number, "attempt", run.Attempt,
+				"permanent", fatal, "error", herr.Error())
 		default:
 			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
 		}
@@ -305,7 +440,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 			w.cfg.Archetype.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
 		}
 		w.trace.ended(span, cmd, d, herr, err, r.Deadline, c.Now())
-		counted.Send(c, root, w.queue, idle{pid: self})
+		counted.Send(c, root, w.queue, idle{pid: self, queue: w.lane})
 	}()
 }
 

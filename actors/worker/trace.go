@@ -67,7 +67,7 @@ func (rt runTracer) start(q QueuedRun, st rules.State) trace.Span {
 		trace.WithAttributes(
 			AttrTaskID.String(q.TaskID.String()), AttrTaskName.String(st.Spec.Name), AttrOwner.String(st.Spec.Owner),
 			AttrKind.String(st.Spec.Kind), AttrRunID.String(q.RunID.String()), AttrRunNumber.Int(q.Run),
-			AttrAttempt.Int(1)))
+			AttrAttempt.Int(max(q.Attempt, 1))))
 	return span
 }
 

@@ -11,7 +11,7 @@ import (
 // FuzzServeConfigFile: any file text is applied or refused with a usage
 // error naming the file; it never panics.
 func FuzzServeConfigFile(f *testing.F) {
-	for _, s := range []string{"tick: 1s\nworkers: 3\n", "", "- a\n", "tick: [1]\n", "data: {a: 1}\n", "insecure: yes\n", "&a x: *a\n", "tick: 1s\ntick: 1s\n"} {
+	for _, s := range []string{"tick: 1s\nworkers: 3\n", "", "- a\n", "tick: [1]\n", "data: {a: 1}\n", "insecure: yes\n", "&a x: *a\n", "tick: 1s\ntick: 1s\n", "queue: [a=1, b=2]\n", "queue: {a: 1}\n", "queue: a=1,b=x\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, text []byte) {

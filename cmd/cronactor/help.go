@@ -20,11 +20,13 @@ Every flag can also come from the environment (CRONACTOR_<FLAG>, e.g. CRONACTOR_
 YAML file given with --config (keys as the flags, e.g. "tick: 30s"). Precedence: flag, then
 environment, then file, then default. --print-config shows the result and exits.
 The listen address is bound first: a busy port fails before anything is opened or recorded.
+Each --queue NAME=N gives a named queue its own N workers; --workers is the default queue's (docs/queues.md).
 SIGINT/SIGTERM stop gracefully (running runs may finish for --drain-timeout); a second signal exits at once.
 Tracing (OpenTelemetry over OTLP) is off unless the standard OTEL_* variables ask for it, e.g.
 OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318; docs/operations.md lists the ones honoured.`,
 		example: `cronactor serve --data /var/lib/cronactor --listen 127.0.0.1:7070 --tick 1s
 cronactor serve --config /etc/cronactor/config.yaml --print-config
+cronactor serve --workers 4 --queue reports=2 --queue mail=8
 OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 cronactor serve`,
 	},
 

@@ -104,7 +104,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	m := newMetrics()
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
-	sched, err := scheduler.New(scheduler.Config{Store: timed, Tick: cfg.tick, Workers: cfg.workers, Clock: arch.Clock, Logger: arch.Logger,
+	sched, err := scheduler.New(scheduler.Config{Store: timed, Tick: cfg.tick, Workers: cfg.workers, Queues: cfg.queues, Clock: arch.Clock, Logger: arch.Logger,
 		TracerProvider: tracer.provider()})
 	if err != nil {
 		return err

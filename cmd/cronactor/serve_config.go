@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/scheduler"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -18,17 +20,19 @@ import (
 // order of precedence: its flag, its CRONACTOR_* environment variable, the
 // --config YAML file, its default (serveOptions lists all four).
 type serveConfig struct {
-	data         string
-	listen       string
-	tick         time.Duration
-	store        string
-	esdbURL      string
-	token        string
-	insecure     bool
-	allowExec    bool
-	logFormat    string
-	logFile      string
-	workers      int
+	data      string
+	listen    string
+	tick      time.Duration
+	store     string
+	esdbURL   string
+	token     string
+	insecure  bool
+	allowExec bool
+	logFormat string
+	logFile   string
+	workers   int
+	// queues are the named queues' limits (--queue NAME=N, repeatable).
+	queues       map[string]int
 	drainTimeout time.Duration
 	// acceptDataLoss lets the embedded store cut a damaged write-ahead log
 	// (embedded.Options.AcceptDataLoss). A flag only, never from the
@@ -107,6 +111,65 @@ func intOpt(name, def, usage string, p func(*serveConfig) *int) serveOption {
 		get: func(c *serveConfig) string { return strconv.Itoa(*p(c)) }}
 }
 
+// queuesOpt is a repeatable NAME=N setting: each --queue adds one (or a
+// comma-separated list); the environment variable and a scalar in the file
+// take a comma-separated list, the file a list or a mapping too.
+func queuesOpt(name, usage string, p func(*serveConfig) *map[string]int) serveOption {
+	return serveOption{flag: name, def: "", usage: usage, kind: "queues",
+		set: func(c *serveConfig, v string) error {
+			m, err := parseQueues(v)
+			if err != nil {
+				return err
+			}
+			*p(c) = m
+			return nil
+		},
+		get: func(c *serveConfig) string { return formatQueues(*p(c)) }}
+}
+
+// parseQueues reads "reports=2,mail=8" (nil for "").
+func parseQueues(v string) (map[string]int, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	m := map[string]int{}
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		name, n, ok := strings.Cut(item, "=")
+		if !ok {
+			return nil, fmt.Errorf("want NAME=N (e.g. reports=2), got %q", item)
+		}
+		if err := scheduler.CheckQueueName(name); err != nil {
+			return nil, err
+		}
+		limit, err := strconv.Atoi(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: want a whole number of runs executing at once, got %q", name, n)
+		}
+		if limit < 1 || limit > scheduler.MaxQueueLimit {
+			return nil, fmt.Errorf("%s: the limit must be between 1 and %d, got %d", name, scheduler.MaxQueueLimit, limit)
+		}
+		if _, dup := m[name]; dup {
+			return nil, fmt.Errorf("queue %s given twice", name)
+		}
+		m[name] = limit
+	}
+	return m, nil
+}
+
+// formatQueues writes m as parseQueues reads it, by name.
+func formatQueues(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		names[i] = name + "=" + strconv.Itoa(m[name])
+	}
+	return strings.Join(names, ",")
+}
+
 // serveOptions are every setting of serve, in the order --help and
 // --print-config show them. The first five and their defaults are the
 // published contract of serve; the rest were added behind them.
@@ -119,7 +182,8 @@ var serveOptions = []serveOption{
 	stringOpt("token", "", "bearer `token` required on /v1", func(c *serveConfig) *string { return &c.token }),
 	boolOpt("insecure", "allow a non-loopback listen address without a token", func(c *serveConfig) *bool { return &c.insecure }),
 	boolOpt("allow-exec", "enable the exec handler kind", func(c *serveConfig) *bool { return &c.allowExec }),
-	intOpt("workers", "8", "`number` of runs executing at once", func(c *serveConfig) *int { return &c.workers }),
+	intOpt("workers", "8", "`number` of runs of the default queue executing at once", func(c *serveConfig) *int { return &c.workers }),
+	queuesOpt("queue", "a named queue and how many of its runs execute at once, `NAME=N` (repeatable; e.g. --queue reports=2 --queue mail=8)", func(c *serveConfig) *map[string]int { return &c.queues }),
 	durationOpt("drain-timeout", "30s", "on SIGINT/SIGTERM, how long running runs may finish (a `duration`)", func(c *serveConfig) *time.Duration { return &c.drainTimeout }),
 	stringOpt("log-format", "text", "log `format`: text or json (one format for the whole run)", func(c *serveConfig) *string { return &c.logFormat }),
 	stringOpt("log-file", "", "append logs to this `file` instead of stderr", func(c *serveConfig) *string { return &c.logFile }),
@@ -139,8 +203,14 @@ func (f optionFlag) String() string {
 	}
 	return f.opt.def
 }
-func (f optionFlag) Set(v string) error { (*f.given)[f.opt.flag] = v; return nil }
-func (f optionFlag) IsBoolFlag() bool   { return f.opt.kind == "bool" }
+func (f optionFlag) Set(v string) error {
+	if prev, ok := (*f.given)[f.opt.flag]; ok && f.opt.kind == "queues" {
+		v = prev + "," + v // repeatable: each --queue adds one
+	}
+	(*f.given)[f.opt.flag] = v
+	return nil
+}
+func (f optionFlag) IsBoolFlag() bool { return f.opt.kind == "bool" }
 
 // serveMaxConfig bounds the config file read.
 const serveMaxConfig = 1 << 20
@@ -248,6 +318,13 @@ func (c *serveConfig) applyFile(path string, text []byte) error {
 			return fmt.Errorf("%w: config %s: line %d: %s given twice", errUsage, path, k.Line, k.Value)
 		}
 		seen[k.Value] = true
+		if o.kind == "queues" && (v.Kind == yaml.SequenceNode || v.Kind == yaml.MappingNode) {
+			text, err := queuesNode(v)
+			if err != nil {
+				return fmt.Errorf("%w: config %s: line %d: %s: %v", errUsage, path, v.Line, k.Value, err)
+			}
+			v = &yaml.Node{Kind: yaml.ScalarNode, Value: text, Line: v.Line}
+		}
 		if v.Kind != yaml.ScalarNode {
 			return fmt.Errorf("%w: config %s: line %d: %s: want a single value", errUsage, path, v.Line, k.Value)
 		}
@@ -257,6 +334,30 @@ func (c *serveConfig) applyFile(path string, text []byte) error {
 		c.source[o.flag] = "file"
 	}
 	return nil
+}
+
+// queuesNode reads the queues of the config file written as a list
+// ([reports=2, mail=8]) or a mapping ({reports: 2, mail: 8}) as the
+// comma-separated list parseQueues reads.
+func queuesNode(v *yaml.Node) (string, error) {
+	var items []string
+	if v.Kind == yaml.SequenceNode {
+		for _, it := range v.Content {
+			if it.Kind != yaml.ScalarNode || strings.Contains(it.Value, ",") {
+				return "", fmt.Errorf("line %d: want NAME=N items (reports=2)", it.Line)
+			}
+			items = append(items, it.Value)
+		}
+	} else {
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k, n := v.Content[i], v.Content[i+1]
+			if n.Kind != yaml.ScalarNode || strings.ContainsAny(k.Value, ",=") {
+				return "", fmt.Errorf("line %d: want NAME: N entries (reports: 2)", k.Line)
+			}
+			items = append(items, k.Value+"="+n.Value)
+		}
+	}
+	return strings.Join(items, ","), nil
 }
 
 func (c serveConfig) validate() error {

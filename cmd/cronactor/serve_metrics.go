@@ -58,10 +58,11 @@ func (m *metrics) appendFailed(err error) {
 }
 
 func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.Keeper) {
+	m.registerQueues(s)
 	m.reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_queue_depth", Help: "Runs waiting for a worker."},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_queue_depth", Help: "Runs waiting for a worker, every queue."},
 			func() float64 { return float64(s.Stats().Queued) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_busy_workers", Help: "Workers executing a run."},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_busy_workers", Help: "Workers executing a run, every queue."},
 			func() float64 { return float64(s.Stats().Busy) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_projection_lag_seconds", Help: "How far the cron_tasks view trails the log."},
 			func() float64 { return v.Lag().Time.Seconds() }),
@@ -119,6 +120,38 @@ func (m *metrics) count(e events.Event) {
 		m.reasons.WithLabelValues("forced_end", e.Reason).Inc()
 	case events.SlotsMissed:
 		m.reasons.WithLabelValues("skipped", "missed").Add(float64(max(e.Missed, 1)))
+	}
+}
+
+// registerQueues adds the per-queue gauges, read from the scheduler at
+// each scrape.
+func (m *metrics) registerQueues(s *scheduler.Scheduler) {
+	m.reg.MustRegister(&queueCollector{s: s,
+		waiting: prometheus.NewDesc("cronactor_queue_waiting", "Runs of the queue waiting for one of its workers.", []string{"queue"}, nil),
+		busy:    prometheus.NewDesc("cronactor_queue_busy_workers", "Workers of the queue executing a run.", []string{"queue"}, nil),
+		limit: prometheus.NewDesc("cronactor_queue_limit",
+			"Runs of the queue that may execute at once (a queue the daemon was not started with has the default queue's).", []string{"queue"}, nil),
+	})
+}
+
+// queueCollector is the per-queue gauges, one series per queue (label
+// queue): a queue only a task names appears once its first run arrived.
+type queueCollector struct {
+	s                    *scheduler.Scheduler
+	waiting, busy, limit *prometheus.Desc
+}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.waiting
+	ch <- c.busy
+	ch <- c.limit
+}
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, q := range c.s.Stats().Queues {
+		ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(q.Depth), q.Name)
+		ch <- prometheus.MustNewConstMetric(c.busy, prometheus.GaugeValue, float64(q.Busy), q.Name)
+		ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(q.Limit), q.Name)
 	}
 }
 

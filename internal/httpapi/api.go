@@ -1,4 +1,4 @@
-// Package httpapi is the daemon's HTTP API under /v1 (tasks, owners, the
+// Package httpapi is the daemon's HTTP API under /v1 (tasks, owners, queues, the
 // audit trail of a task, health and metrics): JSON in and out, every input validated with an error naming the field, nothing
 // half-applied. Writes go to the scheduler; reads come from the cron_tasks
 // view, once it has folded the log up to the position of the write they
@@ -100,6 +100,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	mux.HandleFunc("GET /v1/schedule/preview", a.preview)
 	mux.HandleFunc("GET /v1/tasks/{id}/upcoming", a.upcoming)
+	mux.HandleFunc("GET /v1/queues", a.queues)
 	mux.HandleFunc("GET /healthz", a.health)
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)

@@ -113,9 +113,10 @@ func fieldErr(field, msg string) error { return &rules.FieldError{Field: field, 
 // Disabled is a kind the process knows but will not run, e.g. exec in a
 // daemon started without --allow-exec: creating a task of it is refused
 // with reason as the "kind" field's error, and a run of a task recorded
-// while it was enabled fails with ErrDisabled and reason.
+// while it was enabled fails with ErrDisabled and reason, for good
+// (worker.Permanent: no retry in this process would run it either).
 func Disabled(reason string) worker.Handler {
 	return worker.WithPayloadCheck(worker.HandlerFunc(func(context.Context, *worker.Run) (json.RawMessage, error) {
-		return nil, fmt.Errorf("%w: %s", ErrDisabled, reason)
+		return nil, worker.Permanent(fmt.Errorf("%w: %s", ErrDisabled, reason))
 	}), func(json.RawMessage) error { return fieldErr("kind", reason) })
 }

@@ -1,0 +1,47 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/cronactor/cronactor/actors/worker"
+)
+
+// MaxQueueLimit bounds one queue's limit (runs executing at once), as it
+// bounds Config.Workers.
+const MaxQueueLimit = 100000
+
+// QueueStats are one named queue's figures (see Stats.Queues).
+type QueueStats = worker.QueueStats
+
+// CheckQueueName says why name cannot name a queue in the configuration,
+// or nil: 1 to 64 ASCII letters, digits, '_', '-' and '.'.
+func CheckQueueName(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("a queue name has 1 to 64 characters, got %d", len(name))
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("queue name %q: only ASCII letters, digits, '_', '-' and '.' are allowed", name)
+		}
+	}
+	return nil
+}
+
+// validateQueues checks Config.Queues, in name order.
+func validateQueues(qs map[string]int) error {
+	names := make([]string, 0, len(qs))
+	for name := range qs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := CheckQueueName(name); err != nil {
+			return &FieldError{Field: "Queues", Message: err.Error()}
+		}
+		if n := qs[name]; n < 1 || n > MaxQueueLimit {
+			return &FieldError{Field: "Queues", Message: fmt.Sprintf("queue %q: the limit must be between 1 and %d, got %d", name, MaxQueueLimit, n)}
+		}
+	}
+	return nil
+}
