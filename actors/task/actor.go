@@ -5,8 +5,18 @@
 // Its loop, for every command: decide (rules.Decide) → append the events
 // with the stream's expected version → evolve the state → only then act on
 // the effects the rules name (rules.Effects): put an enqueued run on the
-// queue, tell the due-time index the new nextRun, arm or stop a run's
-// deadline timer — and reply. A version conflict (another writer of the
+// queue (its task's named queue, with its attempt, retry_of and trigger),
+// tell the due-time index when the task is next due (nextRun, or a pending
+// retry's time when earlier), arm or stop a run's deadline timer and its
+// heartbeat watch — and reply.
+//
+// Heartbeats (R16) are not recorded: for each running run of a task with a
+// heartbeat_timeout the actor keeps the time of its last heartbeat (its
+// start, a rules.Heartbeat command, a saved checkpoint) and one timer on
+// the virtual or real clock; when the timer finds the timeout passed since
+// the last heartbeat it decides rules.ForceEnd with reason
+// heartbeat_timeout and that time, else it sets itself again. A new actor
+// (after a restart) watches no run: R9 ends the runs it finds started. A version conflict (another writer of the
 // same stream) reloads the stream and decides again, a bounded number of
 // times; so two actors for one task can never both start a run.
 //
@@ -93,6 +103,10 @@ type deadline struct {
 	reason string
 }
 
+// heartbeatDue is the actor's own timer message for a watched run (R16):
+// its heartbeat_timeout may have passed since its last heartbeat.
+type heartbeatDue struct{ runID uuid.UUID }
+
 // passivate is the actor's last message to itself before it stops; the
 // Registry sends it (see Registry.Leave).
 type passivate struct{}
@@ -151,7 +165,13 @@ type Actor struct {
 	self    *actor.PID
 	sys     *actor.ActorSystem
 	timers  map[uuid.UUID]clock.Timer
-	leave   leave
+	// beats holds, for each running run watched for heartbeats (R16), the
+	// time of its last heartbeat; beatTimers the timer that checks it.
+	// Heartbeats are not recorded: a new actor (a restart) watches no run,
+	// and R9 ends the runs it finds started at their deadline.
+	beats      map[uuid.UUID]time.Time
+	beatTimers map[uuid.UUID]clock.Timer
+	leave      leave
 	// recovered is set once the open runs of the loaded state were put
 	// back to work.
 	recovered bool
@@ -172,7 +192,7 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 	cfg.Archetype = cfg.Archetype.WithDefaults()
 	return func() actor.Actor {
 		a := &Actor{cfg: cfg, id: id, stream: events.TaskStream(id), timers: map[uuid.UUID]clock.Timer{},
-			incarnation: uuid.NewString()}
+			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, incarnation: uuid.NewString()}
 		if initial != nil {
 			a.state, a.pos, a.loaded = initial.State, initial.Position, true
 		}
@@ -232,6 +252,8 @@ func (a *Actor) Receive(ctx actor.Context) {
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
 			a.cfg.Archetype.Logger.Error("forced end failed", "task_id", a.id, "run_id", m.runID, "err", err)
 		}
+	case heartbeatDue:
+		a.checkHeartbeat(ctx, m.runID)
 	case dueindex.Untracked:
 		if a.leave != untracking {
 			return
@@ -275,7 +297,7 @@ func (a *Actor) idle() bool {
 	if !a.loaded {
 		return true
 	}
-	return rules.Idle(a.state) && len(a.timers) == 0
+	return rules.Idle(a.state) && len(a.timers) == 0 && len(a.beatTimers) == 0
 }
 
 // maybeLeave starts leaving once the actor is idle: first out of the
@@ -392,6 +414,14 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 				Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger})
 		case rules.ArmDeadline:
 			a.armDeadline(e.Run, e.Reason)
+		case rules.ArmHeartbeat:
+			// The start counts as the first heartbeat.
+			a.beats[e.Run.ID] = e.Run.StartedAt
+			a.armHeartbeat(e.Run.ID, e.Run.StartedAt.Add(e.Timeout))
+		case rules.NoteHeartbeat:
+			if _, ok := a.beats[e.RunID]; ok {
+				a.beats[e.RunID] = a.cfg.Archetype.Clock.Now()
+			}
 		case rules.StopTimer:
 			a.stopTimer(e.RunID)
 		case rules.Track:
@@ -411,11 +441,56 @@ func (a *Actor) armDeadline(r rules.Run, reason string) {
 	})
 }
 
+// armHeartbeat sets the timer that checks run id's heartbeats at at. The
+// timer is not moved by every heartbeat (they are frequent): when it fires,
+// checkHeartbeat sets it again from the last one.
+func (a *Actor) armHeartbeat(id uuid.UUID, at time.Time) {
+	if t, ok := a.beatTimers[id]; ok {
+		t.Stop()
+	}
+	c, sys, self := a.cfg.Archetype.Clock, a.sys, a.self
+	a.beatTimers[id] = c.AfterFunc(at.Sub(c.Now()), func() {
+		counted.Send(c, sys.Root, self, heartbeatDue{runID: id})
+	})
+}
+
+// checkHeartbeat is R16 when run id's heartbeat timer fires: a run whose
+// last heartbeat is heartbeat_timeout ago (the task's timeout now: an
+// update may have changed it) is forced to end — the rules check it again
+// against the time given — and R13 decides its retry; one that heartbeated
+// since is checked again a timeout after that heartbeat.
+func (a *Actor) checkHeartbeat(ctx actor.Context, id uuid.UUID) {
+	delete(a.beatTimers, id)
+	last, ok := a.beats[id]
+	if !ok {
+		return
+	}
+	timeout := a.state.Spec.Policy.HeartbeatTimeout.D()
+	if r, open := a.state.Run(id); !open || !r.Started || timeout <= 0 {
+		delete(a.beats, id) // ended, or no longer watched
+		return
+	}
+	now := a.cfg.Archetype.Clock.Now()
+	if due := last.Add(timeout); now.Before(due) {
+		a.armHeartbeat(id, due)
+		return
+	}
+	_, err := a.execute(ctx, context.Background(), rules.ForceEnd{RunID: id, Reason: events.ForcedHeartbeat, LastHeartbeat: last}, now)
+	if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
+		a.cfg.Archetype.Logger.Error("forced end failed", "task_id", a.id, "run_id", id, "reason", events.ForcedHeartbeat, "err", err)
+	}
+}
+
 func (a *Actor) stopTimer(id uuid.UUID) {
 	if t, ok := a.timers[id]; ok {
 		t.Stop()
 		delete(a.timers, id)
 	}
+	if t, ok := a.beatTimers[id]; ok {
+		t.Stop()
+		delete(a.beatTimers, id)
+	}
+	delete(a.beats, id)
 }
 
 // stopTimers stops every timer: the actor is stopping.
@@ -424,6 +499,11 @@ func (a *Actor) stopTimers() {
 		t.Stop()
 		delete(a.timers, id)
 	}
+	for id, t := range a.beatTimers {
+		t.Stop()
+		delete(a.beatTimers, id)
+	}
+	clear(a.beats)
 }
 
 // Ask sends cmd to the task actor at pid and waits for its Reply, at most

@@ -16,13 +16,17 @@ import (
 // Rejections. Decide returns them (wrapped with context) when a command does
 // not apply to the state; test with errors.Is.
 var (
-	ErrNotCreated       = errors.New("rules: task does not exist")
-	ErrAlreadyExists    = errors.New("rules: task already exists")
-	ErrTaskDeleted      = errors.New("rules: task is deleted")
-	ErrUnknownRun       = errors.New("rules: no such open run")
-	ErrRunNotWaiting    = errors.New("rules: run already started")
-	ErrRunNotStarted    = errors.New("rules: run has not started")
-	ErrDeadlineNotDue   = errors.New("rules: run's deadline has not passed")
+	ErrNotCreated     = errors.New("rules: task does not exist")
+	ErrAlreadyExists  = errors.New("rules: task already exists")
+	ErrTaskDeleted    = errors.New("rules: task is deleted")
+	ErrUnknownRun     = errors.New("rules: no such open run")
+	ErrRunNotWaiting  = errors.New("rules: run already started")
+	ErrRunNotStarted  = errors.New("rules: run has not started")
+	ErrDeadlineNotDue = errors.New("rules: run's deadline has not passed")
+	// ErrHeartbeatNotDue: a forced end for want of heartbeats (R16) of a
+	// run that heartbeated within its task's heartbeat_timeout, or of a
+	// task without one.
+	ErrHeartbeatNotDue  = errors.New("rules: run's heartbeat_timeout has not passed")
 	ErrInvalidSpec      = errors.New("rules: invalid task spec")
 	ErrUnknownCommand   = errors.New("rules: unknown command")
 	ErrEmptyCheckpoint  = errors.New("rules: checkpoint is empty")
@@ -187,6 +191,11 @@ type SaveCheckpoint struct {
 type ForceEnd struct {
 	RunID  uuid.UUID
 	Reason string
+	// LastHeartbeat is, for events.ForcedHeartbeat, when the run last
+	// heartbeated as the actor saw it (its start counts; heartbeats are
+	// not recorded): the run is forced to end only once LastHeartbeat +
+	// the task's heartbeat_timeout has passed.
+	LastHeartbeat time.Time
 }
 
 func (Create) command()         {}
@@ -332,7 +341,10 @@ func validateSpec(s Spec) error {
 	case len(s.Payload) > 0 && !json.Valid(s.Payload):
 		return &FieldError{"payload", "must be valid JSON"}
 	}
-	return validateMaxWaiting(s.MaxWaiting)
+	if err := validateMaxWaiting(s.MaxWaiting); err != nil {
+		return err
+	}
+	return validatePolicy(s)
 }
 
 // validateMaxWaiting checks R18's bound: 0 (the default) or 1..MaxWaitingLimit.
@@ -411,7 +423,16 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []events.Event{events.RunFailed{RunID: c.RunID, Run: r.Number, Error: c.Error, Checkpoint: c.Checkpoint}}, nil
+		f := events.RunFailed{RunID: c.RunID, Run: r.Number, Error: c.Error, Checkpoint: c.Checkpoint, Fatal: c.Fatal}
+		f.RetryAt, f.Backoff, f.NoRetry = retryOf(s, r, c.Fatal, now)
+		return []events.Event{f}, nil
+	case Trigger:
+		return decideTrigger(s, now)
+	case Heartbeat:
+		// Heartbeats are not recorded (too frequent): the actor keeps the
+		// time of a run's last one (R16). Only a running run heartbeats.
+		_, err := startedRun(s, c.RunID)
+		return nil, err
 	case SaveCheckpoint:
 		r, err := startedRun(s, c.RunID)
 		if err != nil {
@@ -524,6 +545,7 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	if c.MaxWaiting != nil {
 		spec.MaxWaiting = *c.MaxWaiting
 	}
+	spec.Policy = updatedPolicy(spec.Policy, c)
 	if m := spec.Window.MaxRuns; rescheduled && m > 0 && s.Scheduled >= m {
 		return nil, &FieldError{"max_runs", fmt.Sprintf("the task has made %d scheduled runs already, got %d", s.Scheduled, m)}
 	}
@@ -556,17 +578,40 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	}
 	if spec.Schedule.Equal(s.Spec.Schedule) && spec.Window.Equal(s.Spec.Window) && spec.Tolerance == s.Spec.Tolerance &&
 		spec.Timebox == s.Spec.Timebox && spec.Priority == s.Spec.Priority && bytes.Equal(spec.Payload, s.Spec.Payload) &&
-		next.Equal(s.NextRun) && spec.MaxWaiting == s.Spec.MaxWaiting {
+		next.Equal(s.NextRun) && spec.MaxWaiting == s.Spec.MaxWaiting && samePolicy(spec.Policy, s.Spec.Policy) {
 		return nil, nil
 	}
 	u := events.TaskUpdated{Payload: spec.Payload, Schedule: spec.Schedule, Window: spec.Window,
 		Tolerance: events.Duration(spec.Tolerance), Timebox: events.Duration(spec.Timebox),
 		Priority: spec.Priority, NextRun: next, Rescheduled: rescheduled,
-		MaxWaiting: spec.MaxWaiting}
+		MaxWaiting: spec.MaxWaiting, Policy: spec.Policy}
 	if !nextSlot.Equal(next) {
 		u.NextSlot = events.TimePtr(nextSlot)
 	}
 	return []events.Event{u}, nil
+}
+
+// updatedPolicy is p with the policy fields an Update sets (nil keeps).
+func updatedPolicy(p events.Policy, c Update) events.Policy {
+	if c.Queue != nil {
+		p.Queue = *c.Queue
+	}
+	if c.Retry != nil {
+		r := *c.Retry
+		p.Retry = &r
+	}
+	if c.MissedRunPolicy != nil {
+		p.MissedRunPolicy = *c.MissedRunPolicy
+	}
+	for _, f := range []struct {
+		from *time.Duration
+		to   *events.Duration
+	}{{c.MissedAfter, &p.MissedAfter}, {c.StartDeadline, &p.StartDeadline}, {c.HeartbeatTimeout, &p.HeartbeatTimeout}} {
+		if f.from != nil {
+			*f.to = events.Duration(*f.from)
+		}
+	}
+	return p
 }
 
 // firstSlot is a task's first nextRun (R10), with jitter, and the slot it
@@ -634,7 +679,7 @@ func decideCreate(s State, c Create, now time.Time) ([]events.Event, error) {
 	created := events.TaskCreated{TaskID: c.TaskID, Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
 		Payload: spec.Payload, Schedule: spec.Schedule, Window: spec.Window, Tolerance: events.Duration(spec.Tolerance),
 		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: next,
-		MaxWaiting: spec.MaxWaiting}
+		MaxWaiting: spec.MaxWaiting, Policy: spec.Policy}
 	if !slot.Equal(next) {
 		created.NextSlot = events.TimePtr(slot)
 	}
@@ -651,10 +696,43 @@ func decideCreate(s State, c Create, now time.Time) ([]events.Event, error) {
 // is enqueued with TaskFinished in the same decision. R18 comes first, for
 // every kind: a task at its bound of waiting runs enqueues nothing and
 // keeps its nextRun (see backlogReason).
+//
+// Before the slot, the retries due (R13) are enqueued, earliest first, as
+// far as the bound lets them (a retry due while the task is at its bound
+// waits for room); a finished task still makes its retries. Under
+// missed_run_policy skip (R14), a slot found later than it fell due +
+// missed_after gets no run: SlotsMissed moves nextRun on (see
+// decideMissed), whether or not the task is at its bound.
 func decideTick(s State, now time.Time) []events.Event {
-	if s.Status != StatusActive || s.NextRun.After(now) || s.AtBound() {
+	if s.Status != StatusActive && s.Status != StatusFinished {
 		return nil
 	}
+	var out []events.Event
+	for _, p := range dueRetries(s, now) {
+		if s.AtBound() {
+			break
+		}
+		e := retryRun(s, p)
+		out = append(out, e)
+		s = Evolve(s, events.Metadata{Stream: events.TaskStream(s.ID), Version: s.Version, At: now}, e)
+	}
+	if s.Status != StatusActive || s.NextRun.After(now) {
+		return out
+	}
+	if s.Spec.Policy.MissedRunPolicy == events.MissedSkip {
+		if limit, ok := missedLimit(s); ok && now.After(s.NextRun.Add(limit)) {
+			return append(out, decideMissed(s, now, limit)...)
+		}
+	}
+	if s.AtBound() {
+		return out
+	}
+	return append(out, decideSlot(s, now)...)
+}
+
+// decideSlot enqueues the run of the slot nextRun stands for (R1, R8, R10,
+// R18's backlog reason), and finishes the task when no slot is left.
+func decideSlot(s State, now time.Time) []events.Event {
 	n := s.Runs + 1
 	slot := s.NextSlot
 	if slot.IsZero() {
@@ -666,11 +744,7 @@ func decideTick(s State, now time.Time) []events.Event {
 	finished := ""
 	if s.Spec.Schedule.IsInterval() {
 		sched := Compile(s.Spec.Schedule)
-		from := s.NextRun
-		if s.CreatedAt.After(from) {
-			from = s.CreatedAt
-		}
-		next, enq.Missed = sched.Next(now), sched.Missed(from, now)
+		next, enq.Missed = sched.Next(now), sched.Missed(missedFrom(s), now)
 		switch end, m := s.Spec.Window.End(), s.Spec.Window.MaxRuns; {
 		case m > 0 && s.Scheduled+1 >= m:
 			finished = fmt.Sprintf("max_runs %d reached", m)
@@ -690,10 +764,7 @@ func decideTick(s State, now time.Time) []events.Event {
 		case st.Finished && m > 0 && s.Scheduled+1 >= m:
 			finished = fmt.Sprintf("max_runs %d reached", m)
 		case st.Finished:
-			finished = "no slot is left"
-			if end := s.Spec.Window.End(); !end.IsZero() {
-				finished += " before end_at " + end.UTC().Format(time.RFC3339)
-			}
+			finished = noSlotLeft(s)
 		default:
 			enq.NextSpacing = events.Duration(dueSpacing(s.ID, s.Spec.Window.Jitter.D(), st.Prev, st.Next))
 		}
@@ -704,6 +775,93 @@ func decideTick(s State, now time.Time) []events.Event {
 	next = next.UTC()
 	enq.NextRun, enq.NextSlot = jittered(s.ID, next, s.Spec.Window.Jitter.D())
 	return []events.Event{enq}
+}
+
+// missedFrom is when an interval task's missed intervals are counted from:
+// its nextRun, or its creation when that is later.
+func missedFrom(s State) time.Time {
+	if s.CreatedAt.After(s.NextRun) {
+		return s.CreatedAt
+	}
+	return s.NextRun
+}
+
+// noSlotLeft is the reason a cron or at task finishes without max_runs.
+func noSlotLeft(s State) string {
+	r := "no slot is left"
+	if end := s.Spec.Window.End(); !end.IsZero() {
+		r += " before end_at " + end.UTC().Format(time.RFC3339)
+	}
+	return r
+}
+
+// decideMissed is R14's skip: the slot nextRun stands for was found by a
+// tick later than it fell due + limit (missed_after), so no run is made
+// for it. nextRun moves to the first slot after the tick (an interval
+// task: the tick's time + interval), with its jitter, and the slot counts
+// as missed with those passed over (R8's count + 1). No run is made, so
+// max_runs counts nothing; a task with no slot left finishes.
+func decideMissed(s State, now time.Time, limit time.Duration) []events.Event {
+	slot := s.NextSlot
+	if slot.IsZero() {
+		slot = s.NextRun
+	}
+	ev := events.SlotsMissed{Due: s.NextRun, Slot: slot, MissedAfter: events.Duration(limit)}
+	var next time.Time
+	finished := ""
+	if s.Spec.Schedule.IsInterval() {
+		sched := Compile(s.Spec.Schedule)
+		next, ev.Missed = sched.Next(now), sched.Missed(missedFrom(s), now)+1
+		if end := s.Spec.Window.End(); !end.IsZero() && next.After(end) {
+			finished = "no slot is left before end_at " + end.UTC().Format(time.RFC3339)
+		}
+	} else {
+		c, err := Compiled(s.Spec)
+		if err != nil {
+			return nil
+		}
+		st := c.Advance(slot, now, s.Scheduled)
+		ev.Missed, next = st.Missed+1, st.Next
+		if st.Finished {
+			finished = noSlotLeft(s)
+		} else {
+			ev.NextSpacing = events.Duration(dueSpacing(s.ID, s.Spec.Window.Jitter.D(), st.Prev, st.Next))
+		}
+	}
+	late := now.Sub(s.NextRun)
+	ev.Detail = fmt.Sprintf("found %s after it fell due at %s, later than missed_after %s: no run (missed_run_policy skip); %d missed",
+		late, s.NextRun.UTC().Format(time.RFC3339Nano), limit, ev.Missed)
+	if finished != "" {
+		return []events.Event{ev, events.TaskFinished{Runs: s.Scheduled, Reason: finished}}
+	}
+	ev.NextRun, ev.NextSlot = jittered(s.ID, next.UTC(), s.Spec.Window.Jitter.D())
+	return []events.Event{ev}
+}
+
+// decideTrigger is R15: one run now, outside the schedule — due now, for a
+// slot at now, attempt 1, marked manual. It moves neither nextRun nor the
+// count of scheduled runs (nor, once started, lastRun) and is not held to
+// R3's spacing; R12 applies when it asks to start. A paused, finished or
+// deleted task refuses it, and so does a task at its bound of waiting runs
+// (R18): a trigger is an explicit request, better refused with the reason
+// than left waiting.
+func decideTrigger(s State, now time.Time) ([]events.Event, error) {
+	switch s.Status {
+	case StatusPaused:
+		return nil, fmt.Errorf("%w: the task is paused", ErrCannotTrigger)
+	case StatusFinished:
+		return nil, fmt.Errorf("%w: the task is finished (no slot is left)", ErrCannotTrigger)
+	case StatusDeleted:
+		return nil, fmt.Errorf("%w: the task is deleted", ErrCannotTrigger)
+	}
+	if s.AtBound() {
+		b := s.Spec.WaitingBound()
+		return nil, fmt.Errorf("%w: the task has %d runs waiting, its max_waiting (%d)", ErrCannotTrigger, b, b)
+	}
+	n := s.Runs + 1
+	e := events.RunEnqueued{RunID: events.RunID(s.ID, n), Run: n, Due: now, Slot: now, Priority: s.Spec.Priority,
+		Attempt: 1, Trigger: events.TriggerManual}
+	return []events.Event{asItStands(s, e)}, nil
 }
 
 // backlogReason is R18's mark: the run a tick enqueues after the task fell
@@ -717,7 +875,15 @@ func backlogReason(s State, now time.Time) string {
 	return ""
 }
 
-// decideStart is R3 and R7.
+// decideStart is R7, R12, R14's start deadline and R3, checked in that
+// order (the first that applies is the reason recorded): a paused or
+// deleted task drops the run (R7); a run asking while another run of the
+// task is running is dropped as overlap (R12, whatever the run: slot, retry
+// or trigger); a run asking later than it fell due + start_deadline is
+// dropped as too_late (R14: a slot run's due time is its slot moved by its
+// jitter, a retry's is its RetryAt, a trigger's the trigger's time); a
+// scheduled first attempt asking before lastRun + spacing - tolerance is
+// dropped as too_soon (R3; retries and triggers are not held to it).
 func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error) {
 	r, ok := s.Run(c.RunID)
 	if !ok {
@@ -741,7 +907,23 @@ func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error)
 		drop.Reason, drop.Detail = events.DropDeleted, "the task is deleted"
 		return []events.Event{drop}, nil
 	}
-	if spacing := s.Spacing(r); !s.LastRun.IsZero() && spacing > 0 {
+	for _, o := range s.Open {
+		if o.Started && s.Current(o) {
+			drop.Reason = events.DropOverlap
+			left := fmt.Sprintf("its deadline %s away", o.Deadline.Sub(now))
+			if !now.Before(o.Deadline) {
+				left = fmt.Sprintf("its deadline passed %s before, its forced end not recorded yet", now.Sub(o.Deadline))
+			}
+			drop.Detail = fmt.Sprintf("run %d is still running: started %s before, %s", o.Number, now.Sub(o.StartedAt), left)
+			return []events.Event{drop}, nil
+		}
+	}
+	if sd := s.Spec.Policy.StartDeadline.D(); sd > 0 && now.After(r.Due.Add(sd)) {
+		drop.Reason = events.DropTooLate
+		drop.Detail = fmt.Sprintf("asked to start %s after it fell due; start_deadline %s", now.Sub(r.Due), sd)
+		return []events.Event{drop}, nil
+	}
+	if spacing := s.Spacing(r); r.First() && !s.LastRun.IsZero() && spacing > 0 {
 		needed := spacing - s.Spec.Tolerance
 		since := now.Sub(s.LastRun)
 		if since < needed {
@@ -772,27 +954,50 @@ func startedRun(s State, id uuid.UUID) (Run, error) {
 }
 
 // decideForceEnd is R4 and R9: only a started run whose deadline passed is
-// forced to end; it hands on the last checkpoint it saved.
+// forced to end; it hands on the last checkpoint it saved. R16: a run of a
+// task with a heartbeat_timeout whose last heartbeat (c.LastHeartbeat, or
+// its start when later) is that long ago is forced to end with reason
+// heartbeat_timeout before its deadline. Then R13: the forced end records
+// the retry it gets, or why none.
 func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) {
 	r, err := startedRun(s, c.RunID)
 	if err != nil {
 		return nil, err
 	}
-	if now.Before(r.Deadline) {
-		return nil, ErrDeadlineNotDue
-	}
 	var detail string
 	switch c.Reason {
 	case events.ForcedTimebox:
+		if now.Before(r.Deadline) {
+			return nil, ErrDeadlineNotDue
+		}
 		// The run's own timebox (its deadline), not the spec's now: the task
 		// may have been updated or created again since the run started.
 		tb := r.Deadline.Sub(r.StartedAt)
 		detail = fmt.Sprintf("still running at its deadline, %s after it started (timebox %s)", tb, tb)
 	case events.ForcedProcessLost:
+		if now.Before(r.Deadline) {
+			return nil, ErrDeadlineNotDue
+		}
 		detail = fmt.Sprintf("the process running it stopped; its deadline %s has passed", r.Deadline.UTC().Format(time.RFC3339))
+	case events.ForcedHeartbeat:
+		hb := s.Spec.Policy.HeartbeatTimeout.D()
+		if hb <= 0 || !s.Current(r) {
+			return nil, fmt.Errorf("%w: the task has no heartbeat_timeout", ErrHeartbeatNotDue)
+		}
+		last := c.LastHeartbeat
+		if last.Before(r.StartedAt) {
+			last = r.StartedAt
+		}
+		if now.Before(last.Add(hb)) {
+			return nil, fmt.Errorf("%w: the run heartbeated %s ago, within %s", ErrHeartbeatNotDue, now.Sub(last), hb)
+		}
+		detail = fmt.Sprintf("no heartbeat for %s (heartbeat_timeout %s); the last came %s after it started",
+			now.Sub(last), hb, last.Sub(r.StartedAt))
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownForceKind, c.Reason)
 	}
-	return []events.Event{events.RunForcedEnd{RunID: r.ID, Run: r.Number, Deadline: r.Deadline,
-		Reason: c.Reason, Detail: detail, Checkpoint: r.Checkpoint}}, nil
+	f := events.RunForcedEnd{RunID: r.ID, Run: r.Number, Deadline: r.Deadline,
+		Reason: c.Reason, Detail: detail, Checkpoint: r.Checkpoint}
+	f.RetryAt, f.Backoff, f.NoRetry = retryOf(s, r, false, now)
+	return []events.Event{f}, nil
 }

@@ -1,8 +1,9 @@
 // Package rules is the pure decision logic of a task: the scheduling rules
 // R1–R9, for cron and at schedules R10 (slots, finishing), R11 (spacing
-// and defaults) and R17 (jitter), and for every kind R18 (the backlog
-// bound: a tick enqueues nothing for a task at its max_waiting waiting
-// runs), as two functions.
+// and defaults) and R17 (jitter), for every kind R18 (the backlog bound: a
+// tick enqueues nothing for a task at its max_waiting waiting runs) and the
+// run policies R12–R16 (never concurrently, retries, missed runs and the
+// start deadline, manual triggers, heartbeats), as two functions.
 //
 //	Decide(state, command, now) → events, or a rejection
 //	Evolve(state, metadata, event) → state
@@ -21,6 +22,44 @@
 // the memo changes no answer. Missed intervals or slots are counted only
 // from when the task existed (its creation, or its first nextRun when
 // later).
+//
+// Run policies (R12–R16), for every schedule kind:
+//
+//   - R12: a run whose worker asks while another run of the task (of its
+//     current incarnation) is running is dropped as overlap — slot runs,
+//     retries and manual runs alike. A run started counts as running until
+//     its outcome is recorded, its deadline passed or not.
+//   - The drop checks of RequestStart, in order (the first that applies is
+//     recorded): R7 paused or deleted, R12 overlap, R14 too_late, R3
+//     too_soon. too_late is measured from the instant the run fell due
+//     (Due: a slot run's slot moved by its jitter, a retry's retry_at, a
+//     manual run's trigger time); too_soon applies to scheduled first
+//     attempts only.
+//   - R13: a failure (RunFailed not fatal, or RunForcedEnd of any reason)
+//     with attempts left records RetryAt = its time + Backoff, unless the
+//     retry would fall due after the task's nextRun then (a finished task
+//     has none: its last slot is retried as long as attempts last), or the
+//     task is paused or deleted, or the run belongs to an earlier
+//     incarnation; NoRetry says why. The first tick at or after RetryAt
+//     enqueues the retry (attempt + 1, retry_of, the failed run's slot),
+//     before the slot's own run and only while the task is under its R18
+//     bound: a retry due at the bound waits for room. Pending retries live
+//     in the state (see package events/taskstate for pause, resume, update
+//     and delete); the due-time index is told the earlier of nextRun and
+//     the earliest retry (Track).
+//   - R14: under missed_run_policy skip, a tick later than the instant the
+//     slot fell due + missed_after (default one spacing; a slot with no
+//     spacing — a single instant — is never missed by default) records
+//     SlotsMissed instead of a run, whether or not the task is at its bound.
+//   - R15: Trigger enqueues one manual run now; it moves neither nextRun,
+//     lastRun nor the scheduled count, skips R3 and obeys R12. A paused,
+//     finished or deleted task refuses it, and so does a task at its R18
+//     bound (ErrCannotTrigger, the text says which).
+//   - R16: heartbeats are not recorded. The actor keeps each running run's
+//     last heartbeat (its start, a Heartbeat, a saved checkpoint:
+//     ArmHeartbeat, NoteHeartbeat) and, once heartbeat_timeout has passed
+//     since it, decides ForceEnd{Reason: heartbeat_timeout, LastHeartbeat},
+//     which the rules check (ErrHeartbeatNotDue otherwise); R13 follows.
 //
 // It imports nothing but the standard library, events, uuid and the pure
 // schedule package: no actors, no clock reads, no I/O, no randomness, no

@@ -24,11 +24,28 @@ type ArmDeadline struct {
 	Reason string // events.ForcedTimebox or events.ForcedProcessLost
 }
 
-// StopTimer stops the deadline timer of a run that has its outcome.
+// StopTimer stops the timers (deadline, heartbeat) of a run that has its
+// outcome.
 type StopTimer struct{ RunID uuid.UUID }
 
-// Track tells the due-time index when the task is next due; Active false
-// takes it out of the index.
+// ArmHeartbeat starts watching a run that just started on a task with a
+// heartbeat_timeout (R16): its start counts as its first heartbeat. The
+// actor keeps the time of the run's last heartbeat (not recorded: a
+// Heartbeat command or a saved checkpoint, see NoteHeartbeat) and a timer;
+// when Timeout has passed since the last heartbeat it decides ForceEnd with
+// events.ForcedHeartbeat and that time.
+type ArmHeartbeat struct {
+	Run     Run
+	Timeout time.Duration
+}
+
+// NoteHeartbeat says a running run is alive now: a Heartbeat command, or a
+// checkpoint it saved (R16).
+type NoteHeartbeat struct{ RunID uuid.UUID }
+
+// Track tells the due-time index when the task is next due: the earlier of
+// its nextRun and its earliest pending retry (R13). Active false takes it
+// out of the index.
 type Track struct {
 	NextRun time.Time
 	Active  bool
@@ -39,23 +56,31 @@ type Track struct {
 // a later command starts a new one from the log.
 type Passivate struct{}
 
-func (Enqueue) effect()     {}
-func (ArmDeadline) effect() {}
-func (StopTimer) effect()   {}
-func (Track) effect()       {}
-func (Passivate) effect()   {}
+func (Enqueue) effect()       {}
+func (ArmDeadline) effect()   {}
+func (StopTimer) effect()     {}
+func (ArmHeartbeat) effect()  {}
+func (NoteHeartbeat) effect() {}
+func (Track) effect()         {}
+func (Passivate) effect()     {}
 
 // Effects is what must happen after cmd was decided, its events evs (none
 // when nothing changed, or when the decision was rejected) recorded, and
 // the state became after. In order: each event's effect, then one Track
-// when the schedule or status moved (always after a Tick: the index
-// forgot the task when it sent the tick), then Passivate when the task
-// needs no actor.
+// when the schedule, the status or the pending retries moved (always after
+// a Tick: the index forgot the task when it sent the tick), then Passivate
+// when the task needs no actor. An accepted Heartbeat records nothing and
+// has one effect, NoteHeartbeat.
 func Effects(cmd Command, after State, evs []events.Event) []Effect {
 	var out []Effect
 	track := false
-	if _, ok := cmd.(Tick); ok {
+	switch c := cmd.(type) {
+	case Tick:
 		track = true
+	case Heartbeat:
+		if r, ok := after.Run(c.RunID); ok && r.Started {
+			out = append(out, NoteHeartbeat{RunID: c.RunID})
+		}
 	}
 	for _, e := range evs {
 		switch e := e.(type) {
@@ -66,13 +91,20 @@ func Effects(cmd Command, after State, evs []events.Event) []Effect {
 		case events.RunStarted:
 			if r, ok := after.Run(e.RunID); ok {
 				out = append(out, ArmDeadline{Run: r, Reason: events.ForcedTimebox})
+				if hb := after.Spec.Policy.HeartbeatTimeout.D(); hb > 0 && after.Current(r) {
+					out = append(out, ArmHeartbeat{Run: r, Timeout: hb})
+				}
 			}
+		case events.CheckpointSaved:
+			out = append(out, NoteHeartbeat{RunID: e.RunID})
 		case events.RunCompleted:
 			out = append(out, StopTimer{RunID: e.RunID})
 		case events.RunFailed:
 			out = append(out, StopTimer{RunID: e.RunID})
+			track = track || e.RetryAt != nil
 		case events.RunForcedEnd:
 			out = append(out, StopTimer{RunID: e.RunID})
+			track = track || e.RetryAt != nil
 		case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
 			track = true
 		}
@@ -112,6 +144,17 @@ func Idle(s State) bool {
 	return (s.Status == StatusDeleted || s.Status == StatusNone) && len(s.Open) == 0
 }
 
+// trackOf is when the task is next due: its nextRun while active, or its
+// earliest pending retry when that is earlier (R13) — a finished task
+// stays in the index while it has one. A paused task is out of the index:
+// its retries wait for the resume.
 func trackOf(s State) Track {
-	return Track{NextRun: s.NextRun, Active: s.Status == StatusActive}
+	t := Track{NextRun: s.NextRun, Active: s.Status == StatusActive}
+	if s.Status != StatusActive && s.Status != StatusFinished {
+		return t
+	}
+	if at, ok := s.NextRetry(); ok && (!t.Active || at.Before(t.NextRun)) {
+		t.NextRun, t.Active = at, true
+	}
+	return t
 }

@@ -26,6 +26,17 @@ func TestEffects(t *testing.T) {
 	deletedOpen := deleted
 	deletedOpen.Open = []rules.Run{running}
 	track := rules.Track{NextRun: t0.Add(time.Minute), Active: true}
+	watched := withRuns
+	watched.Spec.Policy.HeartbeatTimeout = events.Duration(10 * time.Second)
+	soon := t0.Add(10 * time.Second)
+	retrying := active
+	retrying.Retries = []rules.PendingRetry{{Of: r2, Run: 2, Attempt: 2, At: soon}}
+	finishedRetrying := retrying
+	finishedRetrying.Status, finishedRetrying.NextRun = rules.StatusFinished, time.Time{}
+	pausedRetrying := retrying
+	pausedRetrying.Status = rules.StatusPaused
+	lateRetry := active
+	lateRetry.Retries = []rules.PendingRetry{{Of: r2, Run: 2, Attempt: 2, At: t0.Add(2 * time.Minute)}}
 
 	for _, tc := range []struct {
 		name  string
@@ -51,7 +62,22 @@ func TestEffects(t *testing.T) {
 		{"forced end stops the timer", rules.ForceEnd{}, active, []events.Event{events.RunForcedEnd{RunID: r2}},
 			[]rules.Effect{rules.StopTimer{RunID: r2}}},
 		{"a drop does nothing more", rules.RequestStart{}, active, []events.Event{events.RunDropped{RunID: r1}}, nil},
-		{"a checkpoint does nothing more", rules.SaveCheckpoint{}, withRuns, []events.Event{events.CheckpointSaved{RunID: r2}}, nil},
+		{"a checkpoint counts as a heartbeat", rules.SaveCheckpoint{}, withRuns, []events.Event{events.CheckpointSaved{RunID: r2}},
+			[]rules.Effect{rules.NoteHeartbeat{RunID: r2}}},
+		{"a heartbeat of a running run is noted", rules.Heartbeat{RunID: r2}, withRuns, nil,
+			[]rules.Effect{rules.NoteHeartbeat{RunID: r2}}},
+		{"a heartbeat of a waiting run is not", rules.Heartbeat{RunID: r1}, withRuns, nil, nil},
+		{"start with a heartbeat_timeout arms the heartbeat too", rules.RequestStart{}, watched, []events.Event{events.RunStarted{RunID: r2}},
+			[]rules.Effect{rules.ArmDeadline{Run: running, Reason: events.ForcedTimebox}, rules.ArmHeartbeat{Run: running, Timeout: 10 * time.Second}}},
+		{"a failure with a retry tracks the retry's time", rules.Fail{}, retrying, []events.Event{events.RunFailed{RunID: r2, RetryAt: &soon}},
+			[]rules.Effect{rules.StopTimer{RunID: r2}, rules.Track{NextRun: soon, Active: true}}},
+		{"a forced end with a retry tracks too", rules.ForceEnd{}, retrying, []events.Event{events.RunForcedEnd{RunID: r2, RetryAt: &soon}},
+			[]rules.Effect{rules.StopTimer{RunID: r2}, rules.Track{NextRun: soon, Active: true}}},
+		{"a finished task with a retry pending stays tracked", rules.Tick{}, finishedRetrying, nil,
+			[]rules.Effect{rules.Track{NextRun: soon, Active: true}}},
+		{"a paused task's retries wait for the resume", rules.Pause{}, pausedRetrying, []events.Event{events.TaskPaused{}},
+			[]rules.Effect{rules.Track{NextRun: t0.Add(time.Minute)}}},
+		{"a retry due after nextRun: nextRun is tracked", rules.Tick{}, lateRetry, nil, []rules.Effect{track}},
 		{"delete with nothing open: untrack and passivate", rules.Delete{}, deleted, []events.Event{events.TaskDeleted{}},
 			[]rules.Effect{rules.Track{NextRun: t0.Add(time.Minute)}, rules.Passivate{}}},
 		{"delete with a run open: no passivate", rules.Delete{}, deletedOpen, []events.Event{events.TaskDeleted{}},

@@ -199,11 +199,58 @@ func spec(t *testing.T, d *datadriven.TestData) rules.Spec {
 	if v, ok := intArg(t, d, "max_waiting"); ok {
 		s.MaxWaiting = v
 	}
+	s.Policy = policyArgs(t, d, s.Policy)
 	s.Payload = rawArg(d, "payload")
 	if n, ok := intArg(t, d, "payload_bytes"); ok {
 		s.Payload = json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
 	}
 	return s
+}
+
+// policyArgs reads the run policy fields onto p: queue=, max_attempts=,
+// initial_backoff=, max_backoff=, multiplier= (any of them makes a retry
+// policy), missed_run_policy=, missed_after=, start_deadline=,
+// heartbeat_timeout=.
+func policyArgs(t *testing.T, d *datadriven.TestData, p events.Policy) events.Policy {
+	if v, ok := arg(d, "queue"); ok {
+		p.Queue = v
+	}
+	if r, ok := retryArgs(t, d); ok {
+		p.Retry = r
+	}
+	if v, ok := arg(d, "missed_run_policy"); ok {
+		p.MissedRunPolicy = v
+	}
+	for key, dst := range map[string]*events.Duration{"missed_after": &p.MissedAfter, "start_deadline": &p.StartDeadline,
+		"heartbeat_timeout": &p.HeartbeatTimeout} {
+		if v, ok := durArg(t, d, key); ok {
+			*dst = events.Duration(v)
+		}
+	}
+	return p
+}
+
+// retryArgs reads a retry policy: max_attempts=, initial_backoff=,
+// max_backoff=, multiplier=.
+func retryArgs(t *testing.T, d *datadriven.TestData) (*events.Retry, bool) {
+	var r events.Retry
+	set := false
+	if v, ok := intArg(t, d, "max_attempts"); ok {
+		r.MaxAttempts, set = v, true
+	}
+	if v, ok := durArg(t, d, "initial_backoff"); ok {
+		r.InitialBackoff, set = events.Duration(v), true
+	}
+	if v, ok := durArg(t, d, "max_backoff"); ok {
+		r.MaxBackoff, set = events.Duration(v), true
+	}
+	if v, ok := arg(d, "multiplier"); ok {
+		if _, err := fmt.Sscanf(v, "%g", &r.Multiplier); err != nil {
+			t.Fatalf("multiplier: %v", err)
+		}
+		set = true
+	}
+	return &r, set
 }
 
 // cronArg reads cron=: expressions separated by ";", with "_" for the
@@ -277,6 +324,21 @@ func (h *harness) command(t *testing.T, d *datadriven.TestData) rules.Command {
 		if v, ok := durArg(t, d, "jitter"); ok {
 			c.Jitter = &v
 		}
+		if v, ok := arg(d, "queue"); ok {
+			c.Queue = &v
+		}
+		if r, ok := retryArgs(t, d); ok {
+			c.Retry = r
+		}
+		if v, ok := arg(d, "missed_run_policy"); ok {
+			c.MissedRunPolicy = &v
+		}
+		for key, dst := range map[string]**time.Duration{"missed_after": &c.MissedAfter, "start_deadline": &c.StartDeadline,
+			"heartbeat_timeout": &c.HeartbeatTimeout} {
+			if v, ok := durArg(t, d, key); ok {
+				*dst = &v
+			}
+		}
 		c.IfVersion = ifVersion(t, d)
 		return c
 	case "pause":
@@ -294,12 +356,21 @@ func (h *harness) command(t *testing.T, d *datadriven.TestData) rules.Command {
 		return rules.Complete{RunID: runArg(t, d), Checkpoint: rawArg(d, "checkpoint")}
 	case "fail":
 		e, _ := arg(d, "error")
-		return rules.Fail{RunID: runArg(t, d), Error: e, Checkpoint: rawArg(d, "checkpoint")}
+		_, fatal := arg(d, "fatal")
+		return rules.Fail{RunID: runArg(t, d), Error: e, Checkpoint: rawArg(d, "checkpoint"), Fatal: fatal}
+	case "trigger":
+		return rules.Trigger{}
+	case "heartbeat":
+		return rules.Heartbeat{RunID: runArg(t, d)}
 	case "save":
 		return rules.SaveCheckpoint{RunID: runArg(t, d), Checkpoint: rawArg(d, "checkpoint")}
 	case "force":
 		r, _ := arg(d, "reason")
-		return rules.ForceEnd{RunID: runArg(t, d), Reason: r}
+		c := rules.ForceEnd{RunID: runArg(t, d), Reason: r}
+		if v, ok := arg(d, "last_heartbeat"); ok {
+			c.LastHeartbeat = clock(t, v)
+		}
+		return c
 	}
 	t.Fatalf("unknown directive %q", d.Cmd)
 	return nil
@@ -317,7 +388,7 @@ func (h *harness) run(t *testing.T, d *datadriven.TestData) string {
 		if err != nil {
 			return "error: " + err.Error()
 		}
-		if a, b := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", h.s); a != b {
+		if a, b := stateText(got), stateText(h.s); a != b {
 			return "replayed state differs from the live one:\n" + a + "\n" + b
 		}
 		return "replayed state equals the live one"
@@ -412,7 +483,7 @@ func render(t *testing.T, e events.Event) string {
 		if e.MaxWaiting != 0 {
 			s += fmt.Sprintf(" max_waiting=%d", e.MaxWaiting)
 		}
-		return s
+		return s + policyText(e.Policy)
 	case events.TaskUpdated:
 		s := fmt.Sprintf("TaskUpdated %s tolerance=%s timebox=%s priority=%d next_run=%s",
 			schedText(e.Schedule, e.Window), e.Tolerance, e.Timebox, e.Priority, fmtAt(e.NextRun))
@@ -426,7 +497,7 @@ func render(t *testing.T, e events.Event) string {
 		if e.MaxWaiting != 0 {
 			s += fmt.Sprintf(" max_waiting=%d", e.MaxWaiting)
 		}
-		return s
+		return s + policyText(e.Policy)
 	case events.TaskPaused:
 		return "TaskPaused"
 	case events.TaskResumed:
@@ -453,7 +524,27 @@ func render(t *testing.T, e events.Event) string {
 		if e.Reason != "" {
 			s += " reason=" + e.Reason
 		}
+		if e.Attempt != 0 {
+			s += fmt.Sprintf(" attempt=%d", e.Attempt)
+		}
+		if e.RetryOf != nil {
+			s += fmt.Sprintf(" retry_of=%d", runNumber(t, *e.RetryOf))
+		}
+		if e.Trigger != "" {
+			s += " trigger=" + e.Trigger
+		}
 		return s
+	case events.SlotsMissed:
+		s := fmt.Sprintf("SlotsMissed due=%s", fmtAt(e.Due))
+		if !e.Slot.Equal(e.Due) {
+			s += " slot=" + fmtAt(e.Slot)
+		}
+		s += fmt.Sprintf(" missed=%d missed_after=%s next_run=%s", e.Missed, e.MissedAfter, fmtAt(e.NextRun))
+		s += slotText(e.NextRun, e.NextSlot)
+		if e.NextSpacing != 0 {
+			s += " next_spacing=" + e.NextSpacing.String()
+		}
+		return s + fmt.Sprintf(" detail=%q", e.Detail)
 	case events.TaskFinished:
 		return fmt.Sprintf("TaskFinished runs=%d reason=%q", e.Runs, e.Reason)
 	case events.RunStarted:
@@ -464,7 +555,11 @@ func render(t *testing.T, e events.Event) string {
 		return fmt.Sprintf("RunCompleted run=%d%s", e.Run, cp(e.Checkpoint))
 	case events.RunFailed:
 		checkRun(t, e.RunID, e.Run)
-		return fmt.Sprintf("RunFailed run=%d error=%q%s", e.Run, e.Error, cp(e.Checkpoint))
+		s := fmt.Sprintf("RunFailed run=%d error=%q%s", e.Run, e.Error, cp(e.Checkpoint))
+		if e.Fatal {
+			s += " fatal"
+		}
+		return s + retryText(e.RetryAt, e.Backoff, e.NoRetry)
 	case events.CheckpointSaved:
 		checkRun(t, e.RunID, e.Run)
 		return fmt.Sprintf("CheckpointSaved run=%d%s", e.Run, cp(e.Checkpoint))
@@ -477,10 +572,57 @@ func render(t *testing.T, e events.Event) string {
 		return s + fmt.Sprintf(" detail=%q", e.Detail)
 	case events.RunForcedEnd:
 		checkRun(t, e.RunID, e.Run)
-		return fmt.Sprintf("RunForcedEnd run=%d reason=%s deadline=%s%s detail=%q", e.Run, e.Reason, fmtAt(e.Deadline), cp(e.Checkpoint), e.Detail)
+		return fmt.Sprintf("RunForcedEnd run=%d reason=%s deadline=%s%s detail=%q", e.Run, e.Reason, fmtAt(e.Deadline), cp(e.Checkpoint), e.Detail) +
+			retryText(e.RetryAt, e.Backoff, e.NoRetry)
 	}
 	t.Fatalf("no rendering for %T", e)
 	return ""
+}
+
+// retryText prints what a failure says of its retry (R13).
+func retryText(at *time.Time, backoff events.Duration, why string) string {
+	s := ""
+	if at != nil {
+		s += fmt.Sprintf(" retry_at=%s backoff=%s", fmtAt(*at), backoff)
+	}
+	if why != "" {
+		s += fmt.Sprintf(" no_retry=%q", why)
+	}
+	return s
+}
+
+// runNumber is the number of the run of the file's task with ID rid.
+func runNumber(t *testing.T, rid uuid.UUID) int {
+	for n := 1; n < 10000; n++ {
+		if events.RunID(id, n) == rid {
+			return n
+		}
+	}
+	t.Fatalf("run ID %s is none of the task's", rid)
+	return 0
+}
+
+// policyText prints a run policy's fields that are set, each as " key=value".
+func policyText(p events.Policy) string {
+	var b strings.Builder
+	if p.Queue != "" {
+		b.WriteString(" queue=" + p.Queue)
+	}
+	if r := p.Retry; r != nil {
+		fmt.Fprintf(&b, " retry={max_attempts=%d initial_backoff=%s max_backoff=%s multiplier=%g}", r.MaxAttempts, r.InitialBackoff, r.MaxBackoff, r.Multiplier)
+	}
+	if p.MissedRunPolicy != "" {
+		b.WriteString(" missed_run_policy=" + p.MissedRunPolicy)
+	}
+	for _, kv := range []struct {
+		k string
+		v events.Duration
+	}{{"missed_after", p.MissedAfter}, {"start_deadline", p.StartDeadline}, {"heartbeat_timeout", p.HeartbeatTimeout}} {
+		if kv.v != 0 {
+			b.WriteString(" " + kv.k + "=" + kv.v.String())
+		}
+	}
+	return b.String()
 }
 
 // schedText prints a schedule as written: "interval=1m0s" for an interval
@@ -538,6 +680,12 @@ func describe(s rules.State) string {
 		if len(r.Checkpoint) > 0 {
 			st += " saved " + string(r.Checkpoint)
 		}
+		if r.Attempt > 1 {
+			st += fmt.Sprintf(", attempt %d, retry of %d", r.Attempt, runNumber(nil, r.RetryOf))
+		}
+		if r.Trigger != "" {
+			st += ", " + r.Trigger
+		}
 		open = append(open, fmt.Sprintf("%d(incarnation %d, %s)", r.Number, r.Incarnation, st))
 	}
 	if len(open) == 0 {
@@ -564,9 +712,26 @@ func describe(s rules.State) string {
 	if s.Spec.MaxWaiting != 0 {
 		bound = fmt.Sprintf(" max_waiting=%d", s.Spec.MaxWaiting)
 	}
+	// The run policy and the pending retries (R12–R16) likewise.
+	bound += policyText(s.Spec.Policy)
+	retries := ""
+	for _, r := range s.Retries {
+		retries += fmt.Sprintf("\nretry: of %d attempt %d slot %s at %s", r.Run, r.Attempt, fmtAt(r.Slot), fmtAt(r.At))
+	}
 	return fmt.Sprintf("status=%s incarnation=%d version=%d next_run=%s last_run=%s runs=%d checkpoint=%s%s\n"+
 		"spec: %s tolerance=%s timebox=%s priority=%d payload=%s%s\n"+
-		"open: %s\n",
+		"open: %s%s\n",
 		s.Status, s.Incarnation, s.Version, fmtAt(s.NextRun), fmtAt(s.LastRun), s.Runs, c, extra,
-		schedText(s.Spec.Schedule, s.Spec.Window), s.Spec.Tolerance, s.Spec.Timebox, s.Spec.Priority, payload, bound, strings.Join(open, ", "))
+		schedText(s.Spec.Schedule, s.Spec.Window), s.Spec.Tolerance, s.Spec.Timebox, s.Spec.Priority, payload, bound, strings.Join(open, ", "), retries)
+}
+
+// stateText prints a state whole, the retry policy by value (%+v prints a
+// pointer's address).
+func stateText(s rules.State) string {
+	r := s.Spec.Policy.Retry
+	s.Spec.Policy.Retry = nil
+	if r != nil {
+		return fmt.Sprintf("%+v retry %+v", s, *r)
+	}
+	return fmt.Sprintf("%+v", s)
 }

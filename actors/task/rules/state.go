@@ -17,6 +17,9 @@ type (
 	Spec = taskstate.Spec
 	// Status of a task (taskstate.Status).
 	Status = taskstate.Status
+	// PendingRetry is a retry promised by a failure and not enqueued yet
+	// (taskstate.PendingRetry, R13).
+	PendingRetry = taskstate.PendingRetry
 )
 
 // Statuses of a task.
