@@ -63,6 +63,9 @@ var (
 	ErrVersionMismatch = rules.ErrVersionMismatch
 	// ErrInvalidSpec matches every *FieldError.
 	ErrInvalidSpec = rules.ErrInvalidSpec
+	// ErrCannotTrigger: Trigger of a task that is paused, finished, deleted
+	// or at its bound of waiting runs; the error's text says which.
+	ErrCannotTrigger = rules.ErrCannotTrigger
 )
 
 // FieldError names the field of a spec that is wrong.
@@ -411,8 +414,8 @@ type Task struct {
 	// MaxWaiting is the bound on waiting runs in force (R18): the task's
 	// own, or the default 3.
 	MaxWaiting int
-	// The run policy (see TaskSpec); Queue is the queue's name in force
-	// ("default" when the task names none).
+	// The run policy (see TaskSpec); Queue and MissedRunPolicy are those in
+	// force ("default" and "run_once" when the task names none).
 	Queue            string
 	Retry            *RetryPolicy
 	MissedRunPolicy  string
@@ -429,9 +432,18 @@ func taskFrom(s rules.State, pos events.Position) Task {
 		MaxWaiting: s.Spec.WaitingBound(), Status: s.Status.String(), NextRun: s.NextRun, LastRun: s.LastRun, Runs: s.Runs,
 		Waiting: len(s.Waiting()), Running: len(s.Running()), Checkpoint: s.Checkpoint,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos,
-		Queue: s.Spec.Policy.QueueName(), Retry: retryPolicy(s.Spec.Policy.Retry), MissedRunPolicy: s.Spec.Policy.MissedRunPolicy,
+		Queue: s.Spec.Policy.QueueName(), Retry: retryPolicy(s.Spec.Policy.Retry), MissedRunPolicy: missedRunPolicy(s.Spec.Policy),
 		MissedAfter: s.Spec.Policy.MissedAfter.D(), StartDeadline: s.Spec.Policy.StartDeadline.D(),
 		HeartbeatTimeout: s.Spec.Policy.HeartbeatTimeout.D()}
+}
+
+// missedRunPolicy is the missed-run policy in force: run_once when the task
+// names none.
+func missedRunPolicy(p events.Policy) string {
+	if p.MissedRunPolicy == "" {
+		return events.MissedRunOnce
+	}
+	return p.MissedRunPolicy
 }
 
 // Stats are live figures of a running scheduler.
@@ -962,6 +974,27 @@ func (s *Scheduler) Upcoming(ctx context.Context, id uuid.UUID, n int) ([]time.T
 		return nil, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
 	}
 	return rules.Upcoming(reply.State, s.cfg.Clock.Now(), n)
+}
+
+// Trigger enqueues one run of task id now, outside its schedule (R15), and
+// returns the run's ID. The run moves neither the task's nextRun nor its
+// lastRun nor its count of scheduled runs (max_runs), is not held to R3's
+// spacing, and is dropped as overlap if another run of the task is running
+// when a worker takes it (R12). A task that is paused, finished, deleted
+// or at its bound of waiting runs (R18) refuses it with an error matching
+// ErrCannotTrigger whose text says which; an unknown task with
+// ErrTaskNotFound.
+func (s *Scheduler) Trigger(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	reply, err := s.ask(ctx, id, rules.Trigger{})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	for _, e := range reply.Events {
+		if en, ok := e.(events.RunEnqueued); ok {
+			return en.RunID, nil
+		}
+	}
+	return uuid.Nil, fmt.Errorf("scheduler: trigger of task %s recorded no run", id)
 }
 
 // PauseTask stops a task from enqueueing runs; its waiting runs are dropped

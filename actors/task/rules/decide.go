@@ -991,8 +991,11 @@ func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) 
 		if now.Before(last.Add(hb)) {
 			return nil, fmt.Errorf("%w: the run heartbeated %s ago, within %s", ErrHeartbeatNotDue, now.Sub(last), hb)
 		}
-		detail = fmt.Sprintf("no heartbeat for %s (heartbeat_timeout %s); the last came %s after it started",
-			now.Sub(last), hb, last.Sub(r.StartedAt))
+		detail = fmt.Sprintf("no heartbeat for %s since it started (heartbeat_timeout %s)", now.Sub(last), hb)
+		if last.After(r.StartedAt) {
+			detail = fmt.Sprintf("no heartbeat for %s (heartbeat_timeout %s); the last came %s after it started",
+				now.Sub(last), hb, last.Sub(r.StartedAt))
+		}
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownForceKind, c.Reason)
 	}

@@ -79,7 +79,7 @@ func Effects(cmd Command, after State, evs []events.Event) []Effect {
 		track = true
 	case Heartbeat:
 		if r, ok := after.Run(c.RunID); ok && r.Started {
-			out = append(out, NoteHeartbeat{RunID: c.RunID})
+			out = append(out, NoteHeartbeat(c))
 		}
 	}
 	for _, e := range evs {
