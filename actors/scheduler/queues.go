@@ -1,9 +1,11 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
+	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/actors/worker"
 )
 
@@ -15,15 +17,14 @@ const MaxQueueLimit = 100000
 type QueueStats = worker.QueueStats
 
 // CheckQueueName says why name cannot name a queue in the configuration,
-// or nil: 1 to 64 ASCII letters, digits, '_', '-' and '.'.
+// or nil: a task's queue follows the same rule (rules.QueueProblem: 1 to
+// 64 ASCII letters, digits, '_', '.' and '-').
 func CheckQueueName(name string) error {
-	if name == "" || len(name) > 64 {
-		return fmt.Errorf("a queue name has 1 to 64 characters, got %d", len(name))
+	if name == "" {
+		return errors.New("a queue name must not be empty")
 	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return fmt.Errorf("queue name %q: only ASCII letters, digits, '_', '-' and '.' are allowed", name)
-		}
+	if msg := rules.QueueProblem(name); msg != "" {
+		return fmt.Errorf("queue name %q %s", name, msg)
 	}
 	return nil
 }

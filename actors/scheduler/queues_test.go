@@ -21,10 +21,10 @@ func TestQueuesConfig(t *testing.T) {
 		{map[string]int{"reports": 0}, `queue "reports": the limit must be between 1 and 100000, got 0`},
 		{map[string]int{"reports": -1}, "got -1"},
 		{map[string]int{"reports": 100001}, "got 100001"},
-		{map[string]int{"": 1}, "1 to 64 characters"},
-		{map[string]int{strings.Repeat("q", 65): 1}, "1 to 64 characters"},
-		{map[string]int{"two words": 1}, "only ASCII letters"},
-		{map[string]int{"a=b": 1}, "only ASCII letters"},
+		{map[string]int{"": 1}, "a queue name must not be empty"},
+		{map[string]int{strings.Repeat("q", 65): 1}, "must be at most 64 characters, got 65"},
+		{map[string]int{"two words": 1}, `may hold only letters A-Z and a-z, digits, '_', '.' and '-' (' ' at byte 3)`},
+		{map[string]int{"a=b": 1}, "may hold only letters"},
 	} {
 		err := scheduler.Config{Store: st, Queues: tc.queues}.Validate()
 		var fe *scheduler.FieldError

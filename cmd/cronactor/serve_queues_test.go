@@ -67,8 +67,8 @@ func TestServeQueuesRefused(t *testing.T) {
 		{[]string{"--queue", "reports=-2"}, "got -2"},
 		{[]string{"--queue", "reports=100001"}, "got 100001"},
 		{[]string{"--queue", "reports=two"}, `reports: want a whole number of runs executing at once, got "two"`},
-		{[]string{"--queue", "=2"}, "1 to 64 characters"},
-		{[]string{"--queue", "my queue=2"}, "only ASCII letters"},
+		{[]string{"--queue", "=2"}, "--queue: a queue name must not be empty"},
+		{[]string{"--queue", "my queue=2"}, `--queue: queue name "my queue" may hold only letters`},
 		{[]string{"--queue", "a=1", "--queue", "a=2"}, "queue a given twice"},
 		{[]string{"--queue", "a=1,"}, `want NAME=N (e.g. reports=2), got ""`},
 	} {
