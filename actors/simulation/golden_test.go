@@ -80,16 +80,25 @@ func TestGolden(t *testing.T) {
 
 // TestJSONLinesMatchContract: every JSON line of every scenario carries the
 // fields of the published JSON-lines form (docs/simulation.md) and no
-// others: at, task, event, next_run and
-// last_run always; run on run events; reason exactly on drops and forced
-// ends.
+// others: at, task, event, next_run and last_run always; run on run events;
+// reason exactly on drops and forced ends, one of the published reasons;
+// attempt only on run events of a retry (2 and up); trigger only on the
+// RunEnqueued of a manually triggered run, and then "manual"; event one of
+// the published types.
 func TestJSONLinesMatchContract(t *testing.T) {
 	paths, err := filepath.Glob("testdata/*.yaml")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
-	allowed := map[string]bool{"at": true, "task": true, "event": true, "run": true, "next_run": true, "last_run": true, "reason": true}
-	reasons := 0
+	allowed := map[string]bool{"at": true, "task": true, "event": true, "run": true, "next_run": true, "last_run": true, "reason": true,
+		"attempt": true, "trigger": true}
+	eventTypes := map[string]bool{"TaskCreated": true, "TaskPaused": true, "TaskResumed": true, "TaskDeleted": true, "TaskFinished": true,
+		"Tick": true, "RunEnqueued": true, "RunStarted": true, "RunCompleted": true, "RunDropped": true, "RunForcedEnd": true, "RunFailed": true}
+	reasonWords := map[string]map[string]bool{
+		"RunDropped":   {"too_soon": true, "paused": true, "deleted": true, "overlap": true, "too_late": true},
+		"RunForcedEnd": {"timebox_exceeded": true, "process_lost": true, "heartbeat_timeout": true},
+	}
+	seen := map[string]int{}
 	for _, path := range paths {
 		var b bytes.Buffer
 		if err := render(&b, simulate(t, path).Entries, "json"); err != nil {
@@ -110,18 +119,47 @@ func TestJSONLinesMatchContract(t *testing.T) {
 					t.Errorf("%s: field %q missing: %s", path, k, line)
 				}
 			}
-			var ev string
+			var ev, reason, trigger string
+			var attempt int
 			_ = json.Unmarshal(m["event"], &ev)
+			if !eventTypes[ev] {
+				t.Errorf("%s: event %q is not in the contract: %s", path, ev, line)
+			}
+			runEvent := strings.HasPrefix(ev, "Run")
+			if _, hasRun := m["run"]; hasRun != runEvent {
+				t.Errorf("%s: run present = %v on %s: %s", path, hasRun, ev, line)
+			}
 			_, hasReason := m["reason"]
-			if wantReason := ev == "RunDropped" || ev == "RunForcedEnd"; hasReason != wantReason {
+			if wantReason := reasonWords[ev] != nil; hasReason != wantReason {
 				t.Errorf("%s: reason present = %v on %s: %s", path, hasReason, ev, line)
 			}
 			if hasReason {
-				reasons++
+				_ = json.Unmarshal(m["reason"], &reason)
+				if !reasonWords[ev][reason] {
+					t.Errorf("%s: reason %q is not a published reason of %s: %s", path, reason, ev, line)
+				}
+				seen[reason]++
+			}
+			if v, ok := m["attempt"]; ok {
+				if err := json.Unmarshal(v, &attempt); err != nil || attempt < 2 || !runEvent {
+					t.Errorf("%s: attempt %s on %s: want a number of 2 or more, on run events only: %s", path, v, ev, line)
+				}
+				seen["attempt"]++
+			}
+			if v, ok := m["trigger"]; ok {
+				if err := json.Unmarshal(v, &trigger); err != nil || trigger != "manual" || ev != "RunEnqueued" {
+					t.Errorf("%s: trigger %s on %s: want \"manual\", on RunEnqueued only: %s", path, v, ev, line)
+				}
+				seen["trigger"]++
 			}
 		}
 	}
-	if reasons == 0 {
-		t.Fatal("no scenario drops or force-ends a run; the reason check saw nothing")
+	// The scenarios must reach each field and reason, or the checks above
+	// saw nothing of it.
+	for _, k := range []string{"too_soon", "paused", "deleted", "overlap", "too_late", "timebox_exceeded", "process_lost",
+		"heartbeat_timeout", "attempt", "trigger"} {
+		if seen[k] == 0 {
+			t.Errorf("no scenario prints %q; the contract check saw nothing of it", k)
+		}
 	}
 }

@@ -76,17 +76,32 @@ type runFacts struct {
 	hasEnqueue bool
 }
 
-// checkInvariants checks the rules on a finished simulation: starts never
-// closer than interval - tolerance (R3), at most one outcome per run and
-// exactly one once it is due (R9), never more runs of a task waiting than
-// its max_waiting, and only late runs enqueued for a backlog (R18), and
-// replaying each stream gives the state the live actor held.
+// enqueue is the run's RunEnqueued.
+func (f *runFacts) enqueue() events.RunEnqueued {
+	e, _ := events.Decode(f.enqueued)
+	enq, _ := e.(events.RunEnqueued)
+	return enq
+}
+
+// attempt is the run's try of its slot (R13), trigger its trigger (R15).
+func (f *runFacts) attempt() int    { return max(f.enqueue().Attempt, 1) }
+func (f *runFacts) trigger() string { return f.enqueue().Trigger }
+
+// checkInvariants checks the rules on a finished simulation: scheduled
+// first attempts never start closer than interval - tolerance (R3; retries
+// and manual triggers are not checked against, R13, R15), no two runs of a
+// task ever running at once (R12), at most one outcome per run and exactly
+// one once it is due, whether it came from a slot, a retry or a trigger
+// (R9), never more runs of a task waiting than its max_waiting, and only
+// late runs enqueued for a backlog (R18), and replaying each stream gives
+// the state the live actor held.
 func checkInvariants(t *testing.T, sc *simulation.Scenario, res *simulation.Result, maxDelay time.Duration) map[uuid.UUID]map[int]*runFacts {
 	t.Helper()
 	until := simulation.Epoch.Add(sc.Until)
 	states := map[uuid.UUID]rules.State{}
 	facts := map[uuid.UUID]map[int]*runFacts{}
 	lastStart := map[uuid.UUID]time.Time{}
+	running := map[uuid.UUID]map[int]bool{} // task → runs started without an outcome yet
 	spec := map[uuid.UUID]simulation.TaskScript{}
 	for i, id := range res.IDs {
 		spec[id] = sc.Tasks[i]
@@ -126,24 +141,36 @@ func checkInvariants(t *testing.T, sc *simulation.Scenario, res *simulation.Resu
 			f.enqueued, f.hasEnqueue = r, true
 		case events.RunStarted:
 			task := spec[id]
-			if prev, ok := lastStart[id]; ok && r.At.Sub(prev) < task.Interval-task.Tolerance {
-				t.Errorf("%s run %d started %s after the previous start, under %s - %s", task.Name, e.Run, r.At.Sub(prev), task.Interval, task.Tolerance)
-			}
-			lastStart[id] = r.At
-			rr := r
 			f := run(e.Run)
+			if first := f.hasEnqueue && f.attempt() == 1 && f.trigger() == ""; first {
+				if prev, ok := lastStart[id]; ok && task.Interval > 0 && r.At.Sub(prev) < task.Interval-task.Tolerance {
+					t.Errorf("%s run %d started %s after the previous start, under %s - %s", task.Name, e.Run, r.At.Sub(prev), task.Interval, task.Tolerance)
+				}
+				lastStart[id] = r.At
+			}
+			if running[id] == nil {
+				running[id] = map[int]bool{}
+			}
+			for other := range running[id] {
+				t.Errorf("%s run %d started at %s while run %d was running (R12)", task.Name, e.Run, r.At.Sub(simulation.Epoch), other)
+			}
+			running[id][e.Run] = true
+			rr := r
 			if f.started != nil {
 				t.Errorf("%s run %d started twice", task.Name, e.Run)
 			}
 			f.started, f.deadline = &rr, e.Deadline
 		case events.RunCompleted:
 			run(e.Run).outcomes = append(run(e.Run).outcomes, r)
+			delete(running[id], e.Run)
 		case events.RunFailed:
 			run(e.Run).outcomes = append(run(e.Run).outcomes, r)
+			delete(running[id], e.Run)
 		case events.RunDropped:
 			run(e.Run).outcomes = append(run(e.Run).outcomes, r)
 		case events.RunForcedEnd:
 			run(e.Run).outcomes = append(run(e.Run).outcomes, r)
+			delete(running[id], e.Run)
 		}
 	}
 	for id, runs := range facts {

@@ -158,3 +158,126 @@ func TestTimelineOrder(t *testing.T) {
 		}
 	}
 }
+
+// The rows of the run policies (R12–R16), from recorded events: a retry
+// chain names its attempts and the run it retries, a failure and a forced
+// end say when the retry falls due or why none is made, a manual trigger
+// says so, and overlap and too_late drops give their reason. The JSON
+// lines add attempt on a retry's run events and trigger on a triggered
+// run's RunEnqueued, and nothing else.
+func TestTimelinePolicies(t *testing.T) {
+	s := &stream{t: t, id: uuid.NewSHA1(uuid.NameSpaceOID, []byte("A"))}
+	run := func(n int) uuid.UUID { return events.RunID(s.id, n) }
+	id := func(n int) *uuid.UUID { u := run(n); return &u }
+	at := func(c string) *time.Time { x := clock(c); return &x }
+	s.add("00:00", events.TaskCreated{TaskID: s.id, Name: "A", Owner: "simulation", Kind: "script",
+		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
+		Timebox: events.Duration(30 * time.Second), NextRun: clock("00:30"),
+		Policy: events.Policy{Retry: &events.Retry{MaxAttempts: 3, InitialBackoff: events.Duration(5 * time.Second),
+			MaxBackoff: events.Duration(time.Minute), Multiplier: 2}, StartDeadline: events.Duration(20 * time.Second),
+			HeartbeatTimeout: events.Duration(10 * time.Second)}})
+	s.add("00:30", events.RunEnqueued{RunID: run(1), Run: 1, Due: clock("00:30"), Slot: clock("00:30"), NextRun: clock("01:30")})
+	s.add("00:30", events.RunStarted{RunID: run(1), Run: 1, Deadline: clock("01:00")})
+	s.add("00:32", events.RunFailed{RunID: run(1), Run: 1, Error: "disk full", RetryAt: at("00:37"), Backoff: events.Duration(5 * time.Second)})
+	s.add("00:40", events.RunEnqueued{RunID: run(2), Run: 2, Due: clock("00:37"), Slot: clock("00:30"), NextRun: clock("01:30"), Attempt: 2, RetryOf: id(1)})
+	s.add("00:40", events.RunStarted{RunID: run(2), Run: 2, Deadline: clock("01:10")})
+	s.add("00:45", events.RunEnqueued{RunID: run(3), Run: 3, Due: clock("00:45"), Slot: clock("00:45"), NextRun: clock("01:30"), Trigger: events.TriggerManual})
+	s.add("00:45", events.RunDropped{RunID: run(3), Run: 3, Reason: events.DropOverlap, Detail: "A2 is running"})
+	s.add("00:50", events.RunForcedEnd{RunID: run(2), Run: 2, Deadline: clock("01:10"), Reason: events.ForcedHeartbeat,
+		Detail: "no heartbeat for 10s", RetryAt: at("01:00"), Backoff: events.Duration(10 * time.Second)})
+	s.add("01:00", events.RunEnqueued{RunID: run(4), Run: 4, Due: clock("01:00"), Slot: clock("00:30"), NextRun: clock("01:30"), Attempt: 3, RetryOf: id(2)})
+	s.add("01:00", events.RunStarted{RunID: run(4), Run: 4, Deadline: clock("01:30")})
+	s.add("01:05", events.RunFailed{RunID: run(4), Run: 4, Error: "bad input", Fatal: true, NoRetry: "the error is not retryable"})
+	s.add("01:30", events.RunEnqueued{RunID: run(5), Run: 5, Due: clock("01:30"), Slot: clock("01:30"), NextRun: clock("02:30")})
+	s.add("01:55", events.RunDropped{RunID: run(5), Run: 5, Reason: events.DropTooLate, Detail: "asked 25s after its slot; start_deadline 20s"})
+	entries, err := simulation.Timeline([]uuid.UUID{s.id}, [][]events.Recorded{s.recs}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := render(&b, entries, "table"); err != nil {
+		t.Fatal(err)
+	}
+	want := `| MM:SS | Event | nextRun | lastRun |
+|---|---|---|---|
+| 00:00 | Initial state | 00:30 | - |
+| 00:30 | Cron enqueues A1 | 01:30 | - |
+| 00:30 | A1 begins execution | 01:30 | 00:30 |
+| 00:32 | A1 fails (disk full; retry at 00:37 after 5 s backoff) | 01:30 | 00:30 |
+| 00:40 | Cron enqueues A2 (attempt 2, retry of A1) | 01:30 | 00:30 |
+| 00:40 | A2 begins execution (attempt 2, retry of A1: no spacing check) | 01:30 | 00:30 |
+| 00:45 | Manual trigger enqueues A3 | 01:30 | 00:30 |
+| 00:45 | A3 is dropped (overlap: A2 is running) | 01:30 | 00:30 |
+| 00:50 | A2 is forced to end (heartbeat timeout: no heartbeat for 10s; retry at 01:00 after 10 s backoff) | 01:30 | 00:30 |
+| 01:00 | Cron enqueues A4 (attempt 3, retry of A2) | 01:30 | 00:30 |
+| 01:00 | A4 begins execution (attempt 3, retry of A2: no spacing check) | 01:30 | 00:30 |
+| 01:05 | A4 fails (bad input; no retry: the error is not retryable) | 01:30 | 00:30 |
+| 01:30 | Cron enqueues A5 | 02:30 | 00:30 |
+| 01:55 | A5 is dropped (too late: asked 25s after its slot; start_deadline 20s) | 02:30 | 00:30 |
+`
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := render(&b, entries, "json"); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := `{"at":"00:00","task":"A","event":"TaskCreated","next_run":"00:30","last_run":null}
+{"at":"00:30","task":"A","event":"RunEnqueued","run":1,"next_run":"01:30","last_run":null}
+{"at":"00:30","task":"A","event":"RunStarted","run":1,"next_run":"01:30","last_run":"00:30"}
+{"at":"00:32","task":"A","event":"RunFailed","run":1,"next_run":"01:30","last_run":"00:30"}
+{"at":"00:40","task":"A","event":"RunEnqueued","run":2,"attempt":2,"next_run":"01:30","last_run":"00:30"}
+{"at":"00:40","task":"A","event":"RunStarted","run":2,"attempt":2,"next_run":"01:30","last_run":"00:30"}
+{"at":"00:45","task":"A","event":"RunEnqueued","run":3,"trigger":"manual","next_run":"01:30","last_run":"00:30"}
+{"at":"00:45","task":"A","event":"RunDropped","run":3,"next_run":"01:30","last_run":"00:30","reason":"overlap"}
+{"at":"00:50","task":"A","event":"RunForcedEnd","run":2,"attempt":2,"next_run":"01:30","last_run":"00:30","reason":"heartbeat_timeout"}
+{"at":"01:00","task":"A","event":"RunEnqueued","run":4,"attempt":3,"next_run":"01:30","last_run":"00:30"}
+{"at":"01:00","task":"A","event":"RunStarted","run":4,"attempt":3,"next_run":"01:30","last_run":"00:30"}
+{"at":"01:05","task":"A","event":"RunFailed","run":4,"attempt":3,"next_run":"01:30","last_run":"00:30"}
+{"at":"01:30","task":"A","event":"RunEnqueued","run":5,"next_run":"02:30","last_run":"00:30"}
+{"at":"01:55","task":"A","event":"RunDropped","run":5,"next_run":"02:30","last_run":"00:30","reason":"too_late"}
+`
+	if b.String() != wantJSON {
+		t.Errorf("json:\n%s\nwant:\n%s", b.String(), wantJSON)
+	}
+}
+
+// A tick that skipped a missed slot (R14) records SlotsMissed; the
+// timeline shows it as that tick's line, with nextRun after the skip, and
+// no line of its own: the published event types do not grow.
+func TestTimelineSlotsMissedIsATick(t *testing.T) {
+	s := &stream{t: t, id: uuid.NewSHA1(uuid.NameSpaceOID, []byte("A"))}
+	s.add("00:00", events.TaskCreated{TaskID: s.id, Name: "A", Owner: "simulation", Kind: "script",
+		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
+		Timebox: events.Duration(30 * time.Second), NextRun: clock("00:30"), Policy: events.Policy{MissedRunPolicy: events.MissedSkip}})
+	s.add("04:00", events.SlotsMissed{Due: clock("00:30"), Slot: clock("00:30"), Missed: 4, MissedAfter: events.Duration(time.Minute),
+		NextRun: clock("05:00"), Detail: "found at 04:00"})
+	entries, err := simulation.Timeline([]uuid.UUID{s.id}, [][]events.Recorded{s.recs}, []time.Time{clock("04:00"), clock("04:30")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := render(&b, entries, "table"); err != nil {
+		t.Fatal(err)
+	}
+	want := `| MM:SS | Event | nextRun | lastRun |
+|---|---|---|---|
+| 00:00 | Initial state | 00:30 | - |
+| 04:00 | Cron executes (4 intervals missed: skipped, none enqueued) | 05:00 | - |
+| 04:30 | Cron executes | 05:00 | - |
+`
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := render(&b, entries, "json"); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := `{"at":"00:00","task":"A","event":"TaskCreated","next_run":"00:30","last_run":null}
+{"at":"04:00","task":"A","event":"Tick","next_run":"05:00","last_run":null}
+{"at":"04:30","task":"A","event":"Tick","next_run":"05:00","last_run":null}
+`
+	if b.String() != wantJSON {
+		t.Errorf("json:\n%s\nwant:\n%s", b.String(), wantJSON)
+	}
+}

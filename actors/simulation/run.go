@@ -277,11 +277,6 @@ func (s *sim) fail(err error) {
 	s.mu.Unlock()
 }
 
-// triggerer is the scheduler's manual trigger (R15).
-type triggerer interface {
-	Trigger(ctx context.Context, id uuid.UUID) (uuid.UUID, error)
-}
-
 type action struct {
 	at   time.Duration
 	task int
@@ -349,11 +344,7 @@ func (s *sim) actions(seg segment) []action {
 		for k, at := range t.TriggerAt {
 			if in(at) {
 				out = append(out, action{at: at, task: i, kind: 3, seq: k, what: fmt.Sprintf("%s.trigger_at[%d]", field, k), do: func(ctx context.Context, sc *scheduler.Scheduler) error {
-					tr, ok := any(sc).(triggerer)
-					if !ok {
-						return errors.New("this scheduler has no manual trigger")
-					}
-					_, err := tr.Trigger(ctx, id)
+					_, err := sc.Trigger(ctx, id)
 					return err
 				}})
 			}

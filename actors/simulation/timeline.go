@@ -14,7 +14,10 @@ import (
 var Epoch = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
 
 // Entry is one line of a simulation's timeline: a recorded event of a task,
-// or a tick that enqueued nothing for it (Tick; Record is then zero).
+// or a tick that enqueued nothing for it (Tick). A tick's Record is zero,
+// or the SlotsMissed event it recorded: under missed_run_policy skip (R14)
+// a tick that finds the slot missed enqueues nothing and moves nextRun on,
+// and the published lines show that as a tick, not as an event of its own.
 type Entry struct {
 	At time.Time
 	// Task is the task's place in the scenario; TaskID its ID.
@@ -28,12 +31,17 @@ type Entry struct {
 // the same instant is placed after them (the script acts first).
 var lifecycle = map[string]bool{"TaskCreated": true, "TaskUpdated": true, "TaskPaused": true, "TaskResumed": true, "TaskDeleted": true}
 
+// slotsMissed is the event of a tick that skipped a missed slot (R14); its
+// line is the tick's.
+const slotsMissed = "SlotsMissed"
+
 // timeline orders the recorded events of the tasks and the tick rows into
 // the canonical order: time, then the task's place in the scenario, then
 // the task's own order. streams[i] holds task i's events in stream order;
 // ticks are the times the clock ticked. A tick yields a row for every task
 // alive at it (created, not deleted) that it did not enqueue a run for,
-// placed before the task's first run event at that instant.
+// placed before the task's first run event at that instant; a tick that
+// recorded SlotsMissed is that event, as a tick entry.
 func timeline(ids []uuid.UUID, streams [][]events.Recorded, ticks []time.Time) ([]Entry, error) {
 	type keyed struct {
 		Entry
@@ -58,7 +66,7 @@ func timeline(ids []uuid.UUID, streams [][]events.Recorded, ticks []time.Time) (
 			}
 			enqueued := false
 			for j := k; j < len(recs) && recs[j].At.Equal(tk); j++ {
-				enqueued = enqueued || recs[j].Type == "RunEnqueued"
+				enqueued = enqueued || recs[j].Type == "RunEnqueued" || recs[j].Type == slotsMissed
 			}
 			if !enqueued {
 				list = append(list, Entry{At: tk, Task: ti, TaskID: ids[ti], Tick: true})
@@ -68,6 +76,7 @@ func timeline(ids []uuid.UUID, streams [][]events.Recorded, ticks []time.Time) (
 			list = append(list, Entry{At: recs[k].At, Task: ti, TaskID: ids[ti], Record: recs[k]})
 		}
 		for i, e := range list {
+			e.Tick = e.Tick || e.Record.Type == slotsMissed
 			all = append(all, keyed{e, i})
 		}
 	}

@@ -71,7 +71,7 @@ func (d Decision) Text(tf TimeFormat) string {
 		case r.Trigger == events.TriggerManual:
 			return fmt.Sprintf("%s was enqueued%s by a manual trigger: outside the schedule, nextRun and lastRun unchanged; next due at %s", run, rule, next())
 		case r.Attempt > 1:
-			return fmt.Sprintf("%s was enqueued%s as attempt %d, the %s; next due at %s", run, rule, r.Attempt, r.retryOfText(), next())
+			return fmt.Sprintf("%s was enqueued%s as attempt %d, the %s; next due at %s", run, rule, r.Attempt, r.retryOf(), next())
 		}
 		s := fmt.Sprintf("%s was enqueued%s: the task was due", run, rule)
 		if r.Backlog {
@@ -99,13 +99,13 @@ func (d Decision) Text(tf TimeFormat) string {
 	case "RunCompleted":
 		return run + " completed"
 	case "RunFailed":
-		return fmt.Sprintf("%s failed%s: %s%s", run, rule, r.Detail, r.retryWords(tf))
+		return fmt.Sprintf("%s failed%s: %s%s", run, rule, r.Detail, r.retryDecision(tf))
 	case "CheckpointSaved":
 		return fmt.Sprintf("%s saved a checkpoint%s", run, rule)
 	case "RunDropped":
 		return fmt.Sprintf("%s was dropped%s: %s", run, rule, r.dropWords(tf))
 	case "RunForcedEnd":
-		return fmt.Sprintf("%s was forced to end%s: %s%s", run, rule, r.forcedWords(tf), r.retryWords(tf))
+		return fmt.Sprintf("%s was forced to end%s: %s%s", run, rule, r.forcedWords(tf), r.retryDecision(tf))
 	case EventTick:
 		if r.held() {
 			return fmt.Sprintf("a tick enqueued nothing (R18): not enqueued: %s already waiting", plural(r.Waiting, "run"))
@@ -115,8 +115,8 @@ func (d Decision) Text(tf TimeFormat) string {
 	return fmt.Sprintf("%s: %s", run, r.Event)
 }
 
-// retryWords is what a failure or forced end decided about its retry.
-func (r Row) retryWords(tf TimeFormat) string {
+// retryDecision is what a failure or forced end decided about its retry.
+func (r Row) retryDecision(tf TimeFormat) string {
 	switch {
 	case r.RetryAt != nil:
 		return fmt.Sprintf("; retried as attempt %d, due at %s after a backoff of %s", max(r.Attempt, 1)+1, tf.Format(*r.RetryAt), r.Backoff)
@@ -221,6 +221,15 @@ func ruleOf(r Row) string {
 		return "R5"
 	}
 	return ""
+}
+
+// retryOf names the run a retry retries: "retry of A2", or its ID when
+// the Tracker did not see it.
+func (r Row) retryOf() string {
+	if r.RetryOfRun > 0 {
+		return fmt.Sprintf("retry of %s%d", r.Task, r.RetryOfRun)
+	}
+	return "retry of run " + r.RetryOf.String()
 }
 
 // RunState is a run in flight at the explained time.

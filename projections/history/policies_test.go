@@ -58,15 +58,15 @@ func TestPolicyRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| 00:31 | A1 fails (HTTP 500); attempt 2 due at 00:32 (backoff 1 s) |",
+		"| 00:31 | A1 fails (HTTP 500; retry at 00:32 after 1 s backoff) |",
 		"| 00:32 | Cron enqueues A2 (attempt 2, retry of A1) |",
-		"| 00:32 | A2 begins execution (attempt 2: no spacing check, lastRun stays) | 01:30 | 00:30 |",
+		"| 00:32 | A2 begins execution (attempt 2, retry of A1: no spacing check) | 01:30 | 00:30 |",
 		"| 00:33 | Manual trigger enqueues A3 |",
-		"| 00:33 | A3 is dropped (overlap: another run of the task was running) |",
-		"| 00:34 | A2 is forced to end (heartbeat_timeout: no heartbeat within the task's heartbeat timeout); attempt 3 due at 00:36 (backoff 2 s) |",
+		"| 00:33 | A3 is dropped (overlap: another run of A is running) |",
+		"| 00:34 | A2 is forced to end (heartbeat timeout; retry at 00:36 after 2 s backoff) |",
 		"| 00:36 | Cron enqueues A4 (attempt 3, retry of A2) |",
-		"| 01:31 | A5 fails (HTTP 404); no retry: the error is not retryable |",
-		"| 04:00 | Cron skips 2 missed slots (missed_run_policy skip: the tick at 04:00 is 1m30s after the slot + missed_after) | 05:00 | 01:30 |",
+		"| 01:31 | A5 fails (HTTP 404; no retry: the error is not retryable) |",
+		"| 04:00 | Cron executes (2 intervals missed: skipped, none enqueued) | 05:00 | 01:30 |",
 	} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
@@ -167,7 +167,8 @@ func TestExplainRetries(t *testing.T) {
 	}
 }
 
-// A retry of a run the Tracker never saw fail names it by ID.
+// A retry of a run the Tracker never saw fail: the table gives its attempt,
+// explain names the failed run by ID.
 func TestRetryOfUnseenRun(t *testing.T) {
 	l := newTaskLog(t, memStore(t), "B")
 	l.created("00:00", time.Minute, 5*time.Second, 30*time.Second, "00:30")
@@ -177,7 +178,16 @@ func TestRetryOfUnseenRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rows[1].Text(history.Relative(t0)); got != "Cron enqueues B1 (attempt 2, retry of run "+other.String()+")" {
-		t.Errorf("row: %q", got)
+	if got := rows[1].Text(history.Relative(t0)); got != "Cron enqueues B1 (attempt 2)" || rows[1].RetryOf != other {
+		t.Errorf("row: %q (retry of %s)", got, rows[1].RetryOf)
+	}
+	ex, err := history.Explain(l.read(), at("00:30"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	_ = ex.Write(&b, history.Relative(t0))
+	if !strings.Contains(b.String(), "B1 was enqueued (R13) as attempt 2, the retry of run "+other.String()) {
+		t.Errorf("explain:\n%s", b.String())
 	}
 }

@@ -43,6 +43,21 @@ type Row struct {
 	// Run and RunID name the run of a run event; zero otherwise.
 	Run   int
 	RunID uuid.UUID
+	// Attempt is the run's try of its slot on a run event (1 for the first,
+	// n for its (n-1)th retry, R13); RetryOf and RetryOfRun name the failed
+	// run a retry retries. Trigger is events.TriggerManual for a manually
+	// triggered run (R15). Zero on other events.
+	Attempt    int
+	RetryOf    uuid.UUID
+	RetryOfRun int
+	Trigger    string
+	// Fatal, RetryAt, Backoff and NoRetry are what a failure or forced end
+	// says of retries (R13): the error was not retryable; the retry falls
+	// due at RetryAt after Backoff; or why no retry is made.
+	Fatal   bool
+	RetryAt *time.Time
+	Backoff time.Duration
+	NoRetry string
 	// NextRun and LastRun are the task's values after the event; nil when
 	// unset. LastRun is the start of the latest run that started (R3).
 	NextRun *time.Time
@@ -77,8 +92,12 @@ type Row struct {
 	Schedule string
 	// Deadline is the deadline of a started or forced-ended run.
 	Deadline *time.Time
-	// Missed counts the whole intervals an enqueue skipped (R8).
+	// Missed counts the whole intervals an enqueue skipped (R8), or the
+	// slots a tick skipped (SlotsMissed, R14).
 	Missed int
+	// Skipped marks a tick row (or a SlotsMissed row) whose tick found the
+	// slot missed under missed_run_policy skip and enqueued nothing (R14).
+	Skipped bool
 	// Backlog marks an enqueue that carries the reason backlog (R18): the
 	// task fell due while it already had MaxWaiting runs waiting.
 	Backlog bool
@@ -86,26 +105,6 @@ type Row struct {
 	// its bound (R18).
 	Waiting    int
 	MaxWaiting int
-
-	// Attempt is the run's try of its slot on run events (R13): 1 for the
-	// first, 2 for the first retry, …; 0 on other rows.
-	Attempt int
-	// RetryOf is the failed run a retry retries (R13), RetryOfRun its
-	// number (0 when the Tracker did not see it fail).
-	RetryOf    uuid.UUID
-	RetryOfRun int
-	// Trigger is events.TriggerManual on the rows of a manually triggered
-	// run (R15).
-	Trigger string
-	// RetryAt and Backoff are set on a failure or forced end that will be
-	// retried (R13): when the retry falls due (it is enqueued on the first
-	// tick at or after it) and the backoff chosen. NoRetry says why a
-	// failed run of a task with a retry policy is not retried; Fatal that
-	// the handler marked the error as not retryable.
-	RetryAt *time.Time
-	Backoff time.Duration
-	NoRetry string
-	Fatal   bool
 
 	// Position and Version place the event in the global log and its
 	// stream; zero for tick rows.
@@ -122,12 +121,23 @@ type Row struct {
 // adds only what the event itself says and R3's numbers.
 type Tracker struct {
 	tasks map[uuid.UUID]*taskstate.State
+	// numbers maps a run ID to its number, to name the run a retry
+	// retries (the failed run has left the task's open runs by then).
+	numbers map[uuid.UUID]int
 }
 
 // NewTracker returns an empty Tracker.
 func NewTracker() *Tracker { return &Tracker{} }
 
 func tp(t time.Time) *time.Time { return &t }
+
+// tpp is *t in UTC, nil when unset.
+func tpp(t *time.Time) *time.Time {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return tp(t.UTC())
+}
 
 // tz is t in UTC, nil when unset.
 func tz(t time.Time) *time.Time {
@@ -152,6 +162,7 @@ func (t *Tracker) Apply(r events.Recorded) (Row, error) {
 func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	if t.tasks == nil {
 		t.tasks = map[uuid.UUID]*taskstate.State{}
+		t.numbers = map[uuid.UUID]int{}
 	}
 	var id uuid.UUID
 	if c, ok := ev.(events.TaskCreated); ok {
@@ -178,8 +189,6 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed:
 	case events.TaskFinished:
 		row.Detail = e.Reason
-	case events.SlotsMissed:
-		row.Missed, row.Detail = e.Missed, e.Detail
 	case events.TaskDeleted:
 		row.Detail = e.Reason
 	case events.RunEnqueued:
@@ -187,14 +196,11 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Backlog = e.Reason == events.EnqueueBacklog
 		row.Attempt, row.Trigger = max(e.Attempt, 1), e.Trigger
 		if e.RetryOf != nil {
-			// The failed run's number, from the retry its failure promised.
-			row.RetryOf = *e.RetryOf
-			for _, p := range prev.Retries {
-				if p.Of == *e.RetryOf {
-					row.RetryOfRun = p.Run
-				}
-			}
+			row.RetryOf, row.RetryOfRun = *e.RetryOf, t.numbers[*e.RetryOf]
 		}
+		t.numbers[e.RunID] = e.Run
+	case events.SlotsMissed:
+		row.Missed, row.Detail, row.Skipped = e.Missed, e.Detail, true
 	case events.RunStarted:
 		row.Run, row.RunID = e.Run, e.RunID
 		row.Deadline = tp(e.Deadline.UTC())
@@ -212,8 +218,7 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Run, row.RunID = e.Run, e.RunID
 	case events.RunFailed:
 		row.Run, row.RunID, row.Detail = e.Run, e.RunID, e.Error
-		row.Fatal = e.Fatal
-		retry(&row, e.RetryAt, e.Backoff, e.NoRetry)
+		row.Fatal, row.RetryAt, row.Backoff, row.NoRetry = e.Fatal, tpp(e.RetryAt), e.Backoff.D(), e.NoRetry
 	case events.RunDropped:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
 		row.PrevLastRun = tz(prev.LastRun)
@@ -235,16 +240,19 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	case events.RunForcedEnd:
 		row.Run, row.RunID, row.Reason, row.Detail = e.Run, e.RunID, e.Reason, e.Detail
 		row.Deadline = tp(e.Deadline.UTC())
-		retry(&row, e.RetryAt, e.Backoff, e.NoRetry)
+		row.RetryAt, row.Backoff, row.NoRetry = tpp(e.RetryAt), e.Backoff.D(), e.NoRetry
 	case events.CheckpointSaved:
 		row.Run, row.RunID = e.Run, e.RunID
 	default:
 		return Row{}, fmt.Errorf("history: %s %s@%d: no rule to fold this event type", ev.EventType(), m.Stream, m.Version)
 	}
 	if r, ok := prev.Run(row.RunID); ok && row.Run > 0 && row.Attempt == 0 {
-		// A run event after the enqueue: the run's attempt and trigger as
-		// its RunEnqueued recorded them.
-		row.Attempt, row.Trigger, row.RetryOf = max(r.Attempt, 1), r.Trigger, r.RetryOf
+		// A run event after the enqueue: the run's attempt and trigger,
+		// as its RunEnqueued recorded them.
+		row.Attempt, row.RetryOf, row.Trigger = max(r.Attempt, 1), r.RetryOf, r.Trigger
+		if r.RetryOf != uuid.Nil {
+			row.RetryOfRun = t.numbers[r.RetryOf]
+		}
 	}
 	*st = taskstate.Evolve(prev, m, ev)
 	fill(&row, st)
@@ -252,14 +260,6 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Interval = spacing
 	}
 	return row, nil
-}
-
-// retry records what a failure or forced end says about its retry (R13).
-func retry(row *Row, at *time.Time, backoff events.Duration, no string) {
-	row.Backoff, row.NoRetry = backoff.D(), no
-	if at != nil {
-		row.RetryAt = tp(at.UTC())
-	}
 }
 
 // fill copies the task's state after the event into its row.

@@ -89,7 +89,10 @@ func span(d time.Duration) string {
 func (r Row) Text(tf TimeFormat) string {
 	run := r.Task + strconv.Itoa(r.Run)
 	switch r.Event {
-	case EventTick:
+	case EventTick, "SlotsMissed":
+		if r.Skipped {
+			return fmt.Sprintf("Cron executes (%s missed: skipped, none enqueued)", plural(r.Missed, r.unit()))
+		}
 		if r.held() {
 			return fmt.Sprintf("Cron executes (%s of %s waiting: none enqueued)", plural(r.Waiting, "run"), r.Task)
 		}
@@ -118,18 +121,13 @@ func (r Row) Text(tf TimeFormat) string {
 			return fmt.Sprintf("%s is deleted (%s)", r.Task, r.Detail)
 		}
 		return r.Task + " is deleted"
-	case "SlotsMissed":
-		return fmt.Sprintf("Cron skips %s (missed_run_policy skip: %s)", plural(r.Missed, "missed slot"), r.Detail)
 	case "RunEnqueued":
+		unit := r.unit()
 		switch {
 		case r.Trigger == events.TriggerManual:
 			return "Manual trigger enqueues " + run
 		case r.Attempt > 1:
-			return fmt.Sprintf("Cron enqueues %s (attempt %d, %s)", run, r.Attempt, r.retryOfText())
-		}
-		unit := "interval"
-		if r.Interval == 0 && r.Schedule != "" {
-			unit = "slot" // a cron or at task counts the slots passed over (R10)
+			return fmt.Sprintf("Cron enqueues %s (%s)", run, r.retryWords())
 		}
 		switch {
 		case r.Backlog && r.Missed == 1:
@@ -147,10 +145,11 @@ func (r Row) Text(tf TimeFormat) string {
 	case "RunStarted":
 		switch {
 		case r.Trigger == events.TriggerManual:
-			return run + " begins execution (manual trigger: no spacing check, lastRun stays)"
+			return run + " begins execution (manual trigger: no spacing check)"
 		case r.Attempt > 1:
-			return fmt.Sprintf("%s begins execution (attempt %d: no spacing check, lastRun stays)", run, r.Attempt)
-		case r.PrevLastRun == nil:
+			return fmt.Sprintf("%s begins execution (%s: no spacing check)", run, r.retryWords())
+		}
+		if r.PrevLastRun == nil {
 			return run + " begins execution"
 		}
 		return fmt.Sprintf("%s begins execution (%s after %s >= %s - %s)", run,
@@ -158,15 +157,48 @@ func (r Row) Text(tf TimeFormat) string {
 	case "RunCompleted":
 		return run + " ends execution"
 	case "RunFailed":
-		return fmt.Sprintf("%s fails (%s)%s", run, r.Detail, r.retryText(tf))
+		why := r.Detail
+		if r.Fatal && r.NoRetry == "" {
+			why += "; not retryable"
+		}
+		return fmt.Sprintf("%s fails (%s%s)", run, why, r.retryOutcome(tf))
 	case "CheckpointSaved":
 		return run + " saves a checkpoint"
 	case "RunDropped":
 		return fmt.Sprintf("%s is dropped (%s)", run, r.dropWhy(tf))
 	case "RunForcedEnd":
-		return fmt.Sprintf("%s is forced to end (%s)%s", run, r.forcedWhy(tf), r.retryText(tf))
+		return fmt.Sprintf("%s is forced to end (%s%s)", run, r.forcedWhy(tf), r.retryOutcome(tf))
 	}
 	return fmt.Sprintf("%s %s", run, r.Event)
+}
+
+// unit is what a task's missed count counts: intervals, or the slots of a
+// cron or at task passed over (R10).
+func (r Row) unit() string {
+	if r.Interval == 0 && r.Schedule != "" {
+		return "slot"
+	}
+	return "interval"
+}
+
+// retryWords names a retry: "attempt 2, retry of A1".
+func (r Row) retryWords() string {
+	if r.RetryOfRun > 0 {
+		return fmt.Sprintf("attempt %d, retry of %s%d", r.Attempt, r.Task, r.RetryOfRun)
+	}
+	return fmt.Sprintf("attempt %d", r.Attempt)
+}
+
+// retryOutcome is what a failure or forced end says of its retry (R13):
+// "; retry at 00:45 after 10 s backoff" or "; no retry: attempts used up".
+func (r Row) retryOutcome(tf TimeFormat) string {
+	switch {
+	case r.RetryAt != nil:
+		return fmt.Sprintf("; retry at %s after %s backoff", tf.Format(*r.RetryAt), span(r.Backoff))
+	case r.NoRetry != "":
+		return "; no retry: " + r.NoRetry
+	}
+	return ""
 }
 
 // plural is "1 run", "3 runs".
@@ -175,29 +207,6 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// retryOfText names the run a retry retries: "retry of A2", or its ID
-// when the Tracker did not see it fail.
-func (r Row) retryOfText() string {
-	if r.RetryOfRun > 0 {
-		return fmt.Sprintf("retry of %s%d", r.Task, r.RetryOfRun)
-	}
-	return "retry of run " + r.RetryOf.String()
-}
-
-// retryText is what a failure or forced end says about its retry (R13):
-// "; retry due at 00:41 (backoff 1 s)", "; no retry: attempts used up".
-func (r Row) retryText(tf TimeFormat) string {
-	switch {
-	case r.RetryAt != nil:
-		return fmt.Sprintf("; attempt %d due at %s (backoff %s)", max(r.Attempt, 1)+1, tf.Format(*r.RetryAt), span(r.Backoff))
-	case r.NoRetry != "":
-		return "; no retry: " + r.NoRetry
-	case r.Fatal:
-		return "; not retryable"
-	}
-	return ""
 }
 
 func (r Row) dropWhy(tf TimeFormat) string {
@@ -210,15 +219,19 @@ func (r Row) dropWhy(tf TimeFormat) string {
 		return "task paused"
 	case events.DropDeleted:
 		return "task deleted"
+	case events.DropOverlap:
+		if r.Detail != "" {
+			return "overlap: " + r.Detail
+		}
+		return "overlap: another run of " + r.Task + " is running"
+	case events.DropTooLate:
+		if r.Detail != "" {
+			return "too late: " + r.Detail
+		}
+		return "too late: past the start deadline"
 	}
 	if r.Detail != "" {
 		return r.Detail
-	}
-	switch r.Reason {
-	case events.DropOverlap:
-		return "overlap: another run of the task was running"
-	case events.DropTooLate:
-		return "too_late: past its slot's start deadline"
 	}
 	return r.Reason
 }
@@ -233,12 +246,14 @@ func (r Row) forcedWhy(tf TimeFormat) string {
 		if r.Deadline != nil {
 			return fmt.Sprintf("process lost; deadline %s passed", tf.Format(*r.Deadline))
 		}
+	case events.ForcedHeartbeat:
+		if r.Detail != "" {
+			return "heartbeat timeout: " + r.Detail
+		}
+		return "heartbeat timeout"
 	}
 	if r.Detail != "" {
 		return r.Detail
-	}
-	if r.Reason == events.ForcedHeartbeat {
-		return "heartbeat_timeout: no heartbeat within the task's heartbeat timeout"
 	}
 	return r.Reason
 }
@@ -286,13 +301,10 @@ func escapeCell(s string) string {
 // when LineFields asks for them, so the simulation prints exactly the fields
 // of its published contract.
 type Line struct {
-	At    string `json:"at"`
-	Task  string `json:"task"`
-	Event string `json:"event"`
-	Run   int    `json:"run,omitempty"`
-	// Attempt is set on every line of a run that is a retry (attempt > 1,
-	// R13); Trigger is "manual" on a manually triggered run's RunEnqueued
-	// (R15). Both belong to the published lines.
+	At      string  `json:"at"`
+	Task    string  `json:"task"`
+	Event   string  `json:"event"`
+	Run     int     `json:"run,omitempty"`
 	Attempt int     `json:"attempt,omitempty"`
 	Trigger string  `json:"trigger,omitempty"`
 	RunID   string  `json:"run_id,omitempty"`
@@ -301,8 +313,8 @@ type Line struct {
 	Reason  string  `json:"reason,omitempty"`
 	Detail  string  `json:"detail,omitempty"`
 	// RetryOf, RetryAt, Backoff and NoRetry are added only when
-	// LineFields asks for them: the run a retry retries, and what a
-	// failure or forced end says about its retry.
+	// LineFields asks for them: the run a retry retries (on its
+	// RunEnqueued), and what a failure or forced end says of its retry.
 	RetryOf string  `json:"retry_of,omitempty"`
 	RetryAt *string `json:"retry_at,omitempty"`
 	Backoff string  `json:"backoff,omitempty"`
@@ -327,17 +339,17 @@ func (r Row) Line(tf TimeFormat, f LineFields) Line {
 	}
 	l := Line{At: tf.Format(r.At), Task: r.Task, Event: r.Event, Run: r.Run,
 		NextRun: opt(r.NextRun), LastRun: opt(r.LastRun), Reason: r.Reason}
-	if f.Detail {
-		l.Detail = r.Detail
-	}
-	if f.RunID && r.Run > 0 {
-		l.RunID = r.RunID.String()
-	}
 	if r.Attempt > 1 {
 		l.Attempt = r.Attempt
 	}
 	if r.Event == "RunEnqueued" {
 		l.Trigger = r.Trigger
+	}
+	if f.Detail {
+		l.Detail = r.Detail
+	}
+	if f.RunID && r.Run > 0 {
+		l.RunID = r.RunID.String()
 	}
 	if f.Retry {
 		if r.RetryOf != uuid.Nil && r.Event == "RunEnqueued" {

@@ -11,7 +11,9 @@ import (
 )
 
 // TimelineEntry is one moment of a timeline of several tasks: a recorded
-// event, or (Tick) a tick that enqueued nothing for the task.
+// event, or (Tick) a tick that enqueued nothing for the task. A tick's
+// Record, when set, is what the tick recorded instead of an enqueue (a
+// SlotsMissed, R14); it is folded and shown as a tick row.
 type TimelineEntry struct {
 	At     time.Time
 	TaskID uuid.UUID
@@ -36,9 +38,15 @@ func WriteTimelineAs(w io.Writer, entries []TimelineEntry, tf TimeFormat, format
 	for _, e := range entries {
 		var row Row
 		var err error
-		if e.Tick {
+		switch {
+		case e.Tick && e.Record.Type != "":
+			// A tick that recorded what it decided (SlotsMissed, R14):
+			// the event is folded and shown as the tick it was.
+			row, err = tr.Apply(e.Record)
+			row.Event = EventTick
+		case e.Tick:
 			row, err = tr.Tick(e.TaskID, e.At)
-		} else {
+		default:
 			row, err = tr.Apply(e.Record)
 		}
 		if err != nil {
