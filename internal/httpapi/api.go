@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/ui"
@@ -90,6 +91,7 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("PATCH /v1/tasks/{id}", a.update)
 	mux.HandleFunc("POST /v1/tasks/{id}/pause", a.pause)
 	mux.HandleFunc("POST /v1/tasks/{id}/resume", a.resume)
+	mux.HandleFunc("POST /v1/tasks/{id}/trigger", a.trigger)
 	mux.HandleFunc("DELETE /v1/tasks/{id}", a.delete)
 	mux.HandleFunc("GET /v1/tasks/{id}/events", a.events)
 	mux.HandleFunc("DELETE /v1/owners/", a.deleteOwner)
@@ -211,6 +213,8 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 		writeErr(w, http.StatusBadRequest, field, msg)
 	case errors.Is(err, scheduler.ErrTaskNotFound), errors.Is(err, crontasks.ErrNotFound):
 		writeErr(w, http.StatusNotFound, "id", "no such task")
+	case errors.Is(err, rules.ErrCannotTrigger):
+		writeErr(w, http.StatusConflict, "id", cannotTrigger(err))
 	case errors.Is(err, scheduler.ErrTaskDeleted):
 		writeErr(w, http.StatusConflict, "id", "the task is deleted")
 	case errors.Is(err, scheduler.ErrVersionMismatch):
