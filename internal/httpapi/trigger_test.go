@@ -105,7 +105,9 @@ func TestTrigger(t *testing.T) {
 		t.Helper()
 		before := st.Head()
 		a := call(t, srv, "POST", path, "")
-		var e struct{ Error struct{ Field, Message string } }
+		var e struct {
+			Error struct{ Field, Message string }
+		}
 		json.Unmarshal([]byte(a.body), &e)
 		if a.code != 409 || e.Error.Field != "id" || !strings.Contains(e.Error.Message, reason) {
 			t.Errorf("%s: %d %s; want 409 naming id with %q", name, a.code, a.body, reason)
