@@ -42,7 +42,7 @@ func Example_policies() {
 
 	task, _, err := s.CreateTask(ctx, scheduler.TaskSpec{
 		Name: "sync", Owner: "team/ops", Kind: "sync", Interval: time.Hour,
-		Retry: &scheduler.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second, MaxBackoff: time.Minute, Multiplier: 2},
+		Retry:    &scheduler.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second, MaxBackoff: time.Minute, Multiplier: 2},
 		FirstRun: start.Add(10 * time.Second),
 	})
 	if err != nil {
