@@ -48,6 +48,42 @@ tasks:
 	}
 }
 
+// A trigger the scheduler refuses (R15: the task is paused) stops the
+// simulation with an error naming the field and the reason; two triggers
+// at one instant are two runs.
+func TestTriggerRefusedAndRepeated(t *testing.T) {
+	sc, err := simulation.Parse([]byte(`
+tick: 30s
+until: "02:00"
+tasks:
+  - name: A
+    interval: 1m
+    pause_at: "00:50"
+    trigger_at: ["00:10", "00:10", "01:00"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = simulation.Run(context.Background(), sc, simulation.Options{})
+	if !errors.Is(err, simulation.ErrScript) || !strings.Contains(err.Error(), "tasks[0].trigger_at[2] at 01:00") || !strings.Contains(err.Error(), "paused") {
+		t.Fatalf("err = %v, want ErrScript naming trigger_at[2] and the pause", err)
+	}
+	sc.Tasks[0].TriggerAt = sc.Tasks[0].TriggerAt[:2]
+	res, err := simulation.Run(context.Background(), sc, simulation.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	triggered := 0
+	for _, e := range res.Entries {
+		if e.Record.Type == "RunEnqueued" && e.At.Equal(simulation.Epoch.Add(10*time.Second)) {
+			triggered++
+		}
+	}
+	if triggered != 2 {
+		t.Errorf("%d runs enqueued at 00:10, want 2 (one per trigger)", triggered)
+	}
+}
+
 // A crash at an instant and a restart at once change nothing a run could
 // see when nothing was in flight and the new clock ticks on the same beat:
 // the worked example with a crash and restart at 01:00

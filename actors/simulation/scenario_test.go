@@ -161,6 +161,15 @@ func TestParseErrors(t *testing.T) {
 		{"triggers out of order", base + "  - {name: A, interval: 1m, trigger_at: [\"01:00\", \"00:30\"]}\n", []string{"tasks[0].trigger_at[1]", "before"}},
 		{"bad trigger time", base + "  - {name: A, interval: 1m, trigger_at: soon}\n", []string{"tasks[0].trigger_at", "bad time"}},
 		{"trigger while down", "tick: 30s\nuntil: \"09:00\"\ndowntime: [{from: \"01:00\", to: \"05:00\"}]\ntasks:\n  - {name: A, interval: 1m, trigger_at: \"02:00\"}\n", []string{"line 5", "tasks[0].trigger_at", "down"}},
+		{"max_attempts 0", base + "  - name: A\n    interval: 1m\n    retry:\n      max_attempts: 0\n", []string{"line 7", "tasks[0].retry.max_attempts", "between 1 and 100"}},
+		{"max_attempts absurd", base + "  - name: A\n    interval: 1m\n    retry: {max_attempts: 101, initial_backoff: 1s, max_backoff: 1m, multiplier: 2}\n", []string{"line 6", "tasks[0].retry.max_attempts"}},
+		{"initial above max backoff", base + "  - name: A\n    interval: 1m\n    retry:\n      max_attempts: 3\n      initial_backoff: 2m\n      max_backoff: 1m\n      multiplier: 2\n", []string{"line 8", "tasks[0].retry.initial_backoff", "max_backoff"}},
+		{"zero backoff", base + "  - name: A\n    interval: 1m\n    retry: {max_attempts: 3, max_backoff: 1m, multiplier: 2}\n", []string{"tasks[0].retry.initial_backoff", "positive"}},
+		{"multiplier below 1", base + "  - name: A\n    interval: 1m\n    retry: {max_attempts: 3, initial_backoff: 1s, max_backoff: 1m, multiplier: 0.5}\n", []string{"tasks[0].retry.multiplier", "at least 1"}},
+		{"unknown missed_run_policy", base + "  - name: A\n    interval: 1m\n    missed_run_policy: later\n", []string{"line 6", "tasks[0].missed_run_policy", "run_once"}},
+		{"start_deadline above timebox", base + "  - name: A\n    interval: 1m\n    timebox: 20s\n    start_deadline: 30s\n", []string{"line 7", "tasks[0].start_deadline", "timebox"}},
+		{"heartbeat_timeout above timebox", base + "  - name: A\n    interval: 1m\n    heartbeat_timeout: 31s\n", []string{"line 6", "tasks[0].heartbeat_timeout", "timebox"}},
+		{"bad queue name", base + "  - name: A\n    interval: 1m\n    queue: \"a b\"\n", []string{"line 6", "tasks[0].queue"}},
 		{"start before a trigger", base + "  - name: A\n    interval: 1m\n    first_run: \"00:30\"\n    trigger_at: \"00:10\"\n    runs:\n      - {start: \"00:05\"}\n", []string{"line 9", "tasks[0].runs[0].start", "00:10"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
