@@ -150,7 +150,7 @@ func FuzzDecodeStrict(f *testing.F) {
 		`{"name":"poll","owner":"channel/pop3/42","kind":"http","interval":"1m","payload":{"url":"http://x"}}`,
 		`{"name":"a","Name":"b"}`, `{"INTERVAL":"1s"}`, `{"name":"a","name":"b"}`,
 		`{"payload":{"a":1,"a":2}}`, `{"payload":[[[[{}]]]]}`, `{"tolerance":null,"timebox":"1s","priority":3}`,
-		`{"first_run":"0001-01-01T00:00:00Z"}`, `{} {}`, `[]`, `"x"`, `{"\u006eame":"a"}`, "{\"n\xffame\":1}",
+		`{"first_run":"0001-01-01T00:00:00Z"}`, `{"retry":{"max_attempts":3,"Max_Attempts":4}}`, `{"retry":null,"queue":"q"}`, `{} {}`, `[]`, `"x"`, `{"\u006eame":"a"}`, "{\"n\xffame\":1}",
 	} {
 		f.Add([]byte(s))
 	}

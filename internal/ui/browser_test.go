@@ -271,9 +271,9 @@ func (d *daemon) report(t *testing.T) uuid.UUID {
 	for run := 1; run <= 30; run++ {
 		d.scriptRun(id, run, 2*time.Second, 12*time.Second)
 	}
-	d.scriptRun(id, 1, 70*time.Second, 12*time.Second) // A1 waits; A2 is enqueued meanwhile
-	d.scriptRun(id, 2, 15*time.Second, 0)              // asks 5 s after A1 started: dropped
-	d.scriptRun(id, 5, 2*time.Second, 45*time.Second)  // overruns its 30 s timebox: forced end
+	d.scriptRun(id, 1, 70*time.Second, 3*time.Second) // A1 waits; A2 is enqueued meanwhile
+	d.scriptRun(id, 2, 15*time.Second, 0)             // asks 5 s after A1 started (A1 has ended: no overlap): dropped
+	d.scriptRun(id, 5, 2*time.Second, 45*time.Second) // overruns its 30 s timebox: forced end
 	return id
 }
 
