@@ -9,7 +9,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 win
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
-.PHONY: help run test bench fuzz lint cross tidy build chromium chaos
+.PHONY: help run test bench fuzz lint cross tidy build peers chromium chaos
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -17,21 +17,37 @@ help: ## list the targets
 build: ## build bin/cronactor, stamped with the git version and commit
 	$(GO) build -ldflags '-X main.version=$(VERSION) -X main.commit=$(COMMIT)' -o bin/cronactor ./cmd/cronactor
 
+peers: ## build bin/cronactor-benchpeers, the peer schedulers of the benchmarks (its own module: internal/benchpeers)
+	cd internal/benchpeers && $(GO) build -o ../../bin/cronactor-benchpeers .
+
 run: ## run the scheduler on the embedded store in ./cronactor-data
 	$(GO) run ./cmd/cronactor serve
 
 test: lint cross chromium ## lint, cross-compile, then every test with the race detector (installs Chromium for the browser tests first)
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	cd internal/benchpeers && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 chromium: ## install Chromium for the dashboard's browser tests, if missing and root (.ci/install-chromium)
 	@./.ci/install-chromium
 
-bench: build ## print throughput figures next to their baselines
-	./bin/cronactor bench store --duration 5s
-	./bin/cronactor bench projections --duration 5s
-	./bin/cronactor bench scheduler --tasks 100000
+# Where make bench keeps each measurement's --json output for the table,
+# the tasks of the scheduler and lag measurements (the bars of DESIGN.md §6
+# are at 100,000) and how long the store and projections phases append.
+BENCHOUT ?= bin/bench
+BENCH_TASKS ?= 100000
+BENCH_DURATION ?= 5s
+
+bench: build peers ## print throughput figures next to their baselines and the peers, then one table of them all
+	@mkdir -p $(BENCHOUT)
 	$(GO) test ./actors/task/schedule -run '^$$' -bench . -benchmem
 	$(GO) test -run '^$$' -bench AsOf -benchtime 20x ./projections/crontasks
+	./bin/cronactor bench store --duration $(BENCH_DURATION) --json > $(BENCHOUT)/store.json
+	./bin/cronactor bench projections --duration $(BENCH_DURATION) --json > $(BENCHOUT)/projections.json
+	./bin/cronactor bench scheduler --tasks $(BENCH_TASKS) --json > $(BENCHOUT)/scheduler.json
+	./bin/cronactor bench lag --tasks $(BENCH_TASKS) --load 0.5 --json > $(BENCHOUT)/lag.json
+	@echo
+	@./bin/cronactor bench report --store $(BENCHOUT)/store.json --projections $(BENCHOUT)/projections.json \
+		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}

@@ -3,12 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cronactor/cronactor/internal/bench"
+	"github.com/google/uuid"
 )
 
 // benchCommands holds the benchmarks under `cronactor bench`: flag parsing
@@ -30,7 +37,23 @@ var benchCommands = map[string]command{
 		summary: "too few workers for N tasks: queue depth, log growth, restart and drain times (R18)",
 		run:     runBenchBacklog,
 	},
+	"lag": {
+		summary: "p99 lag beyond the tick with due times arriving at a fraction of the measured peak",
+		run:     runBenchLag,
+	},
+	"report": {
+		summary: "one table of the --json outputs of bench store, projections, scheduler and lag",
+		run:     runBenchReport,
+	},
 }
+
+// restartChildCommand is the hidden command `bench scheduler` runs in a
+// fresh process (its own executable) to time the restart of its data.
+const restartChildCommand = "bench-restart-child"
+
+// peersBinary is the peer schedulers' program (module internal/benchpeers),
+// which make builds next to bin/cronactor.
+const peersBinary = "cronactor-benchpeers"
 
 func init() {
 	commands["bench"] = command{
@@ -39,6 +62,14 @@ func init() {
 		run: func(ctx context.Context, env *cliEnv, args []string) error {
 			return benchCommands[args[0]].run(ctx, env, args[1:]) // dispatch checked the name
 		},
+	}
+}
+
+func init() {
+	commands[restartChildCommand] = command{
+		summary: "internal: the fresh process of bench scheduler's restart measurement",
+		hidden:  true,
+		run:     runBenchRestartChild,
 	}
 }
 
@@ -136,6 +167,8 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "bench scheduler")
 	tasks := fs.Int("tasks", 100000, "tasks, all due at once")
 	workers := fs.Int("workers", 64, "scheduler workers (and raw-append writers)")
+	tick := fs.Duration("tick", bench.DefaultTick, "the scheduler's tick")
+	peers := fs.String("peers", "", "the peers' program: a path, or none (default: "+peersBinary+" next to this executable, else on PATH)")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := fs.parse(args); err != nil {
@@ -147,8 +180,21 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	if *tasks < 1 || *tasks > 10_000_000 || *workers < 1 || *workers > 10000 {
 		return fmt.Errorf("%w: --tasks must be 1..10000000 and --workers 1..10000", errUsage)
 	}
+	p, err := findPeers(*peers)
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench scheduler: this program's path, to restart it: %w", err)
+	}
+	cfg := bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Tick: *tick, Dir: *dir, Peers: p,
+		Child: restartChild(exe), Progress: benchProgress(env)}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	defer env.progress.done()
-	r, err := bench.Scheduler(ctx, bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Dir: *dir, Progress: benchProgress(env)})
+	r, err := bench.Scheduler(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -157,6 +203,164 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	_, err = fmt.Fprintln(env.stdout, r.Text())
 	return err
+}
+
+// restartChild runs exe's hidden restart command.
+func restartChild(exe string) bench.ChildCommand {
+	return func(c bench.RestartChildConfig) (string, []string) {
+		return exe, []string{restartChildCommand, "--dir", c.Dir, "--probe", c.Probe.String(),
+			"--tick", c.Tick.String(), "--workers", strconv.Itoa(c.Workers)}
+	}
+}
+
+func runBenchRestartChild(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, restartChildCommand)
+	dir := fs.String("dir", "", "the data directory to reopen")
+	probe := fs.String("probe", "", "the ID of the task the first tick decides about")
+	tick := fs.Duration("tick", bench.DefaultTick, "the scheduler's tick")
+	workers := fs.Int("workers", 64, "scheduler workers")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(*probe)
+	if err != nil {
+		return fmt.Errorf("%w: --probe: %v", errUsage, err)
+	}
+	cfg := bench.RestartChildConfig{Dir: *dir, Probe: id, Tick: *tick, Workers: *workers}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return bench.RestartChild(ctx, cfg, env.stdout)
+}
+
+// findPeers resolves --peers: "none", a path, or (empty) the peers'
+// program next to this executable, else on PATH; when that finds nothing
+// the peers are not measured and the result says why.
+func findPeers(flagValue string) (bench.Peers, error) {
+	name := peersBinary
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	switch flagValue {
+	case "none":
+		return bench.Peers{Note: "--peers none"}, nil
+	case "":
+		if exe, err := os.Executable(); err == nil {
+			p := filepath.Join(filepath.Dir(exe), name)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				return bench.Peers{Path: p}, nil
+			}
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return bench.Peers{Path: p}, nil
+		}
+		return bench.Peers{Note: name + " not found next to this executable or on PATH (make peers builds bin/" + name + ")"}, nil
+	}
+	if st, err := os.Stat(flagValue); err != nil || st.IsDir() {
+		if err == nil {
+			err = errors.New("is a directory")
+		}
+		return bench.Peers{}, fmt.Errorf("%w: --peers %s: %v", errUsage, flagValue, err)
+	}
+	return bench.Peers{Path: flagValue}, nil
+}
+
+func runBenchLag(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "bench lag")
+	tasks := fs.Int("tasks", 100000, "tasks in each phase: the peak (all due at once), then the paced one")
+	workers := fs.Int("workers", 64, "scheduler workers (and raw-append writers)")
+	load := fs.Float64("load", 0.5, "the fraction of the measured peak the paced phase drives: more than 0, at most 1")
+	tick := fs.Duration("tick", bench.DefaultTick, "the scheduler's tick")
+	peers := fs.String("peers", "", "the peers' program: a path, or none (default: "+peersBinary+" next to this executable, else on PATH)")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	p, err := findPeers(*peers)
+	if err != nil {
+		return err
+	}
+	cfg := bench.LagConfig{Tasks: *tasks, Workers: *workers, Load: *load, Tick: *tick, Dir: *dir, Peers: p, Progress: benchProgress(env)}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer env.progress.done()
+	r, err := bench.Lag(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env, r)
+	}
+	_, err = fmt.Fprintln(env.stdout, r.Text())
+	return err
+}
+
+func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "bench report")
+	files := map[string]*string{}
+	for _, k := range []string{"store", "projections", "scheduler", "lag"} {
+		files[k] = fs.String(k, "", "the --json output of bench "+k)
+	}
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	var r bench.Report
+	var err error
+	if r.Store, err = readResults[bench.StoreResult](*files["store"]); err != nil {
+		return err
+	}
+	r.Projections, err = readLast[bench.ProjectionsResult](*files["projections"])
+	if err != nil {
+		return err
+	}
+	if r.Scheduler, err = readLast[bench.SchedulerResult](*files["scheduler"]); err != nil {
+		return err
+	}
+	if r.Lag, err = readLast[bench.LagResult](*files["lag"]); err != nil {
+		return err
+	}
+	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.Lag == nil {
+		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --lag", errUsage)
+	}
+	_, err = fmt.Fprint(env.stdout, r.Table())
+	return err
+}
+
+// readResults reads every JSON line of path ("": none).
+func readResults[T any](path string) ([]T, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out, err := bench.ReadJSONLines[T](f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// readLast is the last JSON line of path, nil when there is none.
+func readLast[T any](path string) (*T, error) {
+	all, err := readResults[T](path)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	return &all[len(all)-1], nil
 }
 
 func runBenchBacklog(ctx context.Context, env *cliEnv, args []string) error {

@@ -113,6 +113,11 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"projections", "shrink"}, `unknown subcommand "shrink" of projections`, "cronactor projections --help"},
 		{[]string{"bench", "disk"}, `unknown subcommand "disk" of bench`, "cronactor bench --help"},
 		{[]string{"bench", "store", "--writers", "-1"}, "--writers", "cronactor bench store --help"},
+		{[]string{"bench", "lag", "--load", "2"}, "LagConfig.Load", "cronactor bench lag --help"},
+		{[]string{"bench", "lag", "--peers", "/nonexistent/peers"}, "--peers /nonexistent/peers", "cronactor bench lag --help"},
+		{[]string{"bench", "scheduler", "--tick", "1h1s"}, "SchedulerConfig.Tick", "cronactor bench scheduler --help"},
+		{[]string{"bench", "report"}, "name at least one of --store", "cronactor bench report --help"},
+		{[]string{"bench-restart-child", "--probe", "x"}, "--probe", "cronactor bench-restart-child --help"},
 		{[]string{"completion", "powershell"}, `unknown subcommand "powershell" of completion`, "cronactor completion --help"},
 		{[]string{"version", "extra"}, "takes no arguments", "cronactor version --help"},
 		{[]string{"owner", "delete"}, "owner delete needs one OWNER", "cronactor owner delete --help"},
@@ -151,7 +156,7 @@ func TestVersion(t *testing.T) {
 }
 
 // TestCompletionScripts: each script lists every command, subcommand and
-// flag, and is valid for its shell (checked by the shell when installed).
+// flag but the hidden commands, and is valid for its shell (checked by the shell when installed).
 func TestCompletionScripts(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		code, out, errOut := cliRun(t, nil, "completion", shell)
@@ -159,6 +164,12 @@ func TestCompletionScripts(t *testing.T) {
 			t.Fatalf("completion %s: exit %d: %s", shell, code, errOut)
 		}
 		for _, path := range commandPaths() {
+			if commands[strings.Fields(path)[0]].hidden {
+				if strings.Contains(out, path) {
+					t.Errorf("%s script offers the hidden command %q", shell, path)
+				}
+				continue
+			}
 			for _, w := range strings.Fields(path) {
 				if !strings.Contains(out, w) {
 					t.Errorf("%s script lacks %q", shell, w)

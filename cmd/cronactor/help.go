@@ -195,15 +195,56 @@ stdout (one JSON object per line with --json); progress notes to stderr on a ter
 	},
 	"bench scheduler": {
 		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate",
-		usage:   "cronactor bench scheduler [--tasks N] [--workers N] [--dir DIR] [--json]",
-		about:   "Create N noop tasks all due at one instant and time every run enqueued, started and completed.",
+		usage:   "cronactor bench scheduler [--tasks N] [--workers N] [--tick DUR] [--peers PATH|none] [--dir DIR] [--json]",
+		about: `Create N noop tasks all due at one instant on the embedded store and time every run enqueued,
+started and completed (three durable decisions each): runs_per_s, events_per_s, lag_p50_ms and
+lag_p99_ms (due → started). In the same run: raw_events_per_s, the store's raw append limit with as
+many writers as workers (ratio = events_per_s / raw_events_per_s); rss_bytes_per_task, the process's
+resident memory with every task created and idle minus the same process before, per task, both read
+after a GC that returns the freed heap to the OS (Linux, /proc/self/statm; 0 and rss_measured false
+elsewhere); restart_s, this program run again as a fresh process on the same data directory, timed
+from its exec until the first tick after its start has durably decided a run of a probe task left
+due (so it includes the runtime's start, the store's open, the recovery of every task and one tick);
+then the peers (robfig/cron, gocron: in memory, not durable), run by the separate program
+cronactor-benchpeers that make builds next to bin/cronactor. The last line of stdout is one JSON
+object with --json. See docs/benchmarks.md.`,
 		example: "cronactor bench scheduler --tasks 100000 --json",
+	},
+	"bench lag": {
+		summary: "p99 lag beyond the tick with due times arriving at a fraction of the measured peak",
+		usage:   "cronactor bench lag [--tasks N] [--load F] [--workers N] [--tick DUR] [--peers PATH|none] [--dir DIR] [--json]",
+		about: `Two phases in one run. Peak: N noop tasks all due at one instant, as bench scheduler; peak_runs_per_s
+is N / (last run completed − due). Paced: on a fresh data directory and scheduler, N interval tasks
+(1h) whose first due times are spaced evenly at rate_per_s = load × peak, each run once. For every run,
+the tick that enqueued it is read from its RunEnqueued event (an interval task's next_run is that
+tick's instant + the interval) and lag = RunStarted's time − that tick: due → started minus the
+tick's quantization (the wait from due to the next tick, tick_wait_p99_ms, at most one tick).
+lag_p50_ms, lag_p99_ms and lag_max_ms are over all N runs; due_lag_p99_ms is due → started with the
+tick. The raw append limit and the peers are measured in the same run, as in bench scheduler.`,
+		example: "cronactor bench lag --tasks 100000 --load 0.5 --json",
+	},
+	"bench report": {
+		summary: "one table of the --json outputs of bench store, projections, scheduler and lag",
+		usage:   "cronactor bench report [--store FILE] [--projections FILE] [--scheduler FILE] [--lag FILE]",
+		about: `Read the --json output of each bench named (a file of JSON lines; the last line counts, every
+line for bench store) and print one table: each figure beside its baseline of the same run or the bar
+of the design, the peers, and the load average each measurement started at. make bench ends with it.`,
+		example: "cronactor bench report --scheduler scheduler.json --lag lag.json",
 	},
 	"bench backlog": {
 		summary: "too few workers for N tasks: queue depth, log growth, restart and drain times (R18)",
 		usage:   "cronactor bench backlog [--tasks N] [--workers N] [--tick DUR] [--interval DUR] [--work DUR] [--duration DUR] [--dir DIR] [--json]",
 		about:   "Overload a scheduler on the real clock (N tasks due every interval, too few workers), then reopen its data and time the restart and the drain of what waits.",
 		example: "cronactor bench backlog --tasks 2000 --workers 4 --duration 60s --json",
+	},
+
+	restartChildCommand: {
+		summary: "internal: the fresh process of bench scheduler's restart measurement",
+		usage:   "cronactor " + restartChildCommand + " --dir DIR --probe TASK-ID [--tick DUR] [--workers N]",
+		about: `Internal to bench scheduler, which runs its own executable with this command to time a restart:
+reopen DIR, start a scheduler, print one JSON line the moment the first tick has durably decided a run
+of the probe task, then a line with the resident memory, then stop.`,
+		example: "cronactor " + restartChildCommand + " --dir /tmp/cronactor-bench-1/store --probe 0b3c… --tick 100ms",
 	},
 
 	"schedule": {

@@ -3,9 +3,18 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 func TestConfigsNameTheFieldOutOfLimits(t *testing.T) {
@@ -49,5 +58,292 @@ func TestStoreSmoke(t *testing.T) {
 	}
 	if !strings.HasPrefix(got[0].Text(), "writers=2 ") {
 		t.Errorf("text %q", got[0].Text())
+	}
+}
+
+// TestMain lets this test binary stand in for the programs a measurement
+// starts: the fresh process of the restart measurement and the peers'
+// program (a fake that prints two fixed peers).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "restart-child":
+			fs := flag.NewFlagSet("restart-child", flag.ExitOnError)
+			dir := fs.String("dir", "", "")
+			probe := fs.String("probe", "", "")
+			tick := fs.Duration("tick", 0, "")
+			workers := fs.Int("workers", 0, "")
+			fs.Parse(os.Args[2:])
+			cfg := RestartChildConfig{Dir: *dir, Probe: uuid.MustParse(*probe), Tick: *tick, Workers: *workers}
+			if err := RestartChild(context.Background(), cfg, os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		case "fake-peers":
+			fmt.Println(`{"peer":"fake/a","version":"v1","label":"in memory, not durable","jobs":200,"setup_s":0.1,"runs_s":0.01,"runs_per_s":20000,"lag_p50_ms":1,"lag_p99_ms":2}`)
+			fmt.Println(`{"peer":"fake/b","version":"v2","label":"in memory, not durable","jobs":200,"setup_s":0.1,"runs_s":0.02,"runs_per_s":10000,"lag_p50_ms":3,"lag_p99_ms":4}`)
+			os.Exit(0)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func selfChild(exe string) ChildCommand {
+	return func(c RestartChildConfig) (string, []string) {
+		return exe, []string{"restart-child", "--dir", c.Dir, "--probe", c.Probe.String(), "--tick", c.Tick.String(),
+			"--workers", strconv.Itoa(c.Workers)}
+	}
+}
+
+func TestNewConfigsNameTheFieldOutOfLimits(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{SchedulerConfig{Tasks: 1, Workers: 1, Tick: time.Microsecond}.Validate(), "Tick"},
+		{LagConfig{Tasks: 0, Workers: 1, Load: 0.5}.Validate(), "Tasks"},
+		{LagConfig{Tasks: 1, Workers: 0, Load: 0.5}.Validate(), "Workers"},
+		{LagConfig{Tasks: 1, Workers: 1, Load: 0}.Validate(), "Load"},
+		{LagConfig{Tasks: 1, Workers: 1, Load: 1.5}.Validate(), "Load"},
+		{LagConfig{Tasks: 1, Workers: 1, Load: math.NaN()}.Validate(), "Load"},
+		{LagConfig{Tasks: 1, Workers: 1, Load: 1, Tick: 2 * time.Hour}.Validate(), "Tick"},
+		{RestartChildConfig{Probe: uuid.New(), Tick: time.Second, Workers: 1}.Validate(), "Dir"},
+		{RestartChildConfig{Dir: "d", Tick: time.Second, Workers: 1}.Validate(), "Probe"},
+		{RestartChildConfig{Dir: "d", Probe: uuid.New(), Workers: 1}.Validate(), "Tick"},
+		{RestartChildConfig{Dir: "d", Probe: uuid.New(), Tick: time.Second}.Validate(), "Workers"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("err = %v, want one naming %s", c.err, c.want)
+		}
+	}
+}
+
+// jsonFields decodes v's JSON into a map, so a test sees the names and
+// JSON types other programs see.
+func jsonFields(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// wantNumbers checks that every key is present as a JSON number.
+func wantNumbers(t *testing.T, m map[string]any, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			t.Errorf("no %q in %v", k, m)
+			continue
+		}
+		if _, ok := v.(float64); !ok {
+			t.Errorf("%q is %T (%v), want a number", k, v, v)
+		}
+	}
+}
+
+// The fields of DESIGN.md §6, parsed by other programs.
+var (
+	schedulerContract = []string{"tasks", "runs_per_s", "events_per_s", "raw_events_per_s", "ratio", "lag_p50_ms",
+		"lag_p99_ms", "rss_bytes_per_task", "restart_s"}
+	lagContract = []string{"tasks", "lag_p99_ms", "raw_events_per_s"}
+)
+
+func TestResultsCarryTheContractFields(t *testing.T) {
+	peer := PeerResult{Peer: "p", Version: "v", Label: PeerLabel, Jobs: 1, RunsPerS: 1}
+	m := jsonFields(t, SchedulerResult{Tasks: 1, Peers: []PeerResult{peer}})
+	wantNumbers(t, m, schedulerContract...)
+	wantNumbers(t, m, "tick_ms", "create_s", "heap_bytes_per_task", "runs_s", "cpu_us_per_run", "restart_start_s",
+		"restart_rss_bytes_per_task", "load_avg_1m")
+	if _, ok := m["rss_measured"].(bool); !ok {
+		t.Errorf("rss_measured is %T", m["rss_measured"])
+	}
+	m = jsonFields(t, LagResult{Tasks: 1, Peers: []PeerResult{peer}})
+	wantNumbers(t, m, lagContract...)
+	wantNumbers(t, m, "load", "tick_ms", "peak_runs_per_s", "rate_per_s", "runs_per_s", "lag_p50_ms", "lag_max_ms",
+		"tick_wait_p99_ms", "due_lag_p50_ms", "due_lag_p99_ms", "load_avg_1m")
+	for _, v := range []any{SchedulerResult{Peers: []PeerResult{peer}}, LagResult{Peers: []PeerResult{peer}}} {
+		ps, ok := jsonFields(t, v)["peers"].([]any)
+		if !ok || len(ps) != 1 {
+			t.Fatalf("peers %v", jsonFields(t, v)["peers"])
+		}
+		p := ps[0].(map[string]any)
+		wantNumbers(t, p, "jobs", "runs_per_s", "lag_p50_ms", "lag_p99_ms", "setup_s", "runs_s")
+		if p["label"] != PeerLabel || p["peer"] != "p" {
+			t.Errorf("peer %v", p)
+		}
+	}
+}
+
+func TestParsePeers(t *testing.T) {
+	good := `{"peer":"robfig/cron","version":"v3.0.1","label":"in memory, not durable","jobs":100000,"setup_s":0.2,"runs_s":0.3,"runs_per_s":333333,"lag_p50_ms":120,"lag_p99_ms":290,"later":"a field added later"}`
+	got, err := ParsePeers(strings.NewReader("\n" + good + "\n\n" + strings.Replace(good, "robfig/cron", "gocron", 1) + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Peer != "robfig/cron" || got[1].Peer != "gocron" || got[0].Jobs != 100000 ||
+		got[0].RunsPerS != 333333 || got[0].LagP99ms != 290 || got[0].Label != PeerLabel {
+		t.Fatalf("parsed %+v", got)
+	}
+	for _, bad := range []string{
+		"",
+		"not json",
+		`{"peer":"","jobs":1,"runs_per_s":1}`,
+		`{"peer":"x","jobs":0,"runs_per_s":1}`,
+		`{"peer":"x","jobs":1,"runs_per_s":0}`,
+		`{"peer":"x","jobs":"1","runs_per_s":1}`,
+	} {
+		if _, err := ParsePeers(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestPeersThatFailAreAnError(t *testing.T) {
+	if _, _, err := (Peers{Path: filepath.Join(t.TempDir(), "missing")}).measure(context.Background(), 1, nil); err == nil {
+		t.Error("a missing peers program measured")
+	}
+	got, note, err := Peers{Note: "why"}.measure(context.Background(), 1, nil)
+	if err != nil || got == nil || len(got) != 0 || note != "why" {
+		t.Errorf("not measured: %v %q %v", got, note, err)
+	}
+}
+
+func TestReportTable(t *testing.T) {
+	lines := `{"store":"embedded","writers":64,"events_per_s":91000,"raw_events_per_s":120000,"ratio":0.76,"p99_us":900}
+{"tasks":100000,"runs_per_s":8000,"events_per_s":24000,"raw_events_per_s":92000,"ratio":0.26,"lag_p99_ms":9000,"rss_bytes_per_task":1900,"rss_measured":true,"restart_s":2.5,"tick_ms":100,"peers":[{"peer":"gocron","version":"v2.21.2","label":"in memory, not durable","jobs":100000,"runs_per_s":21900,"lag_p99_ms":9000}]}
+`
+	store, err := ReadJSONLines[StoreResult](strings.NewReader(strings.SplitN(lines, "\n", 2)[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := ReadJSONLines[SchedulerResult](strings.NewReader(strings.SplitN(lines, "\n", 2)[1]))
+	if err != nil || len(sched) != 1 {
+		t.Fatal(sched, err)
+	}
+	if _, err := ReadJSONLines[SchedulerResult](strings.NewReader("{]")); err == nil {
+		t.Error("bad JSON read")
+	}
+	lag := LagResult{Tasks: 100000, Load: 0.5, LagP99ms: 42.5, TickMs: 100, PeakRunsPerS: 8000, RatePerS: 4000}
+	table := Report{Store: store, Scheduler: &sched[0], Lag: &lag, Projections: &ProjectionsResult{Writers: 64}}.Table()
+	for _, want := range []string{
+		"store: appends, 64 writer(s)", "91,000 events/s", "ratio 0.76",
+		"scheduler: 100,000 tasks all due", "8,000 runs/s", "bar ≥ 20,000",
+		"1,900 B", "2.50 s", "bar ≤ 10 s",
+		"p99 beyond the tick at 0.50 × peak", "42.5 ms", "bar ≤ 50 ms",
+		"peer: gocron v2.21.2", "21,900 runs/s", "in memory, not durable",
+		"peer: the raw store, 3 appends per run", "30,667 runs/s",
+		"projections:",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if got := count(-1234567); got != "-1,234,567" {
+		t.Errorf("count = %q", got)
+	}
+}
+
+// TestSchedulerSmoke runs the smallest scheduler measurement end to end,
+// the restart in a fresh process (this test binary) and fake peers
+// included: it checks that every field is filled with a plausible value,
+// never how fast anything was.
+func TestSchedulerSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes to disk, takes seconds")
+	}
+	exe := self(t)
+	res, err := Scheduler(context.Background(), SchedulerConfig{Tasks: 300, Workers: 8, Dir: t.TempDir(),
+		Child: selfChild(exe), Peers: Peers{Path: fakePeers(t, exe)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", res)
+	m := jsonFields(t, res)
+	wantNumbers(t, m, schedulerContract...)
+	switch {
+	case res.Tasks != 300 || res.TickMs != 100:
+		t.Errorf("tasks %d, tick %vms", res.Tasks, res.TickMs)
+	case !(res.RunsPerS > 0) || math.Abs(res.EventsPerS-3*res.RunsPerS) > 1e-6*res.EventsPerS:
+		t.Errorf("runs/s %v, events/s %v", res.RunsPerS, res.EventsPerS)
+	case !(res.RawEventsPerS > 0) || math.Abs(res.Ratio-res.EventsPerS/res.RawEventsPerS) > 1e-9:
+		t.Errorf("raw %v, ratio %v", res.RawEventsPerS, res.Ratio)
+	case res.LagP50ms < 0 || res.LagP99ms < res.LagP50ms:
+		t.Errorf("lag p50 %v p99 %v", res.LagP50ms, res.LagP99ms)
+	case !(res.RestartStartS > 0) || !(res.RestartS > res.RestartStartS):
+		t.Errorf("restart %vs, of which the child's start %vs", res.RestartS, res.RestartStartS)
+	case len(res.Peers) != 2 || res.Peers[0].Peer != "fake/a" || res.PeersNote != "":
+		t.Errorf("peers %+v (%s)", res.Peers, res.PeersNote)
+	}
+	if runtime.GOOS == "linux" {
+		// 300 idle tasks hold far more than a page; far less than 1 MB each.
+		if !res.RSSMeasured || !(res.RSSBytesPerTask > 0 && res.RSSBytesPerTask < 1<<20) ||
+			!(res.RestartRSSBytesPerTask > 0 && res.RestartRSSBytesPerTask < 1<<20) {
+			t.Errorf("RSS measured %v: %v B/task, after restart %v B/task", res.RSSMeasured, res.RSSBytesPerTask, res.RestartRSSBytesPerTask)
+		}
+	}
+	if !strings.Contains(res.Text(), "restart in a fresh process") || !strings.Contains(res.Text(), "peer fake/b v2") {
+		t.Errorf("text %s", res.Text())
+	}
+}
+
+// fakePeers is a script running this test binary as the fake peers.
+func fakePeers(t *testing.T, exe string) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake peers are a shell script")
+	}
+	p := filepath.Join(t.TempDir(), "peers")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexec '"+exe+"' fake-peers\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLagSmoke runs the smallest lag measurement: plausible values, the
+// peers left out on purpose.
+func TestLagSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes to disk, takes seconds")
+	}
+	res, err := Lag(context.Background(), LagConfig{Tasks: 200, Workers: 8, Load: 0.5, Dir: t.TempDir(),
+		Peers: Peers{Note: "not asked"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", res)
+	wantNumbers(t, jsonFields(t, res), lagContract...)
+	switch {
+	case !(res.PeakRunsPerS > 0) || math.Abs(res.RatePerS-0.5*res.PeakRunsPerS) > 1e-9*res.PeakRunsPerS:
+		t.Errorf("peak %v, rate %v", res.PeakRunsPerS, res.RatePerS)
+	case !(res.RunsPerS > 0) || !(res.DurationS > 0) || !(res.RawEventsPerS > 0):
+		t.Errorf("runs/s %v over %vs, raw %v", res.RunsPerS, res.DurationS, res.RawEventsPerS)
+	case res.LagP50ms < 0 || res.LagP99ms < res.LagP50ms || res.LagMaxms < res.LagP99ms:
+		t.Errorf("lag beyond the tick p50 %v p99 %v max %v", res.LagP50ms, res.LagP99ms, res.LagMaxms)
+	case res.TickWaitP99ms < 0 || res.TickWaitP99ms > res.TickMs:
+		t.Errorf("tick wait p99 %vms, tick %vms", res.TickWaitP99ms, res.TickMs)
+	case res.DueLagP99ms < res.LagP99ms-res.TickMs:
+		t.Errorf("due lag p99 %v, beyond the tick %v", res.DueLagP99ms, res.LagP99ms)
+	case len(res.Peers) != 0 || res.PeersNote != "not asked":
+		t.Errorf("peers %+v (%s)", res.Peers, res.PeersNote)
+	}
+	if ps, ok := jsonFields(t, res)["peers"].([]any); !ok || len(ps) != 0 {
+		t.Errorf("peers not measured must read [], not %v", jsonFields(t, res)["peers"])
 	}
 }

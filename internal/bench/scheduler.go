@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,10 @@ import (
 	"github.com/cronactor/cronactor/events/embedded"
 )
 
+// DefaultTick is the scheduler's tick in the scheduler and lag
+// measurements when their Config names none.
+const DefaultTick = 100 * time.Millisecond
+
 // SchedulerConfig says what `bench scheduler` measures.
 type SchedulerConfig struct {
 	// Tasks is the number of noop tasks, all due at once: 1 to 10,000,000.
@@ -23,9 +28,16 @@ type SchedulerConfig struct {
 	// Workers is the scheduler's workers (and the raw-append writers of the
 	// baseline): 1 to 10000.
 	Workers int
+	// Tick is the scheduler's tick: 0 (DefaultTick) or 1ms to 1h.
+	Tick time.Duration
 	// Dir is where the measured files go; empty: a new temporary directory,
 	// removed afterwards.
-	Dir      string
+	Dir string
+	// Child starts the fresh process that reopens the data directory
+	// (restart_s). Nil: the restart is not measured and reads 0.
+	Child ChildCommand
+	// Peers says where the peer schedulers' program is.
+	Peers    Peers
 	Progress Progress
 }
 
@@ -37,13 +49,27 @@ func (c SchedulerConfig) Validate() error {
 	if c.Workers < 1 || c.Workers > 10000 {
 		return fmt.Errorf("bench: SchedulerConfig.Workers %d: want 1 to 10000", c.Workers)
 	}
+	if c.Tick != 0 && (c.Tick < time.Millisecond || c.Tick > time.Hour) {
+		return fmt.Errorf("bench: SchedulerConfig.Tick %s: want 1ms to 1h", c.Tick)
+	}
 	return nil
 }
 
-// SchedulerResult is the `bench scheduler` measurement.
+func (c SchedulerConfig) tick() time.Duration {
+	if c.Tick == 0 {
+		return DefaultTick
+	}
+	return c.Tick
+}
+
+// SchedulerResult is the `bench scheduler` measurement. The fields named
+// in DESIGN.md §6 (tasks, runs_per_s, events_per_s, raw_events_per_s,
+// ratio, lag_p50_ms, lag_p99_ms, rss_bytes_per_task, restart_s) are a
+// contract other programs parse: they keep their names and meaning.
 type SchedulerResult struct {
 	Tasks            int     `json:"tasks"`
 	Workers          int     `json:"workers"`
+	TickMs           float64 `json:"tick_ms"`
 	CreateS          float64 `json:"create_s"`
 	HeapBytesPerTask float64 `json:"heap_bytes_per_task"`
 	RunsS            float64 `json:"runs_s"`
@@ -60,19 +86,53 @@ type SchedulerResult struct {
 	// the platform does not say.
 	CreateCPUusPerTask float64 `json:"create_cpu_us_per_task"`
 	CPUusPerRun        float64 `json:"cpu_us_per_run"`
+
+	// RSSBytesPerTask is the process's resident memory with every task
+	// created and idle (before the wave), minus the same process before the
+	// first was created, per task; both read after a GC that hands the
+	// freed heap back to the OS. Linux only (/proc/self/statm):
+	// RSSMeasured is false and the figure 0 elsewhere.
+	RSSBytesPerTask float64 `json:"rss_bytes_per_task"`
+	RSSMeasured     bool    `json:"rss_measured"`
+
+	// RestartS is a fresh process (this program run again on the same data
+	// directory) from just before its exec until the first tick after its
+	// start has decided a run and that decision is durable: runtime start,
+	// store open, recovery of every task, then one tick interval (R1: the
+	// first tick is one tick after the start). RestartStartS is the part
+	// inside the child from entering the measurement to the scheduler
+	// started (open + recovery). RestartRSSBytesPerTask is the child's
+	// resident memory once recovered and idle, minus its own before opening
+	// the directory, per task (Linux only, as RSSBytesPerTask). All 0 when
+	// the restart was not measured.
+	RestartS               float64 `json:"restart_s"`
+	RestartStartS          float64 `json:"restart_start_s"`
+	RestartRSSBytesPerTask float64 `json:"restart_rss_bytes_per_task"`
+
+	// Peers are the in-memory peer schedulers measured in the same run
+	// (empty when not measured; PeersNote says why).
+	Peers     []PeerResult `json:"peers"`
+	PeersNote string       `json:"peers_note,omitempty"`
+
+	// LoadAvg1m is the machine's 1-minute load average when the measurement
+	// started (Linux, /proc/loadavg; 0 elsewhere): rates measured on a
+	// machine busy with other work are not comparable.
+	LoadAvg1m float64 `json:"load_avg_1m"`
 }
 
 // Scheduler creates cfg.Tasks noop tasks on the embedded store on
 // disk, all due at the same instant, and measures how fast every run is
 // enqueued, started and completed (three durable decisions each), with the
-// scheduling lag (due → started). In the same run it measures the store's
-// raw append rate with as many writers as the scheduler has workers; each
-// run costs three appends, so the ratio compares events/s.
+// scheduling lag (due → started) and the resident memory of the idle
+// tasks. In the same run it measures the store's raw append rate with as
+// many writers as the scheduler has workers (each run costs three appends,
+// so the ratio compares events/s), then the restart of the data directory
+// in a fresh process (cfg.Child), then the peers (cfg.Peers).
 func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return SchedulerResult{}, err
 	}
-	var res SchedulerResult
+	res := SchedulerResult{Tasks: cfg.Tasks, Workers: cfg.Workers, TickMs: ms(cfg.tick()), LoadAvg1m: loadAverage()}
 	base, cleanup, err := workDir(cfg.Dir)
 	if err != nil {
 		return res, err
@@ -83,12 +143,14 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	if err != nil {
 		return res, err
 	}
-	store, err := embedded.Open(filepath.Join(base, "store"), embedded.Options{})
+	res.RawEventsPerS = raw.rate()
+	dir := filepath.Join(base, "store")
+	store, err := embedded.Open(dir, embedded.Options{})
 	if err != nil {
 		return res, err
 	}
 	defer store.Close()
-	s, err := scheduler.New(scheduler.Config{Store: store, Tick: 100 * time.Millisecond, Workers: cfg.Workers})
+	s, err := scheduler.New(scheduler.Config{Store: store, Tick: cfg.tick(), Workers: cfg.Workers})
 	if err != nil {
 		return res, err
 	}
@@ -98,46 +160,81 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	}
 	defer s.Stop(context.Background())
 
+	w, err := allDue(ctx, s, store, cfg.Tasks, "bench scheduler", cfg.Progress)
+	if err != nil {
+		return res, err
+	}
+	res.CreateS, res.HeapBytesPerTask, res.RSSBytesPerTask, res.RSSMeasured = w.createS, w.heapPerTask, w.rssPerTask, w.rssMeasured
+	res.RunsS, res.RunsPerS, res.EventsPerS = w.runsS, float64(cfg.Tasks)/w.runsS, 3*float64(cfg.Tasks)/w.runsS
+	res.LagP50ms, res.LagP99ms = ms(percentile(w.lags, 50)), ms(percentile(w.lags, 99))
+	res.CreateCPUusPerTask, res.CPUusPerRun = w.createCPUusPerTask, w.cpuUsPerRun
+	res.Ratio = res.EventsPerS / res.RawEventsPerS
+
+	if cfg.Child != nil {
+		cfg.Progress.note("bench scheduler: stopping, then reopening %d tasks in a fresh process...", cfg.Tasks+1)
+		probe, err := leaveProbe(ctx, s, store)
+		if err != nil {
+			return res, err
+		}
+		if err := store.Close(); err != nil {
+			return res, err
+		}
+		r, err := measureRestart(ctx, cfg.Child, RestartChildConfig{Dir: dir, Probe: probe, Tick: cfg.tick(), Workers: cfg.Workers})
+		if err != nil {
+			return res, err
+		}
+		res.RestartS, res.RestartStartS = r.seconds, r.decided.StartS
+		res.RestartRSSBytesPerTask = perTask(r.memory.RSSBeforeBytes, r.memory.RSSBytes, r.memory.RSSMeasured, cfg.Tasks+1)
+	}
+	res.Peers, res.PeersNote, err = cfg.Peers.measure(ctx, cfg.Tasks, cfg.Progress)
+	return res, err
+}
+
+// wave is what allDue measured.
+type wave struct {
+	createS            float64
+	createCPUusPerTask float64
+	heapPerTask        float64
+	rssPerTask         float64
+	rssMeasured        bool
+	runsS              float64         // due → the last run completed
+	lags               []time.Duration // due → started, sorted
+	cpuUsPerRun        float64
+}
+
+// allDue creates n noop tasks on the started scheduler s, all due at one
+// instant far enough ahead that creation ends first, measures the memory
+// they hold while idle, and times the wave until every run completed.
+func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, n int, name string, progress Progress) (wave, error) {
+	var w wave
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	cfg.Progress.note("bench scheduler: creating %d tasks...", cfg.Tasks)
+	rssBefore, rssOK := settledRSS()
+	progress.note("%s: creating %d tasks...", name, n)
 	createStart, createCPU := time.Now(), cpuTime()
-	// All due at one instant, far enough ahead that creation finishes first.
-	due := createStart.Add(time.Duration(cfg.Tasks/5000+5) * time.Second).UTC().Truncate(time.Second)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var createErr atomic.Value
-	for w := 0; w < 64; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= cfg.Tasks {
-					return
-				}
-				_, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: fmt.Sprintf("t%07d", i), Owner: "bench", Kind: "noop",
-					Interval: time.Hour, FirstRun: due})
-				if err != nil {
-					createErr.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := createErr.Load().(error); ok {
-		return res, err
+	// All due at one instant, far enough ahead that creation finishes first
+	// even at 2,000 tasks/s (a 2-core machine busy with other work creates
+	// about 2,700/s; an idle one about 8,000/s).
+	due := createStart.Add(time.Duration(n/2000+5) * time.Second).UTC().Truncate(time.Second)
+	if err := createTasks(ctx, s, n, func(i int) scheduler.TaskSpec {
+		return scheduler.TaskSpec{Name: fmt.Sprintf("t%07d", i), Owner: "bench", Kind: "noop", Interval: time.Hour, FirstRun: due}
+	}); err != nil {
+		return w, err
 	}
 	createS, createCPU := time.Since(createStart).Seconds(), cpuTime()-createCPU
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
+	rssAfter, ok := settledRSS()
+	w.createS, w.createCPUusPerTask = createS, float64(createCPU)/float64(time.Microsecond)/float64(n)
+	w.heapPerTask = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+	w.rssMeasured = rssOK && ok
+	w.rssPerTask = perTask(rssBefore, rssAfter, w.rssMeasured, n)
 	if time.Now().After(due) {
-		return res, fmt.Errorf("creating %d tasks took %.1fs, past the due time; use fewer --tasks", cfg.Tasks, createS)
+		return w, fmt.Errorf("creating %d tasks took %.1fs, past the due time; use fewer --tasks", n, createS)
 	}
-	cfg.Progress.note("bench scheduler: created in %.1fs; waiting for %s, then every run...", createS, due.Format(time.RFC3339))
+	progress.note("%s: created in %.1fs; waiting for %s, then every run...", name, createS, due.Format(time.RFC3339))
 
 	var dueCPU, lastCPU atomic.Int64
 	atDue := time.AfterFunc(time.Until(due), func() { dueCPU.Store(int64(cpuTime())) })
@@ -145,7 +242,7 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	head := store.Head()
 	var completed atomic.Int64
 	var lagMu sync.Mutex
-	lags := make([]time.Duration, 0, cfg.Tasks)
+	lags := make([]time.Duration, 0, n)
 	var last atomic.Int64
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -156,7 +253,7 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 			lags = append(lags, r.At.Sub(due))
 			lagMu.Unlock()
 		case "RunCompleted":
-			if completed.Add(1) == int64(cfg.Tasks) {
+			if completed.Add(1) == int64(n) {
 				last.Store(time.Now().UnixNano())
 				lastCPU.Store(int64(cpuTime()))
 				cancel()
@@ -166,25 +263,51 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	})
 	<-subCtx.Done()
 	if ctx.Err() != nil {
-		return res, ctx.Err()
+		return w, ctx.Err()
 	}
-	runsS := time.Unix(0, last.Load()).Sub(due).Seconds()
+	w.runsS = time.Unix(0, last.Load()).Sub(due).Seconds()
 	lagMu.Lock()
 	slices.Sort(lags)
-	res = SchedulerResult{Tasks: cfg.Tasks, Workers: cfg.Workers, CreateS: createS,
-		HeapBytesPerTask: float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(cfg.Tasks),
-		RunsS:            runsS, RunsPerS: float64(cfg.Tasks) / runsS, EventsPerS: 3 * float64(cfg.Tasks) / runsS,
-		RawEventsPerS: raw.rate(),
-		LagP50ms:      float64(percentile(lags, 50)) / 1e6, LagP99ms: float64(percentile(lags, 99)) / 1e6,
-		CreateCPUusPerTask: float64(createCPU) / float64(time.Microsecond) / float64(cfg.Tasks),
-		CPUusPerRun:        float64(lastCPU.Load()-dueCPU.Load()) / float64(time.Microsecond) / float64(cfg.Tasks)}
+	w.lags = lags
 	lagMu.Unlock()
-	res.Ratio = res.EventsPerS / res.RawEventsPerS
-	return res, nil
+	w.cpuUsPerRun = float64(lastCPU.Load()-dueCPU.Load()) / float64(time.Microsecond) / float64(n)
+	return w, nil
 }
 
-// Text is the result as one line for people.
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Text is the result as lines for people: ours first, then the peers.
 func (res SchedulerResult) Text() string {
-	return fmt.Sprintf("tasks=%d workers=%d: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task | CPU %.1fµs/run, %.1fµs/task created",
-		res.Tasks, res.Workers, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask, res.CPUusPerRun, res.CreateCPUusPerTask)
+	var b strings.Builder
+	fmt.Fprintf(&b, "tasks=%d workers=%d tick=%.0fms: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task, RSS %s/task | CPU %.1fµs/run, %.1fµs/task created",
+		res.Tasks, res.Workers, res.TickMs, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask,
+		rssText(res.RSSBytesPerTask, res.RSSMeasured), res.CPUusPerRun, res.CreateCPUusPerTask)
+	if res.RestartS > 0 {
+		fmt.Fprintf(&b, "\nrestart in a fresh process: %.2fs to the first tick decided (open + recovery %.2fs, tick %.0fms) | RSS after recovery %.0f B/task",
+			res.RestartS, res.RestartStartS, res.TickMs, res.RestartRSSBytesPerTask)
+	}
+	b.WriteString(peersText(res.Peers, res.PeersNote, res.RawEventsPerS))
+	return b.String()
+}
+
+func rssText(perTask float64, measured bool) string {
+	if !measured {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f B", perTask)
+}
+
+// peersText lists the peers under our line, with the raw store's limit as
+// runs/s (three appends per run) for scale.
+func peersText(peers []PeerResult, note string, raw float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nraw store limit: %.0f events/s = %.0f runs/s at 3 appends per run (durable, nothing scheduled)", raw, raw/3)
+	for _, p := range peers {
+		b.WriteString("\npeer " + p.Text())
+	}
+	if note != "" {
+		b.WriteString("\npeers not measured: " + note)
+	}
+	return b.String()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/internal/faultfs"
 	"github.com/cronactor/cronactor/internal/httpapi"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/google/uuid"
@@ -89,7 +90,9 @@ func TestViewFailingMidRunLeavesSchedulerDeciding(t *testing.T) {
 		s.Stop(ctx)
 	})
 	var failing atomic.Bool
-	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
+	// faultfs, not errorfs alone: once Pebble reuses an old WAL file as its
+	// new WAL, errorfs no longer sees the WAL's writes.
+	fs := faultfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
 		if failing.Load() && op.OpKind() == errorfs.OpKindWrite {
 			return &os.PathError{Op: "write", Path: path, Err: syscall.EIO}
 		}

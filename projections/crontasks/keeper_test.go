@@ -18,6 +18,7 @@ import (
 	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/internal/faultfs"
 	"github.com/cronactor/cronactor/projections/crontasks"
 )
 
@@ -73,6 +74,8 @@ func waitNot(t *testing.T, k *crontasks.Keeper, states ...string) crontasks.Stat
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			// Read again: the position moves without a change of state.
+			st = k.Status()
 			t.Fatalf("still %s: %+v", st.State, st)
 		}
 	}
@@ -244,7 +247,9 @@ func TestKeeperSurvivesFailingWrites(t *testing.T) {
 	h := newHistory(t, store, 23, 20)
 	h.run(200)
 	var failing atomic.Bool
-	fs := errorfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
+	// faultfs, not errorfs alone: once Pebble reuses an old WAL file as its
+	// new WAL, errorfs no longer sees the WAL's writes.
+	fs := faultfs.Wrap(vfs.NewMem(), errorfs.InjectorFunc(func(op errorfs.Op, path string) error {
 		if failing.Load() && op.OpKind() == errorfs.OpKindWrite {
 			return &os.PathError{Op: "write", Path: path, Err: syscall.EIO}
 		}

@@ -875,15 +875,17 @@ func backlogReason(s State, now time.Time) string {
 	return ""
 }
 
-// decideStart is R7, R12, R14's start deadline and R3, checked in that
-// order (the first that applies is the reason recorded): a paused or
-// deleted task drops the run (R7); a run asking while another run of the
-// task is running is dropped as overlap (R12, whatever the run: slot, retry
-// or trigger); a run asking later than it fell due + start_deadline is
-// dropped as too_late (R14: a slot run's due time is its slot moved by its
-// jitter, a retry's is its RetryAt, a trigger's the trigger's time); a
-// scheduled first attempt asking before lastRun + spacing - tolerance is
-// dropped as too_soon (R3; retries and triggers are not held to it).
+// decideStart is R7, R3, R12 and R14's start deadline, checked in that
+// order (the first that applies is the reason recorded), so R1–R9 stay
+// exactly as written and the newer reasons apply to runs they would start:
+// a paused or deleted task drops the run (R7); a scheduled first attempt
+// asking before lastRun + spacing - tolerance is dropped as too_soon (R3;
+// retries and triggers are not held to it); a run asking while another run
+// of the task is running is dropped as overlap (R12, whatever the run:
+// slot, retry or trigger); a run asking later than it fell due +
+// start_deadline is dropped as too_late (R14: a slot run's due time is its
+// slot moved by its jitter, a retry's is its RetryAt, a trigger's the
+// trigger's time).
 func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error) {
 	r, ok := s.Run(c.RunID)
 	if !ok {
@@ -907,22 +909,6 @@ func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error)
 		drop.Reason, drop.Detail = events.DropDeleted, "the task is deleted"
 		return []events.Event{drop}, nil
 	}
-	for _, o := range s.Open {
-		if o.Started && s.Current(o) {
-			drop.Reason = events.DropOverlap
-			left := fmt.Sprintf("its deadline %s away", o.Deadline.Sub(now))
-			if !now.Before(o.Deadline) {
-				left = fmt.Sprintf("its deadline passed %s before, its forced end not recorded yet", now.Sub(o.Deadline))
-			}
-			drop.Detail = fmt.Sprintf("run %d is still running: started %s before, %s", o.Number, now.Sub(o.StartedAt), left)
-			return []events.Event{drop}, nil
-		}
-	}
-	if sd := s.Spec.Policy.StartDeadline.D(); sd > 0 && now.After(r.Due.Add(sd)) {
-		drop.Reason = events.DropTooLate
-		drop.Detail = fmt.Sprintf("asked to start %s after it fell due; start_deadline %s", now.Sub(r.Due), sd)
-		return []events.Event{drop}, nil
-	}
 	if spacing := s.Spacing(r); r.First() && !s.LastRun.IsZero() && spacing > 0 {
 		needed := spacing - s.Spec.Tolerance
 		since := now.Sub(s.LastRun)
@@ -938,6 +924,22 @@ func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error)
 			drop.LastRun, drop.SinceLastStart, drop.Needed = &last, events.Duration(since), events.Duration(needed)
 			return []events.Event{drop}, nil
 		}
+	}
+	for _, o := range s.Open {
+		if o.Started && s.Current(o) {
+			drop.Reason = events.DropOverlap
+			left := fmt.Sprintf("its deadline %s away", o.Deadline.Sub(now))
+			if !now.Before(o.Deadline) {
+				left = fmt.Sprintf("its deadline passed %s before, its forced end not recorded yet", now.Sub(o.Deadline))
+			}
+			drop.Detail = fmt.Sprintf("run %d is still running: started %s before, %s", o.Number, now.Sub(o.StartedAt), left)
+			return []events.Event{drop}, nil
+		}
+	}
+	if sd := s.Spec.Policy.StartDeadline.D(); sd > 0 && now.After(r.Due.Add(sd)) {
+		drop.Reason = events.DropTooLate
+		drop.Detail = fmt.Sprintf("asked to start %s after it fell due; start_deadline %s", now.Sub(r.Due), sd)
+		return []events.Event{drop}, nil
 	}
 	return []events.Event{events.RunStarted{RunID: r.ID, Run: r.Number, Deadline: now.Add(s.Spec.Timebox)}}, nil
 }

@@ -30,8 +30,9 @@
 //     retries and manual runs alike. A run started counts as running until
 //     its outcome is recorded, its deadline passed or not.
 //   - The drop checks of RequestStart, in order (the first that applies is
-//     recorded): R7 paused or deleted, R12 overlap, R14 too_late, R3
-//     too_soon. too_late is measured from the instant the run fell due
+//     recorded): R7 paused or deleted, R3 too_soon, R12 overlap, R14
+//     too_late — R1–R9 stay exactly as written, and the newer reasons
+//     apply to runs they would have started. too_late is measured from the instant the run fell due
 //     (Due: a slot run's slot moved by its jitter, a retry's retry_at, a
 //     manual run's trigger time); too_soon applies to scheduled first
 //     attempts only.
