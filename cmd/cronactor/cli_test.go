@@ -262,6 +262,9 @@ func newFakeDaemon(t *testing.T, tasks []crontasks.Task, recs []events.Recorded)
 				t.Error(err)
 			}
 			json.NewEncoder(w).Encode(list)
+		case strings.HasSuffix(r.URL.Path, "/trigger"):
+			w.WriteHeader(http.StatusAccepted)
+			fmt.Fprint(w, `{"task_id":"0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa","run_id":"5a0f0000-0000-4000-8000-00000000005a"}`)
 		case strings.HasPrefix(r.URL.Path, "/v1/owners/"):
 			fmt.Fprint(w, `{"owner":"demo","deleted":1}`)
 		case r.URL.Path == "/metrics":
@@ -317,17 +320,18 @@ func TestClientsHonourServerAndToken(t *testing.T) {
 	d := newFakeDaemon(t, tasks, sampleEvents(t, tasks[0].ID))
 	id := tasks[0].ID.String()
 	calls := map[string][]string{
-		"GET /v1/tasks":                    {"task", "list"},
-		"GET /v1/tasks/" + id:              {"task", "get", id},
-		"POST /v1/tasks":                   {"task", "create", "--name", "n", "--owner", "o", "--kind", "noop", "--interval", "1m"},
-		"PATCH /v1/tasks/" + id:            {"task", "update", id, "--priority", "2"},
-		"POST /v1/tasks/" + id + "/pause":  {"task", "pause", id},
-		"POST /v1/tasks/" + id + "/resume": {"task", "resume", id},
-		"DELETE /v1/tasks/" + id:           {"task", "delete", id},
-		"DELETE /v1/owners/demo/tasks":     {"owner", "delete", "demo"},
-		"GET /v1/tasks/" + id + "/events":  {"history", id},
-		"GET /v1/tasks/" + id + "/events ": {"explain", id, "--at", "2026-11-22T02:00:30Z"},
-		"GET /metrics":                     {"projections", "status"},
+		"GET /v1/tasks":                     {"task", "list"},
+		"GET /v1/tasks/" + id:               {"task", "get", id},
+		"POST /v1/tasks":                    {"task", "create", "--name", "n", "--owner", "o", "--kind", "noop", "--interval", "1m"},
+		"PATCH /v1/tasks/" + id:             {"task", "update", id, "--priority", "2"},
+		"POST /v1/tasks/" + id + "/pause":   {"task", "pause", id},
+		"POST /v1/tasks/" + id + "/resume":  {"task", "resume", id},
+		"POST /v1/tasks/" + id + "/trigger": {"task", "trigger", id},
+		"DELETE /v1/tasks/" + id:            {"task", "delete", id},
+		"DELETE /v1/owners/demo/tasks":      {"owner", "delete", "demo"},
+		"GET /v1/tasks/" + id + "/events":   {"history", id},
+		"GET /v1/tasks/" + id + "/events ":  {"explain", id, "--at", "2026-11-22T02:00:30Z"},
+		"GET /metrics":                      {"projections", "status"},
 	}
 	var names []string
 	for k := range calls {
@@ -402,7 +406,7 @@ func TestTaskList(t *testing.T) {
 	}
 	_, out, _ = cliRun(t, env, "task", "list", "-o", "wide")
 	header := strings.SplitN(out, "\n", 2)[0]
-	for _, col := range []string{"KIND", "TOLERANCE", "TIMEBOX", "PRIORITY", "RUNS", "DONE", "DROPPED", "FORCED", "FAILED", "MISSED"} {
+	for _, col := range []string{"KIND", "QUEUE", "TOLERANCE", "TIMEBOX", "PRIORITY", "RUN STATE", "RUNS", "DONE", "DROPPED", "FORCED", "FAILED", "RETRIES", "MISSED"} {
 		if !strings.Contains(header, col) {
 			t.Errorf("-o wide header %q lacks %s", header, col)
 		}

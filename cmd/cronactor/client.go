@@ -21,8 +21,8 @@ import (
 )
 
 func init() {
-	commands["task"] = command{summary: "create, list, get, update, upcoming, pause, resume, delete tasks", run: runTask,
-		subs: []string{"create", "list", "get", "update", "upcoming", "pause", "resume", "delete"}}
+	commands["task"] = command{summary: "create, list, get, update, upcoming, trigger, pause, resume, delete tasks", run: runTask,
+		subs: []string{"create", "list", "get", "update", "upcoming", "trigger", "pause", "resume", "delete"}}
 	commands["owner"] = command{summary: "delete every task of an owner", run: runOwner, subs: []string{"delete"}}
 	commands["history"] = command{summary: "a task's audit trail: history TASK [--format table|json]", run: runHistory}
 }
@@ -129,6 +129,7 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		firstRun := fs.String("first-run", "", "first due `time`, RFC 3339 (create)")
 		nextRun := fs.String("next-run", "", "next due `time`, RFC 3339 (update)")
 		sched := addScheduleFlags(fs.FlagSet)
+		pol := addPolicyFlags(fs.FlagSet)
 		if err := fs.parse(args); err != nil {
 			return err
 		}
@@ -147,6 +148,9 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		set("interval", *interval)
 		if err := sched.apply(body); err != nil {
+			return err
+		}
+		if err := pol.apply(body); err != nil {
 			return err
 		}
 		set("tolerance", *tolerance)
@@ -195,6 +199,18 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 		return runTaskUpcoming(ctx, env, c, fs.FlagSet, count, out == "json")
+	case "trigger":
+		if err := fs.parse(args); err != nil {
+			return err
+		}
+		out, err := outputFormat(output, *asJSON)
+		if err != nil {
+			return err
+		}
+		if err := c.resolve(env); err != nil {
+			return err
+		}
+		return runTaskTrigger(ctx, env, c, fs.FlagSet, out == "json")
 	case "get", "pause", "resume", "delete":
 		if err := fs.parse(args); err != nil {
 			return err
@@ -300,7 +316,7 @@ func (c *client) showTask(ctx context.Context, env *cliEnv, method, path string,
 func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 2, 3, ' ', 0)
 	if wide {
-		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tKIND\tSCHEDULE\tZONE\tTOLERANCE\tTIMEBOX\tPRIORITY\tSTATUS\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED\tMISSED\tAGE")
+		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tKIND\tSCHEDULE\tZONE\tQUEUE\tTOLERANCE\tTIMEBOX\tPRIORITY\tSTATUS\tRUN STATE\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED\tRETRIES\tMISSED\tAGE")
 	} else {
 		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tSCHEDULE\tZONE\tSTATUS\tNEXT RUN\tLAST RUN\tAGE")
 	}
@@ -309,15 +325,23 @@ func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 		sched, zone := scheduleText(t), zoneText(t)
 		age := shortDuration(now.Sub(t.CreatedAt))
 		if wide {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t.ID, name, owner, escapeControl(t.Kind),
-				sched, zone, time.Duration(t.Tolerance), time.Duration(t.Timebox), t.Priority, t.Status, absTime(t.NextRun), absTime(t.LastRun),
-				t.RunCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount, t.MissedCount, age)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t.ID, name, owner, escapeControl(t.Kind),
+				sched, zone, escapeControl(or(t.Queue, "default")), time.Duration(t.Tolerance), time.Duration(t.Timebox), t.Priority, t.Status,
+				or(t.RunState, "-"), absTime(t.NextRun), absTime(t.LastRun),
+				t.RunCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount, t.RetryCount, t.MissedCount, age)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, owner, sched, zone, t.Status,
 			relTime(t.NextRun, now), relTime(t.LastRun, now), age)
 	}
 	tw.Flush()
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func absTime(t *time.Time) string {
@@ -485,7 +509,7 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if *format == "json" {
-		return history.WriteLines(env.stdout, rows, history.Absolute(), history.LineFields{RunID: true, Detail: true})
+		return history.WriteLines(env.stdout, rows, history.Absolute(), history.LineFields{RunID: true, Detail: true, Retry: true})
 	}
 	return history.WriteTable(env.stdout, rows, history.Absolute())
 }

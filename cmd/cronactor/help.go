@@ -32,7 +32,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 cronactor serve`,
 
 	"task": {
 		usage: "cronactor task COMMAND [ARGS] [FLAGS]",
-		about: "Create, list, change, pause, resume and delete tasks through the daemon's HTTP API.",
+		about: "Create, list, change, trigger, pause, resume and delete tasks through the daemon's HTTP API.",
 		example: `cronactor task create --name inbox --owner channel/pop3/42 --kind noop --interval 1m
 cronactor task list --owner channel/pop3/42`,
 	},
@@ -42,13 +42,19 @@ cronactor task list --owner channel/pop3/42`,
 		about: `Create a task. Its schedule is exactly one of --interval, --cron (repeat it for a list of
 expressions whose slots are united; read in --timezone, default UTC, with the --dst-gap and
 --dst-overlap policies) and --at (comma-separated RFC 3339 times; one time is a one-time task).
---start-at, --end-at, --max-runs and --jitter bound any schedule (docs/schedules.md). Creating a
-task whose owner and name exist returns the existing task when the spec is the same, and fails
-with 409 when it differs. Prints the task's row.`,
+--start-at, --end-at, --max-runs and --jitter bound any schedule (docs/schedules.md). The run
+policy (docs/policies.md): --queue names the queue its runs wait in; the --retry-* flags retry a
+failed run after a backoff (initial × multiplier^(attempt-1), at most the max), up to
+--retry-max-attempts tries; --missed-run-policy skip runs nothing for a slot found later than
+--missed-after; --start-deadline drops a run that would start too late; --heartbeat-timeout ends a
+run that stopped heartbeating. Creating a task whose owner and name exist returns the existing task
+when the spec is the same, and fails with 409 when it differs. Prints the task's row.`,
 		example: `cronactor task create --name inbox --owner channel/pop3/42 --kind http --interval 1m \
-  --payload '{"url":"https://example.com/poll"}' --timebox 30s
-cronactor task create --name report --owner team/finance --kind noop \
-  --cron '0 9 * * MON-FRI' --cron '0 12 * * SAT' --timezone Europe/Berlin --max-runs 100`,
+  --payload '{"url":"https://example.com/poll"}' --timebox 30s \
+  --retry-max-attempts 3 --retry-initial-backoff 1s --retry-max-backoff 1m --retry-multiplier 2
+cronactor task create --name report --owner team/finance --kind noop --queue reports \
+  --cron '0 9 * * MON-FRI' --cron '0 12 * * SAT' --timezone Europe/Berlin --max-runs 100 \
+  --missed-run-policy skip --start-deadline 10m`,
 	},
 	"task list": {
 		summary: "list tasks from the cron_tasks view (deleted ones with --all)",
@@ -67,11 +73,25 @@ cronactor task list --all -o json`,
 		example: "cronactor task get 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa -o wide",
 	},
 	"task update": {
-		summary: "change a task's payload, schedule, timing, priority or next run",
-		usage:   "cronactor task update TASK_ID [--payload JSON] [--interval DUR | --cron EXPR... | --at TIMES] [--timezone TZ] [--tolerance DUR] [--timebox DUR] [--priority N] [--next-run TIME]",
+		summary: "change a task's payload, schedule, timing, priority, run policy or next run",
+		usage:   "cronactor task update TASK_ID [--payload JSON] [--interval DUR | --cron EXPR... | --at TIMES] [--timezone TZ] [--tolerance DUR] [--timebox DUR] [--priority N] [--next-run TIME] [--queue NAME] [--retry-* …] [FLAGS]",
 		about: `Change some of a task's fields; fields not given stay as they are. A new schedule (or
-window) recomputes the next run from it; --start-at '' or --end-at '' clears one.`,
-		example: "cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --interval 5m --priority 2",
+window) recomputes the next run from it; --start-at '' or --end-at '' clears one. The retry
+policy is replaced whole: give each --retry-* part it should have (--retry-max-attempts 1 turns
+retries off). --queue '', --missed-run-policy '', and 0s for --missed-after, --start-deadline or
+--heartbeat-timeout restore the default.`,
+		example: `cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --interval 5m --priority 2
+cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --retry-max-attempts 5 --retry-initial-backoff 2s \
+  --retry-max-backoff 1m --retry-multiplier 2 --heartbeat-timeout 30s`,
+	},
+	"task trigger": {
+		summary: "run a task now, outside its schedule",
+		usage:   "cronactor task trigger TASK_ID [-o json] [FLAGS]",
+		about: `Enqueue one run of the task now (R15) and print its run ID. The run moves neither nextRun nor
+lastRun and skips the spacing check, but still waits while another run of the task is running
+(it is dropped with reason overlap if one runs when it asks to start). A paused, finished or
+deleted task refuses, and the command exits 1 with the reason.`,
+		example: "cronactor task trigger 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa",
 	},
 	"task upcoming": {
 		summary: "show a task's next slots",
@@ -114,7 +134,9 @@ task's zone offset, capped by its max_runs and end_at.`,
 	"history": {
 		usage: "cronactor history TASK_ID [--format table|json] [FLAGS]",
 		about: `Print a task's audit trail from its event log: the table of decisions with nextRun and lastRun
-after each (--format table), or one JSON object per event (--format json).`,
+after each (--format table), or one JSON object per event (--format json). Retries show their
+attempt and the run they retry, a failure the backoff chosen and when its retry is due (or why
+no retry is made), a manual trigger's run is marked (trigger "manual").`,
 		example: "cronactor history 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --format json",
 	},
 	"explain": {

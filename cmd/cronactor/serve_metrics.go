@@ -20,6 +20,7 @@ import (
 type metrics struct {
 	reg           *prometheus.Registry
 	runs          *prometheus.CounterVec
+	reasons       *prometheus.CounterVec
 	lag           prometheus.Histogram
 	appendSeconds prometheus.Histogram
 	appendFails   *prometheus.CounterVec
@@ -29,13 +30,18 @@ func newMetrics() *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronactor_runs_total",
 		Help: "Run decisions recorded since start, by outcome (enqueued, started, completed, failed, dropped, forced_end)."}, []string{"outcome"})
+	m.reasons = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronactor_run_reasons_total",
+		Help: "Run decisions recorded since start, by outcome and reason: enqueued (schedule, retry, manual, backlog), " +
+			"dropped (too_soon, paused, deleted, overlap, too_late), forced_end (timebox, process_lost, heartbeat_timeout), " +
+			"failed (retry: a retry is due, no_retry: none is made, not_retryable, error: the task has no retry policy), " +
+			"skipped (missed: slots missed_run_policy skip ran nothing for)."}, []string{"outcome", "reason"})
 	m.lag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronactor_scheduling_lag_seconds",
 		Help: "Time from a run's due time to its start.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)})
 	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronactor_append_seconds",
 		Help: "Latency of durable appends to the event store.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
 	m.appendFails = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronactor_append_failures_total",
 		Help: "Appends to the event store that failed, by reason (no_space, version_conflict, other)."}, []string{"reason"})
-	m.reg.MustRegister(m.runs, m.lag, m.appendSeconds, m.appendFails, collectors.NewGoCollector())
+	m.reg.MustRegister(m.runs, m.reasons, m.lag, m.appendSeconds, m.appendFails, collectors.NewGoCollector())
 	return m
 }
 
@@ -81,6 +87,40 @@ func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.Keeper) {
 			Help: "Fresh cron_tasks views started since the daemon started (each after a damaged one was moved aside)."},
 			func() float64 { return float64(v.Status().Rebuilds) }),
 	)
+}
+
+// count adds a run decision to cronactor_run_reasons_total.
+func (m *metrics) count(e events.Event) {
+	switch e := e.(type) {
+	case events.RunEnqueued:
+		reason := "schedule"
+		switch {
+		case e.RetryOf != nil || e.Attempt > 1:
+			reason = "retry"
+		case e.Trigger == events.TriggerManual:
+			reason = "manual"
+		case e.Reason == events.EnqueueBacklog:
+			reason = "backlog"
+		}
+		m.reasons.WithLabelValues("enqueued", reason).Inc()
+	case events.RunFailed:
+		reason := "error"
+		switch {
+		case e.RetryAt != nil:
+			reason = "retry"
+		case e.Fatal:
+			reason = "not_retryable"
+		case e.NoRetry != "":
+			reason = "no_retry"
+		}
+		m.reasons.WithLabelValues("failed", reason).Inc()
+	case events.RunDropped:
+		m.reasons.WithLabelValues("dropped", e.Reason).Inc()
+	case events.RunForcedEnd:
+		m.reasons.WithLabelValues("forced_end", e.Reason).Inc()
+	case events.SlotsMissed:
+		m.reasons.WithLabelValues("skipped", "missed").Add(float64(max(e.Missed, 1)))
+	}
 }
 
 // registerQueues adds the per-queue gauges, read from the scheduler at
@@ -131,6 +171,7 @@ func (m *metrics) follow(ctx context.Context, st events.Store, logger *slog.Logg
 		if err != nil {
 			return nil // the view reports undecodable events
 		}
+		m.count(e)
 		switch e := e.(type) {
 		case events.RunEnqueued:
 			m.runs.WithLabelValues("enqueued").Inc()

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/ui"
@@ -90,6 +91,7 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("PATCH /v1/tasks/{id}", a.update)
 	mux.HandleFunc("POST /v1/tasks/{id}/pause", a.pause)
 	mux.HandleFunc("POST /v1/tasks/{id}/resume", a.resume)
+	mux.HandleFunc("POST /v1/tasks/{id}/trigger", a.trigger)
 	mux.HandleFunc("DELETE /v1/tasks/{id}", a.delete)
 	mux.HandleFunc("GET /v1/tasks/{id}/events", a.events)
 	mux.HandleFunc("DELETE /v1/owners/", a.deleteOwner)
@@ -211,6 +213,8 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 		writeErr(w, http.StatusBadRequest, field, msg)
 	case errors.Is(err, scheduler.ErrTaskNotFound), errors.Is(err, crontasks.ErrNotFound):
 		writeErr(w, http.StatusNotFound, "id", "no such task")
+	case errors.Is(err, rules.ErrCannotTrigger):
+		writeErr(w, http.StatusConflict, "id", cannotTrigger(err))
 	case errors.Is(err, scheduler.ErrTaskDeleted):
 		writeErr(w, http.StatusConflict, "id", "the task is deleted")
 	case errors.Is(err, scheduler.ErrVersionMismatch):
@@ -273,6 +277,7 @@ type createBody struct {
 	scheduleBody
 	// MaxWaiting bounds the task's waiting runs (R18); absent: the default.
 	MaxWaiting *int `json:"max_waiting"`
+	policyBody
 }
 
 // maxWaiting checks a max_waiting the API is given: the bound itself, never
@@ -357,6 +362,11 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 	if s.MaxWaiting, err = maxWaiting(b.MaxWaiting); err != nil {
 		return s, err
 	}
+	pol, err := b.policyBody.parse(false)
+	if err != nil {
+		return s, err
+	}
+	pol.spec(&s)
 	return s, nil
 }
 
@@ -425,6 +435,9 @@ func sameSpec(t scheduler.Task, s scheduler.TaskSpec) bool {
 		return false
 	}
 	if s.MaxWaiting != 0 && t.MaxWaiting != s.MaxWaiting {
+		return false
+	}
+	if !samePolicy(t, s) {
 		return false
 	}
 	return jsonEqual(t.Payload, s.Payload)
@@ -675,6 +688,7 @@ type updateBody struct {
 	scheduleBody
 	// MaxWaiting replaces the bound on waiting runs (R18).
 	MaxWaiting *int `json:"max_waiting"`
+	policyBody
 }
 
 func (a *api) update(w http.ResponseWriter, r *http.Request) {
@@ -689,7 +703,8 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b updateBody
-	if err := decode(r, &b); err != nil {
+	raw, err := decodeBody(r, &b)
+	if err != nil {
 		a.fail(w, err)
 		return
 	}
@@ -749,6 +764,12 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		}
 		u.MaxWaiting = &n
 	}
+	pol, err := b.policyBody.parse(nullField(raw, "retry"))
+	if err != nil {
+		a.fail(w, err)
+		return
+	}
+	pol.update(&u)
 	t, err := a.cfg.Scheduler.UpdateTask(r.Context(), id, u, opts...)
 	a.answer(w, r, t, err)
 }

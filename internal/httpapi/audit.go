@@ -34,6 +34,16 @@ type HistoryRow struct {
 	Detail   string     `json:"detail,omitempty"`
 	Deadline *time.Time `json:"deadline,omitempty"`
 	Position string     `json:"position"`
+	// Attempt is set on the rows of a retry (attempt > 1, R13), RetryOf
+	// on its enqueue; Trigger is "manual" on a manually triggered run's
+	// rows (R15). A failure or forced end that is retried gives the retry's
+	// due time and the backoff chosen; one that is not says why (no_retry).
+	Attempt int        `json:"attempt,omitempty"`
+	RetryOf *uuid.UUID `json:"retry_of,omitempty"`
+	Trigger string     `json:"trigger,omitempty"`
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+	Backoff string     `json:"backoff,omitempty"`
+	NoRetry string     `json:"no_retry,omitempty"`
 }
 
 // HistoryBody is GET /v1/tasks/{id}/history?since=RFC3339&limit=N: the rows
@@ -122,6 +132,17 @@ func (a *api) history(w http.ResponseWriter, r *http.Request) {
 			rid := row.RunID
 			hr.RunID = &rid
 		}
+		if row.Attempt > 1 {
+			hr.Attempt = row.Attempt
+		}
+		if row.RetryOf != uuid.Nil && row.Event == "RunEnqueued" {
+			of := row.RetryOf
+			hr.RetryOf = &of
+		}
+		hr.Trigger, hr.RetryAt, hr.NoRetry = row.Trigger, row.RetryAt, row.NoRetry
+		if row.RetryAt != nil {
+			hr.Backoff = row.Backoff.String()
+		}
 		body.Rows = append(body.Rows, hr)
 	}
 	writeJSON(w, http.StatusOK, body)
@@ -144,6 +165,19 @@ type ExplainRun struct {
 	RunID    uuid.UUID  `json:"run_id"`
 	Since    time.Time  `json:"since"`
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// Attempt (when > 1) and Trigger say what kind of run it is.
+	Attempt int    `json:"attempt,omitempty"`
+	Trigger string `json:"trigger,omitempty"`
+}
+
+// ExplainRetry is a retry due and not yet enqueued at the explained time
+// (R13).
+type ExplainRetry struct {
+	Of      int       `json:"of_run"`
+	OfID    uuid.UUID `json:"of_run_id"`
+	Attempt int       `json:"attempt"`
+	Due     time.Time `json:"due"`
+	Backoff string    `json:"backoff"`
 }
 
 // ExplainBody is GET /v1/tasks/{id}/explain?at=RFC3339[&window=DUR]: the
@@ -160,6 +194,7 @@ type ExplainBody struct {
 	LastRun   *time.Time        `json:"last_run"`
 	Queued    []ExplainRun      `json:"queued"`
 	Running   []ExplainRun      `json:"running"`
+	Retries   []ExplainRetry    `json:"retries"`
 	Window    events.Duration   `json:"window"`
 	Decisions []ExplainDecision `json:"decisions"`
 	Text      string            `json:"text"`
@@ -211,10 +246,13 @@ func (a *api) explain(w http.ResponseWriter, r *http.Request) {
 	}
 	body := ExplainBody{TaskID: ex.TaskID, Task: ex.Task, At: ex.At, Exists: ex.Exists, Verdict: ex.Verdict(tf),
 		Status: ex.Status, NextRun: ex.NextRun, LastRun: ex.LastRun, Window: events.Duration(ex.Window),
-		Queued: runs(ex.Queued), Running: runs(ex.Running), Decisions: []ExplainDecision{}, Text: text.String()}
+		Queued: runs(ex.Queued), Running: runs(ex.Running), Retries: []ExplainRetry{}, Decisions: []ExplainDecision{}, Text: text.String()}
 	if ex.Exists {
 		since := ex.Since
 		body.Since = &since
+	}
+	for _, p := range ex.Retries {
+		body.Retries = append(body.Retries, ExplainRetry{Of: p.Of, OfID: p.OfID, Attempt: p.Attempt, Due: p.Due, Backoff: p.Backoff.String()})
 	}
 	for i, d := range ex.Decisions {
 		body.Decisions = append(body.Decisions, ExplainDecision{At: d.Row.At, Event: d.Row.Event, Run: d.Row.Run,
@@ -226,7 +264,11 @@ func (a *api) explain(w http.ResponseWriter, r *http.Request) {
 func runs(rs []history.RunState) []ExplainRun {
 	out := make([]ExplainRun, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, ExplainRun{Run: r.Run, RunID: r.RunID, Since: r.Since, Deadline: r.Deadline})
+		er := ExplainRun{Run: r.Run, RunID: r.RunID, Since: r.Since, Deadline: r.Deadline, Trigger: r.Trigger}
+		if r.Attempt > 1 {
+			er.Attempt = r.Attempt
+		}
+		out = append(out, er)
 	}
 	return out
 }

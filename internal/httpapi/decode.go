@@ -39,14 +39,20 @@ const maxDepth = 100
 // decode reads a request body strictly (see decodeStrict): at most maxBody
 // bytes.
 func decode(r *http.Request, v any) error {
+	_, err := decodeBody(r, v)
+	return err
+}
+
+// decodeBody is decode that also returns the body it read.
+func decodeBody(r *http.Request, v any) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
-		return &fieldErr{"body", err.Error()}
+		return nil, &fieldErr{"body", err.Error()}
 	}
 	if len(b) > maxBody {
-		return &fieldErr{"body", fmt.Sprintf("must be at most %d bytes", maxBody)}
+		return nil, &fieldErr{"body", fmt.Sprintf("must be at most %d bytes", maxBody)}
 	}
-	return decodeStrict(b, v)
+	return b, decodeStrict(b, v)
 }
 
 // decodeStrict decodes one JSON object into v, a pointer to a struct, and
@@ -93,7 +99,7 @@ func decodeStrict(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			field := te.Field
+			field := jsonPath(t.Elem(), te.Field)
 			if field == "" {
 				field = "body"
 			}
@@ -102,6 +108,36 @@ func decodeStrict(b []byte, v any) error {
 		return &fieldErr{"body", "invalid JSON: " + err.Error()}
 	}
 	return nil
+}
+
+// jsonPath is the path encoding/json names in a type error as the body
+// spells it: without the Go names of embedded structs it puts in
+// ("policyBody.retry.max_attempts" is "retry.max_attempts").
+func jsonPath(t reflect.Type, path string) string {
+	embedded := map[string]bool{}
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); f.Anonymous && f.Tag.Get("json") == "" && !embedded[f.Name] {
+				embedded[f.Name] = true
+				walk(f.Type)
+			}
+		}
+	}
+	walk(t)
+	var out []string
+	for _, seg := range strings.Split(path, ".") {
+		if !embedded[seg] {
+			out = append(out, seg)
+		}
+	}
+	return strings.Join(out, ".")
 }
 
 func syntaxErr(err error) error {

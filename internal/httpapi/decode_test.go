@@ -30,6 +30,26 @@ type inner struct {
 	Extra string `json:"extra"`
 }
 
+// The type errors of the API's bodies name the field as the body spells
+// it, not through the Go structs the fields are grouped in.
+func TestBodyTypeErrorsNameTheField(t *testing.T) {
+	for body, field := range map[string]string{
+		`{"max_runs":"3"}`:               "max_runs",
+		`{"retry":{"max_attempts":"3"}}`: "retry.max_attempts",
+		`{"retry":{"multiplier":"2"}}`:   "retry.multiplier",
+		`{"retry":[]}`:                   "retry",
+		`{"heartbeat_timeout":5}`:        "heartbeat_timeout",
+		`{"queue":["a"]}`:                "queue",
+	} {
+		for _, v := range []any{&createBody{}, &updateBody{}} {
+			var fe *fieldErr
+			if err := decodeStrict([]byte(body), v); !errors.As(err, &fe) || fe.field != field {
+				t.Errorf("%T %s: %v, want field %s", v, body, err, field)
+			}
+		}
+	}
+}
+
 func TestDecodeStrict(t *testing.T) {
 	cases := []struct {
 		name, body string
@@ -71,6 +91,7 @@ func TestDecodeStrict(t *testing.T) {
 		{"deep but within the bound", `{"any":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`, "", ""},
 		{"wrong type", `{"name":1}`, "name", "must be a string"},
 		{"wrong nested type", `{"items":[{"id":1}]}`, "items.id", "must be a string"},
+		{"wrong type of an embedded field", `{"extra":1}`, "extra", "must be a string"},
 		{"long unknown key is cut", `{"` + strings.Repeat("k", 500) + `":1}`, strings.Repeat("k", maxKeyInPath) + "…", "unknown field"},
 	}
 	for _, c := range cases {
@@ -129,7 +150,7 @@ func FuzzDecodeStrict(f *testing.F) {
 		`{"name":"poll","owner":"channel/pop3/42","kind":"http","interval":"1m","payload":{"url":"http://x"}}`,
 		`{"name":"a","Name":"b"}`, `{"INTERVAL":"1s"}`, `{"name":"a","name":"b"}`,
 		`{"payload":{"a":1,"a":2}}`, `{"payload":[[[[{}]]]]}`, `{"tolerance":null,"timebox":"1s","priority":3}`,
-		`{"first_run":"0001-01-01T00:00:00Z"}`, `{} {}`, `[]`, `"x"`, `{"\u006eame":"a"}`, "{\"n\xffame\":1}",
+		`{"first_run":"0001-01-01T00:00:00Z"}`, `{"retry":{"max_attempts":3,"Max_Attempts":4}}`, `{"retry":null,"queue":"q"}`, `{} {}`, `[]`, `"x"`, `{"\u006eame":"a"}`, "{\"n\xffame\":1}",
 	} {
 		f.Add([]byte(s))
 	}

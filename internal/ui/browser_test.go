@@ -271,9 +271,9 @@ func (d *daemon) report(t *testing.T) uuid.UUID {
 	for run := 1; run <= 30; run++ {
 		d.scriptRun(id, run, 2*time.Second, 12*time.Second)
 	}
-	d.scriptRun(id, 1, 70*time.Second, 12*time.Second) // A1 waits; A2 is enqueued meanwhile
-	d.scriptRun(id, 2, 15*time.Second, 0)              // asks 5 s after A1 started: dropped
-	d.scriptRun(id, 5, 2*time.Second, 45*time.Second)  // overruns its 30 s timebox: forced end
+	d.scriptRun(id, 1, 70*time.Second, 3*time.Second) // A1 waits; A2 is enqueued meanwhile
+	d.scriptRun(id, 2, 15*time.Second, 0)             // asks 5 s after A1 started (A1 has ended: no overlap): dropped
+	d.scriptRun(id, 5, 2*time.Second, 45*time.Second) // overruns its 30 s timebox: forced end
 	return id
 }
 
@@ -394,18 +394,38 @@ func TestPauseAndTriggerButtons(t *testing.T) {
 	if _, body := d.call(t, "GET", "/v1/tasks/"+id.String(), ""); !strings.Contains(body, `"status": "paused"`) {
 		t.Fatalf("the API does not show the task paused: %s", body)
 	}
+	// A paused task refuses a trigger (409); the page shows the reason.
+	run(t, ctx, "trigger while paused", chromedp.Click(css("#act-trigger")),
+		waitText("#action-error", "Could not trigger the task: "), waitText("#action-error", "paused"))
 	run(t, ctx, "resume", chromedp.Click(css("#act-resume")), waitText(".pagehead .badge", "active"))
 
-	// Trigger: what the API answers is what the page shows.
-	code, body := d.call(t, "POST", "/v1/tasks/"+id.String()+"/trigger", "")
-	run(t, ctx, "trigger", chromedp.Click(css("#act-trigger")))
-	if code >= 400 {
-		var e struct{ Error struct{ Message string } }
-		json.Unmarshal([]byte(body), &e)
-		run(t, ctx, "trigger error shown", waitText("#action-error", "Could not trigger the task: "), waitText("#action-error", e.Error.Message))
-	} else {
-		run(t, ctx, "trigger shown", waitText("#action-ok", "Triggered"))
+	// Trigger: the page calls POST /v1/tasks/{id}/trigger and shows the
+	// run's ID, which the task's audit trail has as a manual run.
+	run(t, ctx, "trigger", chromedp.Click(css("#act-trigger")), waitText("#action-ok", "Triggered: run "))
+	msg := value(t, ctx, "read the trigger's answer", chromedp.Evaluate[string](`document.getElementById("action-ok").textContent`))
+	runID, err := uuid.Parse(strings.TrimSuffix(strings.TrimPrefix(msg, "Triggered: run "), "."))
+	if err != nil {
+		t.Fatalf("the page shows %q, not a run ID: %v", msg, err)
 	}
+	_, body := d.call(t, "GET", "/v1/tasks/"+id.String()+"/events", "")
+	var list struct {
+		Events []struct {
+			Type  string
+			RunID uuid.UUID `json:"run_id"`
+			Data  struct{ Trigger string }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatal(err)
+	}
+	manual := false
+	for _, e := range list.Events {
+		manual = manual || (e.Type == "RunEnqueued" && e.RunID == runID && e.Data.Trigger == "manual")
+	}
+	if !manual {
+		t.Fatalf("the run the page shows (%s) is not a manual run of the task: %s", runID, body)
+	}
+	run(t, ctx, "triggered run in the trail", waitText("#trail", "Manual trigger enqueues poll"))
 
 	// Delete asks first; cancelling keeps the task.
 	run(t, ctx, "delete, cancel", chromedp.Click(css("#act-delete")), chromedp.WaitVisible(css("#confirm-dialog")),
@@ -418,6 +438,27 @@ func TestPauseAndTriggerButtons(t *testing.T) {
 	// A refused action shows the API's error: pausing a deleted task is a 409.
 	run(t, ctx, "refused action", chromedp.Evaluate[chromedp.Void](`document.getElementById("act-pause").hidden = false`),
 		chromedp.Click(css("#act-pause")), waitText("#action-error", "the task is deleted"))
+}
+
+// The task page shows the run policy and what the task is doing now.
+func TestTaskPagePolicy(t *testing.T) {
+	d := startDaemon(t, "")
+	body := `{"name":"mail","owner":"team/ops","kind":"noop","interval":"1m","first_run":"` + t0.Add(30*time.Second).Format(time.RFC3339) + `",` +
+		`"queue":"mail","retry":{"max_attempts":3,"initial_backoff":"1s","max_backoff":"1m","multiplier":2},"start_deadline":"10s","heartbeat_timeout":"20s"}`
+	code, resp := d.call(t, "POST", "/v1/tasks", body)
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, resp)
+	}
+	var tk struct{ ID uuid.UUID }
+	json.Unmarshal([]byte(resp), &tk)
+	d.scriptRun(tk.ID, 1, 0, 25*time.Second)
+	ctx := tab(t)
+	run(t, ctx, "policy facts", chromedp.Navigate(d.url("#/tasks/"+tk.ID.String())),
+		waitText("#f-queue", "mail"), waitText("#f-retry", "3 attempts, backoff 1s × 2 up to 1m0s"),
+		waitText("#f-missed", "run_once; missed after one spacing"), waitText("#f-deadlines", "10s / 20s"),
+		waitText("#f-runstate", "idle"))
+	d.advance(40 * time.Second) // run 1 is enqueued at 00:30 and runs 25 s
+	run(t, ctx, "running", waitText("#f-runstate", "running"), waitText("#f-runstate", "run 1 "))
 }
 
 func TestCreateForm(t *testing.T) {

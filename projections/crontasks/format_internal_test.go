@@ -57,27 +57,30 @@ func TestOlderFormatIsRebuilt(t *testing.T) {
 		}
 	}
 	stale := ownerKey("o", "old-layout", uuid.MustParse("e0000000-0000-4000-8000-0000000000ee"))
-	rewrite("cronactor-view 1", stale)
-	v, err = Open(cfg)
-	if err != nil {
-		t.Fatalf("older format: %v", err)
+	// Format 3 rows have no run policy or run state (format 4).
+	for _, marker := range []string{"cronactor-view 1", "cronactor-view 3"} {
+		rewrite(marker, stale)
+		v, err = Open(cfg)
+		if err != nil {
+			t.Fatalf("older format %q: %v", marker, err)
+		}
+		if !v.Checkpoint().IsZero() {
+			t.Errorf("older view %q kept its checkpoint %s", marker, v.Checkpoint())
+		}
+		if err := v.CatchUp(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		page, err := v.ByOwner(context.Background(), "o", 10, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Tasks) != 1 || page.Tasks[0].ID != id || page.Tasks[0].RunState != RunIdle || page.Tasks[0].Queue != "default" {
+			t.Errorf("after the rebuild of %q the owner index holds %+v", marker, page.Tasks)
+		}
+		v.Close()
 	}
-	if !v.Checkpoint().IsZero() {
-		t.Errorf("older view kept its checkpoint %s", v.Checkpoint())
-	}
-	if err := v.CatchUp(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	page, err := v.ByOwner(context.Background(), "o", 10, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(page.Tasks) != 1 || page.Tasks[0].ID != id {
-		t.Errorf("after the rebuild the owner index holds %+v", page.Tasks)
-	}
-	v.Close()
 
-	for _, marker := range []string{"cronactor-view 4", "cronactor-view x", "something else"} {
+	for _, marker := range []string{"cronactor-view 5", "cronactor-view x", "something else"} {
 		rewrite(marker)
 		if _, err := Open(cfg); !errors.Is(err, ErrForeignDB) {
 			t.Errorf("marker %q: %v, want ErrForeignDB", marker, err)

@@ -101,7 +101,17 @@ func (h *history) step() {
 	case k < 30 && st.status == crontasks.StatusActive:
 		st.runs++
 		st.queued = append(st.queued, st.runs)
-		h.append(st, events.RunEnqueued{RunID: r(st.runs), Run: st.runs, Due: h.now, NextRun: h.now.Add(time.Minute), Missed: h.rng.IntN(3) / 2})
+		e := events.RunEnqueued{RunID: r(st.runs), Run: st.runs, Due: h.now, NextRun: h.now.Add(time.Minute), Missed: h.rng.IntN(3) / 2}
+		switch h.rng.IntN(8) {
+		case 0: // a retry of the run before (R13)
+			if st.runs > 1 {
+				of := r(st.runs - 1)
+				e.Attempt, e.RetryOf, e.Missed = 2, &of, 0
+			}
+		case 1: // a manual trigger (R15)
+			e.Trigger, e.Missed = events.TriggerManual, 0
+		}
+		h.append(st, e)
 	case k < 55 && len(st.queued) > 0:
 		n := st.queued[0]
 		st.queued = st.queued[1:]
@@ -118,7 +128,12 @@ func (h *history) step() {
 		st.running = st.running[1:]
 		switch h.rng.IntN(5) {
 		case 0:
-			h.append(st, events.RunFailed{RunID: r(n), Run: n, Error: "boom"})
+			f := events.RunFailed{RunID: r(n), Run: n, Error: "boom"}
+			if h.rng.IntN(2) == 0 {
+				due := h.now.Add(time.Second)
+				f.RetryAt, f.Backoff = &due, events.Duration(time.Second)
+			}
+			h.append(st, f)
 		case 1:
 			h.append(st, events.CheckpointSaved{RunID: r(n), Run: n, Checkpoint: cp},
 				events.RunForcedEnd{RunID: r(n), Run: n, Deadline: h.now, Reason: events.ForcedTimebox, Detail: "still running", Checkpoint: cp})
@@ -133,7 +148,9 @@ func (h *history) step() {
 		h.append(st, events.TaskResumed{NextRun: h.now.Add(time.Minute)})
 	case k < 94:
 		h.append(st, events.TaskUpdated{Payload: json.RawMessage(`{"v":2}`), Schedule: events.Schedule{Interval: events.Duration(2 * time.Minute)},
-			Tolerance: events.Duration(10 * time.Second), Timebox: events.Duration(time.Minute), Priority: 5, NextRun: h.now.Add(2 * time.Minute)})
+			Tolerance: events.Duration(10 * time.Second), Timebox: events.Duration(time.Minute), Priority: 5, NextRun: h.now.Add(2 * time.Minute),
+			Policy: events.Policy{Queue: "reports", Retry: &events.Retry{MaxAttempts: 3, InitialBackoff: events.Duration(time.Second),
+				MaxBackoff: events.Duration(time.Minute), Multiplier: 2}, StartDeadline: events.Duration(20 * time.Second)}})
 	case k < 96 && h.rng.IntN(10) == 0:
 		st.status = crontasks.StatusDeleted
 		h.append(st, events.TaskDeleted{Reason: "owner " + h.owner(i) + " deleted"})

@@ -80,6 +80,38 @@ type Task struct {
 	// MaxWaiting is the most runs of the task that wait in the queue at
 	// once (R18): the task's own bound, or the default 3.
 	MaxWaiting int `json:"max_waiting"`
+	// The run policy in force (R12–R16, docs/policies.md), every field
+	// present: Queue the named queue its runs wait in ("default" unless
+	// the task names one); Retry the retry policy, null for none (one
+	// attempt); MissedRunPolicy "run_once" (the default) or "skip";
+	// MissedAfter, StartDeadline and HeartbeatTimeout null when unset
+	// (their defaults: one spacing; no deadline; no heartbeat check).
+	Queue            string           `json:"queue"`
+	Retry            *Retry           `json:"retry"`
+	MissedRunPolicy  string           `json:"missed_run_policy"`
+	MissedAfter      *events.Duration `json:"missed_after"`
+	StartDeadline    *events.Duration `json:"start_deadline"`
+	HeartbeatTimeout *events.Duration `json:"heartbeat_timeout"`
+	// RetryCount counts the runs enqueued as retries of a failed run (R13;
+	// each is also in RunCount), TriggerCount those a manual trigger
+	// enqueued (R15).
+	RetryCount   int64 `json:"retry_count"`
+	TriggerCount int64 `json:"trigger_count"`
+	// RunState is what the task is doing now: RunIdle (no run enqueued
+	// and without an outcome), RunQueued (runs wait, none runs) or
+	// RunRunning. RunID is then the run that runs (the latest started) or
+	// the oldest one waiting, RunNumber its number, RunAttempt its attempt
+	// (R13); RunEnqueuedAt when it was enqueued and RunStartedAt when it
+	// started (running only). All are absent when idle.
+	RunState      string     `json:"run_state"`
+	RunID         *uuid.UUID `json:"run_id,omitempty"`
+	RunNumber     int        `json:"run_number,omitempty"`
+	RunAttempt    int        `json:"run_attempt,omitempty"`
+	RunEnqueuedAt *time.Time `json:"run_enqueued_at,omitempty"`
+	RunStartedAt  *time.Time `json:"run_started_at,omitempty"`
+	// NextRetry is when the earliest retry a failure promised and no tick
+	// has enqueued yet falls due (R13); null when none is pending.
+	NextRetry *time.Time `json:"next_retry"`
 	// Checkpoint is the one the next run is handed (R5): what the latest
 	// run of this incarnation that ended left.
 	Checkpoint json.RawMessage `json:"checkpoint"`
@@ -98,6 +130,23 @@ type Task struct {
 	// fold is the task's state the row derives from; the view stores it
 	// with the row (encodeRow) to fold the next event.
 	fold *taskstate.State
+}
+
+// Run states (Task.RunState).
+const (
+	RunIdle    = "idle"
+	RunQueued  = "queued"
+	RunRunning = "running"
+)
+
+// Retry is a task's retry policy as the row shows it (R13): a failed run
+// with attempts left is retried after min(initial_backoff ×
+// multiplier^(attempt-1), max_backoff). MaxAttempts counts the first try.
+type Retry struct {
+	MaxAttempts    int             `json:"max_attempts"`
+	InitialBackoff events.Duration `json:"initial_backoff"`
+	MaxBackoff     events.Duration `json:"max_backoff"`
+	Multiplier     float64         `json:"multiplier"`
 }
 
 // Outcome is how one run ended.
@@ -162,11 +211,20 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 		// A new incarnation: no trace of the deletion or the old outcomes.
 		t.DeletedAt, t.DeleteReason, t.LastOutcome = nil, "", nil
 	case events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskFinished:
+	case events.SlotsMissed:
+		// R14 skip: no run, the slots count as missed.
+		t.MissedCount += int64(e.Missed)
 	case events.TaskDeleted:
 		t.DeletedAt, t.DeleteReason = tp(at), e.Reason
 	case events.RunEnqueued:
 		t.RunCount++
 		t.MissedCount += int64(e.Missed)
+		if e.Attempt > 1 {
+			t.RetryCount++
+		}
+		if e.Trigger == events.TriggerManual {
+			t.TriggerCount++
+		}
 	case events.RunStarted:
 		t.StartedCount++
 	case events.RunCompleted:
@@ -191,6 +249,10 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.setSchedule(st.Spec.Schedule, st.Spec.Window)
 	t.Status = st.Status.String()
 	t.MaxWaiting = st.Spec.WaitingBound()
+	t.setPolicy(st.Spec.Policy)
+	t.setRunState(st)
+	next, _ := st.NextRetry()
+	t.NextRetry = tpKeep(t.NextRetry, next)
 	t.NextRun, t.LastRun = tpKeep(t.NextRun, st.NextRun), tpKeep(t.LastRun, st.LastRun)
 	t.Checkpoint = st.Checkpoint
 	t.CreatedAt = st.CreatedAt.UTC()
@@ -233,6 +295,59 @@ func (t *Task) setSchedule(sc events.Schedule, w events.Window) {
 		}
 	}
 	t.StartAt, t.EndAt, t.MaxRuns, t.Jitter = tp(w.Start()), tp(w.End()), w.MaxRuns, w.Jitter
+}
+
+// setPolicy shows the run policy with its defaults.
+func (t *Task) setPolicy(p events.Policy) {
+	t.Queue, t.MissedRunPolicy = p.QueueName(), p.MissedRunPolicy
+	if t.MissedRunPolicy == "" {
+		t.MissedRunPolicy = events.MissedRunOnce
+	}
+	old := t.Retry // the previous row's, never changed in place
+	t.Retry = nil
+	if r := p.Retry; r != nil && r.MaxAttempts > 1 {
+		want := Retry{MaxAttempts: r.MaxAttempts, InitialBackoff: r.InitialBackoff, MaxBackoff: r.MaxBackoff, Multiplier: r.Multiplier}
+		if t.Retry = old; old == nil || *old != want {
+			t.Retry = &want
+		}
+	}
+	t.MissedAfter, t.StartDeadline, t.HeartbeatTimeout = durPtr(t.MissedAfter, p.MissedAfter),
+		durPtr(t.StartDeadline, p.StartDeadline), durPtr(t.HeartbeatTimeout, p.HeartbeatTimeout)
+}
+
+// durPtr is d as the row shows it, nil when unset, reusing old when it
+// already holds d.
+func durPtr(old *events.Duration, d events.Duration) *events.Duration {
+	if d == 0 {
+		return nil
+	}
+	if old != nil && *old == d {
+		return old
+	}
+	return &d
+}
+
+// setRunState shows what the task is doing now, from its open runs.
+func (t *Task) setRunState(st *taskstate.State) {
+	t.RunState, t.RunID, t.RunNumber, t.RunAttempt, t.RunEnqueuedAt, t.RunStartedAt = RunIdle, nil, 0, 0, nil, nil
+	var cur *taskstate.Run
+	for i := range st.Open {
+		r := &st.Open[i]
+		switch {
+		case r.Started && (cur == nil || !cur.Started || r.StartedAt.After(cur.StartedAt)):
+			cur = r
+		case !r.Started && cur == nil:
+			cur = r
+		}
+	}
+	if cur == nil {
+		return
+	}
+	id := cur.ID
+	t.RunState, t.RunID, t.RunNumber, t.RunAttempt, t.RunEnqueuedAt = RunQueued, &id, cur.Number, max(cur.Attempt, 1), tp(cur.EnqueuedAt)
+	if cur.Started {
+		t.RunState, t.RunStartedAt = RunRunning, tp(cur.StartedAt)
+	}
 }
 
 func isCreated(ev events.Event) bool { _, ok := ev.(events.TaskCreated); return ok }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/taskstate"
 	"github.com/google/uuid"
 )
 
@@ -63,7 +64,15 @@ func (d Decision) Text(tf TimeFormat) string {
 			s += " (" + r.Detail + ")"
 		}
 		return s
+	case "SlotsMissed":
+		return fmt.Sprintf("%s ran nothing for %s%s: %s; next due at %s", r.Task, plural(r.Missed, "missed slot"), rule, r.Detail, next())
 	case "RunEnqueued":
+		switch {
+		case r.Trigger == events.TriggerManual:
+			return fmt.Sprintf("%s was enqueued%s by a manual trigger: outside the schedule, nextRun and lastRun unchanged; next due at %s", run, rule, next())
+		case r.Attempt > 1:
+			return fmt.Sprintf("%s was enqueued%s as attempt %d, the %s; next due at %s", run, rule, r.Attempt, r.retryOf(), next())
+		}
 		s := fmt.Sprintf("%s was enqueued%s: the task was due", run, rule)
 		if r.Backlog {
 			s += " and had been held back while its bound of waiting runs was reached (backlog)"
@@ -76,6 +85,12 @@ func (d Decision) Text(tf TimeFormat) string {
 		}
 		return s + "; next due at " + next()
 	case "RunStarted":
+		switch {
+		case r.Trigger == events.TriggerManual:
+			return fmt.Sprintf("%s started%s: a manually triggered run, no spacing check and lastRun unchanged; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
+		case r.Attempt > 1:
+			return fmt.Sprintf("%s started%s: attempt %d, a retry, no spacing check and lastRun unchanged; deadline %s", run, rule, r.Attempt, fmtOpt(tf, r.Deadline))
+		}
 		if r.PrevLastRun == nil {
 			return fmt.Sprintf("%s started%s: no run had started before; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
 		}
@@ -84,13 +99,13 @@ func (d Decision) Text(tf TimeFormat) string {
 	case "RunCompleted":
 		return run + " completed"
 	case "RunFailed":
-		return fmt.Sprintf("%s failed: %s", run, r.Detail)
+		return fmt.Sprintf("%s failed%s: %s%s", run, rule, r.Detail, r.retryDecision(tf))
 	case "CheckpointSaved":
 		return fmt.Sprintf("%s saved a checkpoint%s", run, rule)
 	case "RunDropped":
 		return fmt.Sprintf("%s was dropped%s: %s", run, rule, r.dropWords(tf))
 	case "RunForcedEnd":
-		return fmt.Sprintf("%s was forced to end%s: %s", run, rule, r.forcedWords(tf))
+		return fmt.Sprintf("%s was forced to end%s: %s%s", run, rule, r.forcedWords(tf), r.retryDecision(tf))
 	case EventTick:
 		if r.held() {
 			return fmt.Sprintf("a tick enqueued nothing (R18): not enqueued: %s already waiting", plural(r.Waiting, "run"))
@@ -98,6 +113,19 @@ func (d Decision) Text(tf TimeFormat) string {
 		return "a tick enqueued nothing"
 	}
 	return fmt.Sprintf("%s: %s", run, r.Event)
+}
+
+// retryDecision is what a failure or forced end decided about its retry.
+func (r Row) retryDecision(tf TimeFormat) string {
+	switch {
+	case r.RetryAt != nil:
+		return fmt.Sprintf("; retried as attempt %d, due at %s after a backoff of %s", max(r.Attempt, 1)+1, tf.Format(*r.RetryAt), r.Backoff)
+	case r.NoRetry != "":
+		return "; not retried: " + r.NoRetry
+	case r.Fatal:
+		return "; the error was marked not retryable"
+	}
+	return ""
 }
 
 func (r Row) dropWords(tf TimeFormat) string {
@@ -111,6 +139,10 @@ func (r Row) dropWords(tf TimeFormat) string {
 		return "the task was paused"
 	case events.DropDeleted:
 		return "the task was deleted"
+	case events.DropOverlap:
+		return "another run of the task was running (overlap)"
+	case events.DropTooLate:
+		return "it asked to start after its slot + start_deadline (too_late)"
 	}
 	return r.Reason
 }
@@ -119,6 +151,9 @@ func (r Row) forcedWords(tf TimeFormat) string {
 	s := r.Detail
 	if s == "" {
 		s = r.Reason
+		if r.Reason == events.ForcedHeartbeat {
+			s = "no heartbeat within the task's heartbeat_timeout"
+		}
 	}
 	if r.Deadline != nil {
 		s += "; deadline " + tf.Format(*r.Deadline)
@@ -130,6 +165,12 @@ func (r Row) forcedWords(tf TimeFormat) string {
 func ruleOf(r Row) string {
 	switch r.Event {
 	case "RunEnqueued":
+		switch {
+		case r.Trigger == events.TriggerManual:
+			return "R15"
+		case r.Attempt > 1:
+			return "R13"
+		}
 		rule := "R1"
 		if r.Missed > 0 {
 			rule += ", R8"
@@ -139,24 +180,56 @@ func ruleOf(r Row) string {
 		}
 		return rule
 	case "RunStarted":
+		switch {
+		case r.Trigger == events.TriggerManual:
+			return "R15"
+		case r.Attempt > 1:
+			return "R13"
+		}
 		return "R3"
 	case "RunDropped":
 		switch r.Reason {
 		case events.DropPaused, events.DropDeleted:
 			return "R7"
+		case events.DropOverlap:
+			return "R12"
+		case events.DropTooLate:
+			return "R14"
 		}
 		return "R3"
-	case "RunForcedEnd":
-		if r.Reason == events.ForcedProcessLost {
-			return "R9"
+	case "RunFailed":
+		if r.RetryAt != nil || r.NoRetry != "" {
+			return "R13"
 		}
-		return "R4"
+	case "RunForcedEnd":
+		rule := "R4"
+		switch r.Reason {
+		case events.ForcedProcessLost:
+			rule = "R9"
+		case events.ForcedHeartbeat:
+			rule = "R16"
+		}
+		if r.RetryAt != nil || r.NoRetry != "" {
+			rule += ", R13"
+		}
+		return rule
 	case "TaskPaused", "TaskResumed", "TaskDeleted":
 		return "R7"
+	case "SlotsMissed":
+		return "R14"
 	case "CheckpointSaved":
 		return "R5"
 	}
 	return ""
+}
+
+// retryOf names the run a retry retries: "retry of A2", or its ID when
+// the Tracker did not see it.
+func (r Row) retryOf() string {
+	if r.RetryOfRun > 0 {
+		return fmt.Sprintf("retry of %s%d", r.Task, r.RetryOfRun)
+	}
+	return "retry of run " + r.RetryOf.String()
 }
 
 // RunState is a run in flight at the explained time.
@@ -165,6 +238,21 @@ type RunState struct {
 	RunID    uuid.UUID
 	Since    time.Time  // enqueued or started
 	Deadline *time.Time // running runs only
+	// Attempt is the run's try of its slot (R13); Trigger is
+	// events.TriggerManual for a manually triggered run (R15).
+	Attempt int
+	Trigger string
+}
+
+// PendingRetry is a retry a failure promised and no tick had enqueued yet
+// at the explained time (R13).
+type PendingRetry struct {
+	// Of and OfID name the failed run; Attempt is the retry's.
+	Of      int
+	OfID    uuid.UUID
+	Attempt int
+	Due     time.Time
+	Backoff time.Duration
 }
 
 // Explanation answers "why did (or didn't) the task run at At?".
@@ -185,6 +273,8 @@ type Explanation struct {
 	// started and not yet ended.
 	Queued  []RunState
 	Running []RunState
+	// Retries are the retries due and not yet enqueued (R13).
+	Retries []PendingRetry
 	// MaxWaiting is the task's bound on waiting runs at At (R18).
 	MaxWaiting int
 	// Decisions are those within Window of At, plus the last one before
@@ -207,14 +297,25 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 	if window < 0 {
 		return Explanation{}, fmt.Errorf("history: negative window %s", window)
 	}
-	rows, err := Rows(recs)
-	if err != nil {
-		return Explanation{}, err
-	}
 	at = at.UTC()
+	// The task's state as of at is the one fold's (the pending retries).
+	var tr Tracker
+	rows := make([]Row, 0, len(recs))
+	var asOf taskstate.State
+	for _, rec := range recs {
+		row, err := tr.Apply(rec)
+		if err != nil {
+			return Explanation{}, err
+		}
+		rows = append(rows, row)
+		if !row.At.After(at) {
+			asOf, _ = tr.State(row.TaskID)
+		}
+	}
 	ex := Explanation{TaskID: rows[0].TaskID, Task: rows[0].Task, At: at, created: rows[0].At}
 	queued := map[int]RunState{}
 	running := map[int]RunState{}
+	backoff := map[uuid.UUID]time.Duration{} // failed run → the backoff its failure chose
 	before := 0
 	for i, r := range rows {
 		if r.At.After(at) {
@@ -228,17 +329,23 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 		ex.NextRun, ex.LastRun, ex.MaxWaiting = r.NextRun, r.LastRun, r.MaxWaiting
 		switch r.Event {
 		case "RunEnqueued":
-			queued[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At}
+			queued[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At, Attempt: r.Attempt, Trigger: r.Trigger}
 		case "RunStarted":
 			delete(queued, r.Run)
-			running[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At, Deadline: r.Deadline}
+			running[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At, Deadline: r.Deadline, Attempt: r.Attempt, Trigger: r.Trigger}
 		case "RunDropped":
 			delete(queued, r.Run)
 		case "RunCompleted", "RunFailed", "RunForcedEnd":
 			delete(running, r.Run)
+			if r.RetryAt != nil {
+				backoff[r.RunID] = r.Backoff
+			}
 		}
 	}
 	ex.Queued, ex.Running = sortedRuns(queued), sortedRuns(running)
+	for _, p := range asOf.Retries {
+		ex.Retries = append(ex.Retries, PendingRetry{Of: p.Run, OfID: p.Of, Attempt: p.Attempt, Due: p.At.UTC(), Backoff: backoff[p.Of]})
+	}
 	if window == 0 {
 		window = rows[0].Interval
 		if before > 0 {
@@ -256,6 +363,17 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 		}
 	}
 	return ex, nil
+}
+
+// what says what kind of run r is: " (attempt 2)", " (manual trigger)".
+func (r RunState) what() string {
+	switch {
+	case r.Trigger == events.TriggerManual:
+		return " (manual trigger)"
+	case r.Attempt > 1:
+		return fmt.Sprintf(" (attempt %d)", r.Attempt)
+	}
+	return ""
 }
 
 func sortedRuns(m map[int]RunState) []RunState {
@@ -292,9 +410,17 @@ func (e Explanation) Verdict(tf TimeFormat) string {
 		b.WriteString(".")
 	}
 	for _, r := range e.Running {
-		fmt.Fprintf(&b, " %s%d was running (started %s, deadline %s).", e.Task, r.Run, tf.Format(r.Since), fmtOpt(tf, r.Deadline))
+		fmt.Fprintf(&b, " %s%d%s was running (started %s, deadline %s).", e.Task, r.Run, r.what(), tf.Format(r.Since), fmtOpt(tf, r.Deadline))
+	}
+	for _, p := range e.Retries {
+		fmt.Fprintf(&b, " %s%d had failed; its retry (attempt %d) was due at %s after a backoff of %s, enqueued on the first tick at or after it (R13).",
+			e.Task, p.Of, p.Attempt, tf.Format(p.Due), p.Backoff)
 	}
 	for _, r := range e.Queued {
+		if e.Status == StatusActive && (r.Attempt > 1 || r.Trigger != "") {
+			fmt.Fprintf(&b, " %s%d%s was waiting in the queue since %s; no spacing check applies to it, only that no other run of the task is running (R12).", e.Task, r.Run, r.what(), tf.Format(r.Since))
+			continue
+		}
 		if e.Status == StatusActive {
 			fmt.Fprintf(&b, " %s%d was waiting in the queue since %s; it may start once a worker asks, if lastRun + interval - tolerance has passed (R3).", e.Task, r.Run, tf.Format(r.Since))
 		} else {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
 )
 
 // TimeFormat renders the times of a table: Header names the first column,
@@ -311,12 +312,20 @@ type Line struct {
 	LastRun *string `json:"last_run"`
 	Reason  string  `json:"reason,omitempty"`
 	Detail  string  `json:"detail,omitempty"`
+	// RetryOf, RetryAt, Backoff and NoRetry are added only when
+	// LineFields asks for them: the run a retry retries (on its
+	// RunEnqueued), and what a failure or forced end says of its retry.
+	RetryOf string  `json:"retry_of,omitempty"`
+	RetryAt *string `json:"retry_at,omitempty"`
+	Backoff string  `json:"backoff,omitempty"`
+	NoRetry string  `json:"no_retry,omitempty"`
 }
 
 // LineFields chooses the optional fields of a Line.
 type LineFields struct {
 	RunID  bool // run_id on run events
 	Detail bool // detail when the event carries words
+	Retry  bool // retry_of, retry_at, backoff, no_retry (R13)
 }
 
 // Line returns the JSON form of r with the optional fields f asks for.
@@ -341,6 +350,15 @@ func (r Row) Line(tf TimeFormat, f LineFields) Line {
 	}
 	if f.RunID && r.Run > 0 {
 		l.RunID = r.RunID.String()
+	}
+	if f.Retry {
+		if r.RetryOf != uuid.Nil && r.Event == "RunEnqueued" {
+			l.RetryOf = r.RetryOf.String()
+		}
+		l.RetryAt, l.NoRetry = opt(r.RetryAt), r.NoRetry
+		if r.RetryAt != nil {
+			l.Backoff = r.Backoff.String()
+		}
 	}
 	return l
 }

@@ -8,6 +8,27 @@ import { runsOf, drawTimeline, legend, describe } from "./timeline.js";
 
 const ZOOMS = [["1h", 3600e3], ["6h", 6 * 3600e3], ["24h", 86400e3], ["7d", 7 * 86400e3], ["30d", 30 * 86400e3]];
 
+// retryWords is a retry policy in words: "3 attempts, 1s × 2 up to 1m0s".
+function retryWords(r) {
+  if (!r) return "none (one attempt)";
+  return `${r.max_attempts} attempts, backoff ${r.initial_backoff} × ${r.multiplier} up to ${r.max_backoff}`;
+}
+
+// runState is what the task does now: idle, or the run queued or running
+// (its number, attempt and since when), and a retry due.
+function runState(task, when) {
+  const out = [];
+  const st = task.run_state || "idle";
+  out.push(h("span", { class: `badge r-${st}`, text: st }));
+  if (st !== "idle" && task.run_id) {
+    const attempt = task.run_attempt > 1 ? `, attempt ${task.run_attempt}` : "";
+    out.push(` run ${task.run_number}${attempt} `, h("code", { text: task.run_id }), st === "running" ? " since " : " waiting since ",
+      when(st === "running" ? task.run_started_at : task.run_enqueued_at));
+  }
+  if (task.next_retry) out.push("; retry due ", when(task.next_retry));
+  return out;
+}
+
 export function taskPage(root, id) {
   let task = null, rows = [], zoom = 0, autoZoom = true, seq = 0;
   const title = h("h1", { text: "Task" });
@@ -99,9 +120,14 @@ export function taskPage(root, id) {
       ...fact("Owner", task.owner),
       ...fact("Kind", task.kind),
       ...fact("Tolerance / timebox", `${task.tolerance} / ${task.timebox}`),
+      ...fact("Queue", h("span#f-queue", { text: task.queue || "default" })),
+      ...fact("Retry", h("span#f-retry", { text: retryWords(task.retry) })),
+      ...fact("Missed runs", h("span#f-missed", { text: `${task.missed_run_policy || "run_once"}; missed after ${task.missed_after || "one spacing"}` })),
+      ...fact("Start deadline / heartbeat", h("span#f-deadlines", { text: `${task.start_deadline || "none"} / ${task.heartbeat_timeout || "none"}` })),
+      ...fact("Run state", h("span#f-runstate", {}, ...runState(task, when))),
       ...fact("Next run", task.status === "active" ? when(task.next_run) : `- (${task.status})`),
       ...fact("Last run", when(task.last_run), task.last_outcome ? [" ", h("span", { class: `badge o-${task.last_outcome.outcome}`, text: task.last_outcome.outcome })] : ""),
-      ...fact("Runs", `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.missed_count} missed`),
+      ...fact("Runs", `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.retry_count || 0} retries, ${task.trigger_count || 0} triggered; ${task.missed_count} missed`),
       ...fact("Payload", h("code.json", { text: task.payload === null || task.payload === undefined ? "-" : JSON.stringify(task.payload) })),
       ...fact("Checkpoint", h("code.json", { text: task.checkpoint === null || task.checkpoint === undefined ? "-" : JSON.stringify(task.checkpoint) })),
       ...fact("ID", h("code", { text: task.id })),
