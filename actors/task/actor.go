@@ -16,9 +16,17 @@
 // the virtual or real clock; when the timer finds the timeout passed since
 // the last heartbeat it decides rules.ForceEnd with reason
 // heartbeat_timeout and that time, else it sets itself again. A new actor
-// (after a restart) watches no run: R9 ends the runs it finds started. A version conflict (another writer of the
-// same stream) reloads the stream and decides again, a bounded number of
-// times; so two actors for one task can never both start a run.
+// (after a restart) watches no run: R9 ends the runs it finds started.
+//
+// A forced end the actor records for a run — its heartbeat watch, or its
+// deadline timer before the worker reported the deadline — is also sent
+// to the worker that asked to start the run (Command.Runner) as a
+// worker.StopRun, counted, once durable: the worker cancels the handler's
+// context, so that a hung handler does not run on beside the run's retry.
+//
+// A version conflict (another writer of the same stream) reloads the
+// stream and decides again, a bounded number of times; so two actors for
+// one task can never both start a run.
 //
 // Every store call runs under a deadline (Config.StoreTimeout, within the
 // caller's context for commands that carry one), so a hung store cannot
@@ -72,6 +80,11 @@ const DefaultStoreTimeout = 10 * time.Second
 type Command struct {
 	Ctx context.Context
 	Cmd rules.Command
+	// Runner, on a RequestStart, is the worker that will execute the run
+	// if it starts (Ask sets it to the asking actor): should the actor
+	// record the run's forced end — its deadline timer, its heartbeat
+	// watch — it tells it with a worker.StopRun.
+	Runner *actor.PID
 }
 
 // Reply is the answer to a Command or Get: the events recorded (none when
@@ -171,7 +184,10 @@ type Actor struct {
 	// and R9 ends the runs it finds started at their deadline.
 	beats      map[uuid.UUID]time.Time
 	beatTimers map[uuid.UUID]clock.Timer
-	leave      leave
+	// runners holds, for each running run, the worker executing it (the
+	// Runner of its RequestStart), to be told of its forced end.
+	runners map[uuid.UUID]*actor.PID
+	leave   leave
 	// recovered is set once the open runs of the loaded state were put
 	// back to work.
 	recovered bool
@@ -192,7 +208,8 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 	cfg.Archetype = cfg.Archetype.WithDefaults()
 	return func() actor.Actor {
 		a := &Actor{cfg: cfg, id: id, stream: events.TaskStream(id), timers: map[uuid.UUID]clock.Timer{},
-			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, incarnation: uuid.NewString()}
+			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, runners: map[uuid.UUID]*actor.PID{},
+			incarnation: uuid.NewString()}
 		if initial != nil {
 			a.state, a.pos, a.loaded = initial.State, initial.Position, true
 		}
@@ -227,6 +244,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 			break
 		}
 		evs, err := a.execute(ctx, cctx, m.Cmd, a.cfg.Archetype.Clock.Now())
+		a.noteRunner(m, evs)
 		ctx.Respond(Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
 	case Get:
 		if !a.ensureLoaded(ctx, context.Background()) {
@@ -396,6 +414,7 @@ func (a *Actor) execute(ctx actor.Context, cctx context.Context, cmd rules.Comma
 		for i, e := range evs {
 			a.state = rules.Evolve(a.state, events.Metadata{Stream: a.stream, Version: first + uint64(i), At: now}, e)
 		}
+		a.stopRunners(ctx, evs)
 		a.do(ctx, rules.Effects(cmd, a.state, evs))
 		a.pos = res.Position
 		return evs, nil
@@ -427,6 +446,38 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 		case rules.Track:
 			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, PID: a.self, NextRun: e.NextRun, Active: e.Active})
 		case rules.Passivate:
+		}
+	}
+}
+
+// noteRunner remembers the worker that asked to start a run that started.
+func (a *Actor) noteRunner(m Command, evs []events.Event) {
+	start, ok := m.Cmd.(rules.RequestStart)
+	if !ok || m.Runner == nil {
+		return
+	}
+	for _, e := range evs {
+		if s, ok := e.(events.RunStarted); ok && s.RunID == start.RunID {
+			a.runners[s.RunID] = m.Runner
+		}
+	}
+}
+
+// stopRunners tells the worker executing each run forced to end by evs
+// that its outcome is recorded, so that it cancels the handler's context
+// (worker.StopRun). Whoever decided the forced end — the actor's deadline
+// timer or heartbeat watch — the worker's handler would otherwise run on,
+// holding its slot, alongside the run's retry (R13). A worker that
+// reported the forced end itself ignores it.
+func (a *Actor) stopRunners(ctx actor.Context, evs []events.Event) {
+	for _, e := range evs {
+		f, ok := e.(events.RunForcedEnd)
+		if !ok {
+			continue
+		}
+		if pid := a.runners[f.RunID]; pid != nil {
+			delete(a.runners, f.RunID)
+			counted.Send(a.cfg.Archetype.Clock, ctx, pid, worker.StopRun{RunID: f.RunID, Reason: f.Reason})
 		}
 	}
 }
@@ -491,6 +542,7 @@ func (a *Actor) stopTimer(id uuid.UUID) {
 		delete(a.beatTimers, id)
 	}
 	delete(a.beats, id)
+	delete(a.runners, id)
 }
 
 // stopTimers stops every timer: the actor is stopping.
@@ -504,13 +556,19 @@ func (a *Actor) stopTimers() {
 		delete(a.beatTimers, id)
 	}
 	clear(a.beats)
+	clear(a.runners)
 }
 
 // Ask sends cmd to the task actor at pid and waits for its Reply, at most
 // timeout and no longer than ctx lasts. The error is the transport's, or
-// else the reply's rejection.
+// else the reply's rejection. A RequestStart names from's actor (a worker)
+// as the run's Runner.
 func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (Reply, error) {
-	res, err := counted.Request(ctx, c, from, pid, Command{Ctx: ctx, Cmd: cmd}, timeout)
+	msg := Command{Ctx: ctx, Cmd: cmd}
+	if _, start := cmd.(rules.RequestStart); start {
+		msg.Runner = from.Self() // a worker: told if the actor forces the run to end
+	}
+	res, err := counted.Request(ctx, c, from, pid, msg, timeout)
 	if err != nil {
 		return Reply{}, fmt.Errorf("task: ask: %w", err)
 	}

@@ -21,12 +21,25 @@
 // fatal — not retried (R13) — when the handler's error is marked Permanent;
 // a handler's panic is reported as a retryable failure.
 //
+// A forced end the task actor records itself — its heartbeat watch (R16),
+// or its deadline timer before the worker noticed the deadline — reaches
+// the worker that asked to start the run as a StopRun (the task actor
+// remembers, per running run, who asked; internal/counted carries it). The
+// worker cancels the handler's context at once with a *ForcedEndError as
+// its cause ("worker: forced to end: heartbeat_timeout"; errors.Is finds
+// ErrForcedEnd), so a hung handler stops before its deadline instead of
+// running on beside the run's retry. The worker reports nothing more for
+// that run; an outcome that crossed the StopRun on its way is refused with
+// rules.ErrUnknownRun, which is not logged: the run has one outcome. The
+// worker's slot stays taken until the handler has returned.
+//
 // Concurrency: the queue and each worker are actors and process one message
 // at a time. A handler runs on a goroutine of its own, so a worker is busy
 // until that goroutine has reported the outcome. That goroutine is counted
 // as work in flight on the clock (Clock.Begin/End; messages are counted by
 // internal/counted), so a virtual clock does not move while a handler
-// works. Handlers must be safe for concurrent runs, as several workers may
+// works — nor between a StopRun and the stopped handler's return, so a
+// stopped handler must return without waiting on the clock again. Handlers must be safe for concurrent runs, as several workers may
 // run runs of the same kind at once. The handler map is read-only once the
 // queue has started; Stats are updated atomically and may be read from any
 // goroutine.

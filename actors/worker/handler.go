@@ -118,7 +118,9 @@ func IsPermanent(err error) bool {
 }
 
 // Handler executes runs of one kind. Handle must return when ctx ends (the
-// run's deadline, or shutdown). The returned checkpoint (may be nil: keep the
+// run's deadline, its forced end by the task actor — then
+// context.Cause(ctx) is a *ForcedEndError naming the reason — or
+// shutdown). The returned checkpoint (may be nil: keep the
 // last saved one) is handed to the next run; a non-nil error records
 // RunFailed. A panic is recorded as RunFailed with the panic message.
 type Handler interface {

@@ -358,6 +358,8 @@ type Worker struct {
 	lane  string      // the name of the queue whose worker it is
 	stats *queueStats // that queue's figures
 	trace runTracer
+	// cur is the run it executes, or executed last; only Receive reads it.
+	cur *execution
 }
 
 // Receive implements actor.Actor.
@@ -365,6 +367,12 @@ func (w *Worker) Receive(ctx actor.Context) {
 	c := w.cfg.Archetype.Clock
 	if counted.Counted(ctx.Message()) {
 		defer c.End()
+	}
+	if m, ok := ctx.Message().(StopRun); ok {
+		if w.cur != nil && w.cur.id == m.RunID {
+			w.cur.stop(m.Reason)
+		}
+		return
 	}
 	m, ok := ctx.Message().(work)
 	if !ok {
@@ -405,6 +413,13 @@ func (w *Worker) Receive(ctx actor.Context) {
 	taskID := st.ID // not st itself: the goroutine would keep the whole state on the heap
 	span := w.trace.start(m.run, st)
 	w.trace.started(span, c.Now(), r.Deadline)
+	// The handler's context ends at the deadline (R4), or earlier when the
+	// task actor tells this worker it forced the run to end (StopRun): the
+	// cause then says why.
+	sctx, stop := context.WithCancelCause(w.trace.inContext(w.cfg.Base, span))
+	hctx, cancel := clock.WithDeadline(sctx, c, r.Deadline)
+	x := &execution{id: r.ID, c: c, cancel: stop, beats: run.beats}
+	w.cur = x
 	w.cfg.Stats.Busy.Add(1)
 	w.stats.busy.Add(1)
 	c.Begin() // the handler goroutine is work in flight
@@ -413,30 +428,43 @@ func (w *Worker) Receive(ctx actor.Context) {
 		defer w.cfg.Stats.exit()
 		defer w.cfg.Stats.Busy.Add(-1)
 		defer w.stats.busy.Add(-1)
-		hctx, cancel := clock.WithDeadline(w.trace.inContext(w.cfg.Base, span), c, r.Deadline)
 		cp, herr := call(hctx, h, run)
+		forced, reason := x.end()
 		run.beats.stop()
 		cancel()
+		stop(nil)
 		if w.cfg.Base.Err() != nil {
 			w.trace.abandoned(span, c.Now())
 			return // abandoned at shutdown: recovery will force it to end
 		}
 		var cmd rules.Command
 		switch {
+		case forced:
+			// Recorded by the task actor, which told us: nothing to report.
+			cmd = rules.ForceEnd{RunID: r.ID, Reason: reason}
 		case !c.Now().Before(r.Deadline):
 			cmd = rules.ForceEnd{RunID: r.ID, Reason: events.ForcedTimebox}
 		case herr != nil:
 			// A handler marks an error it knows retrying cannot mend (R13);
 			// a panic is retryable, like any unmarked error.
-			fatal := IsPermanent(herr)
-			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp, Fatal: fatal}
-			w.cfg.Archetype.Logger.Warn("run failed", "task_id", taskID, "run_id", r.ID, "run", r.Number, "attempt", run.Attempt,
-				"permanent", fatal, "error", herr.Error())
+			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp, Fatal: IsPermanent(herr)}
 		default:
 			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
 		}
-		d, err := w.askFrom(root, m.run, cmd)
-		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
+		var d Decision
+		var err error
+		if !forced {
+			d, err = w.askFrom(root, m.run, cmd)
+		}
+		// ErrUnknownRun: the task actor forced the run to end before the
+		// outcome reached it (and before its StopRun reached this worker);
+		// the run has its one outcome, the forced end.
+		unknown := errors.Is(err, rules.ErrUnknownRun)
+		if f, failed := cmd.(rules.Fail); failed && !unknown {
+			w.cfg.Archetype.Logger.Warn("run failed", "task_id", taskID, "run_id", r.ID, "run", r.Number, "attempt", run.Attempt,
+				"permanent", f.Fatal, "error", f.Error)
+		}
+		if err != nil && !unknown {
 			w.cfg.Archetype.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
 		}
 		w.trace.ended(span, cmd, d, herr, err, r.Deadline, c.Now())

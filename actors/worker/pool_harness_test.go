@@ -37,6 +37,11 @@ type pool struct {
 	// heartbeatTimeout is the fake tasks' heartbeat_timeout, by name.
 	heartbeatTimeout map[string]time.Duration
 	log              []string // "00:05 start A1", "00:15 fail A1 fatal", …
+	// runners are the workers that asked to start each run; ended the
+	// runs whose outcome the fake task actors say they recorded already
+	// (a report gets rules.ErrUnknownRun).
+	runners map[uuid.UUID]*actor.PID
+	ended   map[uuid.UUID]bool
 }
 
 // timebox of every run the fake task actors grant.
@@ -52,12 +57,12 @@ func newPool(t *testing.T, cfg PoolConfig) *pool {
 func buildPool(t *testing.T, cfg PoolConfig, tell bool) *pool {
 	t.Helper()
 	p := &pool{t: t, clk: clock.NewVirtual(h0), stats: &Stats{}, runs: map[uuid.UUID]Enqueued{},
-		heartbeatTimeout: map[string]time.Duration{}}
+		heartbeatTimeout: map[string]time.Duration{}, runners: map[uuid.UUID]*actor.PID{}, ended: map[uuid.UUID]bool{}}
 	p.sys = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}))
 	counted.Watch(p.sys, p.clk)
-	cfg.Archetype = archetype.Archetype{Clock: p.clk}
+	cfg.Archetype = archetype.Archetype{Clock: p.clk, Logger: cfg.Archetype.Logger}
 	cfg.Stats = p.stats
 	cfg.Base = context.Background()
 	cfg.Ask = p.ask
@@ -135,11 +140,23 @@ func taskName(id uuid.UUID) string {
 // ask plays the task actors: a start is granted with the run's kind being
 // the task's name (so a test registers a handler per task), outcomes are
 // written down.
-func (p *pool) ask(_ context.Context, _ actor.SenderContext, _ *actor.PID, cmd rules.Command) (Decision, error) {
+func (p *pool) ask(_ context.Context, from actor.SenderContext, _ *actor.PID, cmd rules.Command) (Decision, error) {
+	switch c := cmd.(type) {
+	case rules.Complete, rules.Fail, rules.ForceEnd:
+		id := outcomeRun(c)
+		p.mu.Lock()
+		ended := p.ended[id]
+		p.mu.Unlock()
+		if ended {
+			p.note("late %T %s", c, p.name(id))
+			return Decision{}, fmt.Errorf("fake: %w", rules.ErrUnknownRun)
+		}
+	}
 	switch c := cmd.(type) {
 	case rules.RequestStart:
 		p.mu.Lock()
 		e := p.runs[c.RunID]
+		p.runners[c.RunID] = from.Self()
 		p.mu.Unlock()
 		now := p.clk.Now()
 		name := taskName(e.TaskID)
@@ -174,6 +191,30 @@ func (p *pool) ask(_ context.Context, _ actor.SenderContext, _ *actor.PID, cmd r
 		return Decision{}, nil
 	}
 	return Decision{}, fmt.Errorf("unexpected %T", cmd)
+}
+
+// outcomeRun is the run an outcome command reports.
+func outcomeRun(cmd rules.Command) uuid.UUID {
+	switch c := cmd.(type) {
+	case rules.Complete:
+		return c.RunID
+	case rules.Fail:
+		return c.RunID
+	case rules.ForceEnd:
+		return c.RunID
+	}
+	return uuid.Nil
+}
+
+// forceEnd plays a task actor recording run id's forced end for reason
+// and telling the worker that runs it (StopRun). It does not wait.
+func (p *pool) forceEnd(id uuid.UUID, reason string) {
+	p.mu.Lock()
+	p.ended[id] = true
+	pid := p.runners[id]
+	p.mu.Unlock()
+	p.note("forced %s %s (by the task)", p.name(id), reason)
+	counted.Send(p.clk, p.sys.Root, pid, StopRun{RunID: id, Reason: reason})
 }
 
 func (p *pool) tell(_ actor.SenderContext, _ *actor.PID, cmd rules.Command) {

@@ -93,7 +93,10 @@ const excerptBytes = 512
 // Any other status fails the run with the status and an excerpt of the body,
 // for good (worker.Permanent) when PermanentStatus says so; a connection
 // error or a timeout of the client fails it retryably. No answer by the
-// deadline: the request is cancelled and the run is forced to end. A task's
+// deadline: the request is cancelled and the run is forced to end; the
+// request is cancelled too when the task actor forced the run to end
+// first (worker.StopRun), and the error then names the context's cause
+// ("worker: forced to end: timebox"). A task's
 // payload is checked when it is created or replaced (see CheckHTTPPayload).
 // While the request is in flight the run heartbeats (worker.Run.KeepAlive):
 // an endpoint cannot heartbeat, so a task's heartbeat_timeout never ends an
@@ -186,9 +189,11 @@ func PermanentExit(code int) bool {
 // started fails the run retryably (it may be being deployed). While the
 // command runs the run heartbeats (worker.Run.KeepAlive): a task's
 // heartbeat_timeout never ends a command that is still running — its
-// timebox does. At the deadline, on Unix systems (Linux, macOS, the BSDs)
-// the command's process group gets SIGTERM, then SIGKILL after ExecGrace;
-// elsewhere (Windows) the command is killed at once. A task's payload is
+// timebox does. At the deadline, or when the run is forced to end
+// (worker.StopRun), on Unix systems (Linux, macOS, the BSDs) the command's
+// process group gets SIGTERM, then SIGKILL after ExecGrace; elsewhere
+// (Windows) the command is killed at once. The error names the context's
+// cause ("worker: forced to end: timebox"). A task's payload is
 // checked when it is created or replaced (see CheckExecPayload).
 func Exec() worker.Handler {
 	return worker.WithPayloadCheck(worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
@@ -232,7 +237,9 @@ func Exec() worker.Handler {
 				_ = kill(cmd.Process)
 				<-done
 			}
-			return nil, fmt.Errorf("kinds: %s stopped at its deadline: %w", p.Command[0], ctx.Err())
+			// At its deadline, or forced to end (worker.StopRun): the
+			// context's cause says which.
+			return nil, fmt.Errorf("kinds: %s stopped: %w", p.Command[0], context.Cause(ctx))
 		}
 	}), CheckExecPayload)
 }
