@@ -3,6 +3,7 @@ package simulation_test
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,12 +59,39 @@ func (s *stream) add(at string, e events.Event) {
 	})
 }
 
-func workedExampleStream(t *testing.T, name string) *stream {
+// created is the stream of the task name created at 00:00 with policy p:
+// every minute from 00:30, tolerance 5 s, timebox 30 s.
+func created(t *testing.T, name string, p events.Policy) *stream {
 	s := &stream{t: t, id: uuid.NewSHA1(uuid.NameSpaceOID, []byte(name))}
-	run := func(n int) uuid.UUID { return events.RunID(s.id, n) }
 	s.add("00:00", events.TaskCreated{TaskID: s.id, Name: name, Owner: "simulation", Kind: "script",
 		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
-		Timebox: events.Duration(30 * time.Second), NextRun: clock("00:30")})
+		Timebox: events.Duration(30 * time.Second), NextRun: clock("00:30"), Policy: p})
+	return s
+}
+
+// timeline is the timeline of s alone, with ticks.
+func (s *stream) timeline(ticks ...time.Time) []simulation.Entry {
+	s.t.Helper()
+	entries, err := simulation.Timeline([]uuid.UUID{s.id}, [][]events.Recorded{s.recs}, ticks)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return entries
+}
+
+// rendered is entries printed as format.
+func rendered(t *testing.T, entries []simulation.Entry, format string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := render(&b, entries, format); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func workedExampleStream(t *testing.T, name string) *stream {
+	s := created(t, name, events.Policy{})
+	run := func(n int) uuid.UUID { return events.RunID(s.id, n) }
 	s.add("00:30", events.RunEnqueued{RunID: run(1), Run: 1, Due: clock("00:30"), NextRun: clock("01:30")})
 	s.add("00:35", events.RunStarted{RunID: run(1), Run: 1, Deadline: clock("01:05")})
 	s.add("00:45", events.RunCompleted{RunID: run(1), Run: 1})
@@ -76,15 +104,7 @@ func workedExampleStream(t *testing.T, name string) *stream {
 // exactly its table.
 func TestTimelineWorkedExample(t *testing.T) {
 	s := workedExampleStream(t, "A")
-	ticks := []time.Time{clock("00:30"), clock("01:00"), clock("01:30")}
-	entries, err := simulation.Timeline([]uuid.UUID{s.id}, [][]events.Recorded{s.recs}, ticks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := render(&b, entries, "table"); err != nil {
-		t.Fatal(err)
-	}
+	entries := s.timeline(clock("00:30"), clock("01:00"), clock("01:30"))
 	want := `| MM:SS | Event | nextRun | lastRun |
 |---|---|---|---|
 | 00:00 | Initial state | 00:30 | - |
@@ -95,18 +115,14 @@ func TestTimelineWorkedExample(t *testing.T) {
 | 01:30 | Cron enqueues A2 | 02:30 | 00:35 |
 | 01:32 | A2 begins execution (57 s after 00:35 >= 60 - 5) | 02:30 | 01:32 |
 `
-	if b.String() != want {
-		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	if got := rendered(t, entries, "table"); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
-	b.Reset()
-	if err := render(&b, entries, "json"); err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.Split(b.Bytes(), []byte("\n"))
-	if got, want := string(lines[2]), `{"at":"00:35","task":"A","event":"RunStarted","run":1,"next_run":"01:30","last_run":"00:35"}`; got != want {
+	lines := strings.Split(rendered(t, entries, "json"), "\n")
+	if got, want := lines[2], `{"at":"00:35","task":"A","event":"RunStarted","run":1,"next_run":"01:30","last_run":"00:35"}`; got != want {
 		t.Errorf("json line 3 = %s, want %s", got, want)
 	}
-	if got, want := string(lines[0]), `{"at":"00:00","task":"A","event":"TaskCreated","next_run":"00:30","last_run":null}`; got != want {
+	if got, want := lines[0], `{"at":"00:00","task":"A","event":"TaskCreated","next_run":"00:30","last_run":null}`; got != want {
 		t.Errorf("json line 1 = %s, want %s", got, want)
 	}
 }
@@ -166,16 +182,12 @@ func TestTimelineOrder(t *testing.T) {
 // lines add attempt on a retry's run events and trigger on a triggered
 // run's RunEnqueued, and nothing else.
 func TestTimelinePolicies(t *testing.T) {
-	s := &stream{t: t, id: uuid.NewSHA1(uuid.NameSpaceOID, []byte("A"))}
+	s := created(t, "A", events.Policy{Retry: &events.Retry{MaxAttempts: 3, InitialBackoff: events.Duration(5 * time.Second),
+		MaxBackoff: events.Duration(time.Minute), Multiplier: 2}, StartDeadline: events.Duration(20 * time.Second),
+		HeartbeatTimeout: events.Duration(10 * time.Second)})
 	run := func(n int) uuid.UUID { return events.RunID(s.id, n) }
 	id := func(n int) *uuid.UUID { u := run(n); return &u }
 	at := func(c string) *time.Time { x := clock(c); return &x }
-	s.add("00:00", events.TaskCreated{TaskID: s.id, Name: "A", Owner: "simulation", Kind: "script",
-		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
-		Timebox: events.Duration(30 * time.Second), NextRun: clock("00:30"),
-		Policy: events.Policy{Retry: &events.Retry{MaxAttempts: 3, InitialBackoff: events.Duration(5 * time.Second),
-			MaxBackoff: events.Duration(time.Minute), Multiplier: 2}, StartDeadline: events.Duration(20 * time.Second),
-			HeartbeatTimeout: events.Duration(10 * time.Second)}})
 	s.add("00:30", events.RunEnqueued{RunID: run(1), Run: 1, Due: clock("00:30"), Slot: clock("00:30"), NextRun: clock("01:30")})
 	s.add("00:30", events.RunStarted{RunID: run(1), Run: 1, Deadline: clock("01:00")})
 	s.add("00:32", events.RunFailed{RunID: run(1), Run: 1, Error: "disk full", RetryAt: at("00:37"), Backoff: events.Duration(5 * time.Second)})
@@ -190,14 +202,7 @@ func TestTimelinePolicies(t *testing.T) {
 	s.add("01:05", events.RunFailed{RunID: run(4), Run: 4, Error: "bad input", Fatal: true, NoRetry: "the error is not retryable"})
 	s.add("01:30", events.RunEnqueued{RunID: run(5), Run: 5, Due: clock("01:30"), Slot: clock("01:30"), NextRun: clock("02:30")})
 	s.add("01:55", events.RunDropped{RunID: run(5), Run: 5, Reason: events.DropTooLate, Detail: "asked 25s after its slot; start_deadline 20s"})
-	entries, err := simulation.Timeline([]uuid.UUID{s.id}, [][]events.Recorded{s.recs}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := render(&b, entries, "table"); err != nil {
-		t.Fatal(err)
-	}
+	entries := s.timeline()
 	want := `| MM:SS | Event | nextRun | lastRun |
 |---|---|---|---|
 | 00:00 | Initial state | 00:30 | - |
@@ -215,12 +220,8 @@ func TestTimelinePolicies(t *testing.T) {
 | 01:30 | Cron enqueues A5 | 02:30 | 00:30 |
 | 01:55 | A5 is dropped (too late: asked 25s after its slot; start_deadline 20s) | 02:30 | 00:30 |
 `
-	if b.String() != want {
-		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
-	}
-	b.Reset()
-	if err := render(&b, entries, "json"); err != nil {
-		t.Fatal(err)
+	if got := rendered(t, entries, "table"); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 	wantJSON := `{"at":"00:00","task":"A","event":"TaskCreated","next_run":"00:30","last_run":null}
 {"at":"00:30","task":"A","event":"RunEnqueued","run":1,"next_run":"01:30","last_run":null}
@@ -237,8 +238,8 @@ func TestTimelinePolicies(t *testing.T) {
 {"at":"01:30","task":"A","event":"RunEnqueued","run":5,"next_run":"02:30","last_run":"00:30"}
 {"at":"01:55","task":"A","event":"RunDropped","run":5,"next_run":"02:30","last_run":"00:30","reason":"too_late"}
 `
-	if b.String() != wantJSON {
-		t.Errorf("json:\n%s\nwant:\n%s", b.String(), wantJSON)
+	if got := rendered(t, entries, "json"); got != wantJSON {
+		t.Errorf("json:\n%s\nwant:\n%s", got, wantJSON)
 	}
 }
 
@@ -246,38 +247,24 @@ func TestTimelinePolicies(t *testing.T) {
 // timeline shows it as that tick's line, with nextRun after the skip, and
 // no line of its own: the published event types do not grow.
 func TestTimelineSlotsMissedIsATick(t *testing.T) {
-	s := &stream{t: t, id: uuid.NewSHA1(uuid.NameSpaceOID, []byte("A"))}
-	s.add("00:00", events.TaskCreated{TaskID: s.id, Name: "A", Owner: "simulation", Kind: "script",
-		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
-		Timebox: events.Duration(30 * time.Second), NextRun: clock("00:30"), Policy: events.Policy{MissedRunPolicy: events.MissedSkip}})
+	s := created(t, "A", events.Policy{MissedRunPolicy: events.MissedSkip})
 	s.add("04:00", events.SlotsMissed{Due: clock("00:30"), Slot: clock("00:30"), Missed: 4, MissedAfter: events.Duration(time.Minute),
 		NextRun: clock("05:00"), Detail: "found at 04:00"})
-	entries, err := simulation.Timeline([]uuid.UUID{s.id}, [][]events.Recorded{s.recs}, []time.Time{clock("04:00"), clock("04:30")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := render(&b, entries, "table"); err != nil {
-		t.Fatal(err)
-	}
+	entries := s.timeline(clock("04:00"), clock("04:30"))
 	want := `| MM:SS | Event | nextRun | lastRun |
 |---|---|---|---|
 | 00:00 | Initial state | 00:30 | - |
 | 04:00 | Cron executes (4 intervals missed: skipped, none enqueued) | 05:00 | - |
 | 04:30 | Cron executes | 05:00 | - |
 `
-	if b.String() != want {
-		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
-	}
-	b.Reset()
-	if err := render(&b, entries, "json"); err != nil {
-		t.Fatal(err)
+	if got := rendered(t, entries, "table"); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 	wantJSON := `{"at":"00:00","task":"A","event":"TaskCreated","next_run":"00:30","last_run":null}
 {"at":"04:00","task":"A","event":"Tick","next_run":"05:00","last_run":null}
 {"at":"04:30","task":"A","event":"Tick","next_run":"05:00","last_run":null}
 `
-	if b.String() != wantJSON {
-		t.Errorf("json:\n%s\nwant:\n%s", b.String(), wantJSON)
+	if got := rendered(t, entries, "json"); got != wantJSON {
+		t.Errorf("json:\n%s\nwant:\n%s", got, wantJSON)
 	}
 }

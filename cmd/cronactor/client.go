@@ -128,8 +128,8 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		priority := fs.String("priority", "", "priority, a whole `number` (higher runs first)")
 		firstRun := fs.String("first-run", "", "first due `time`, RFC 3339 (create)")
 		nextRun := fs.String("next-run", "", "next due `time`, RFC 3339 (update)")
-		sched := addScheduleFlags(fs.FlagSet)
-		pol := addPolicyFlags(fs.FlagSet)
+		sched := addScheduleFlags(fs)
+		pol := addPolicyFlags(fs)
 		if err := fs.parse(args); err != nil {
 			return err
 		}

@@ -86,6 +86,16 @@ func (f *flagSet) given(name string) bool {
 	return set
 }
 
+// putGiven puts each string flag named that was set on the command line
+// into body, under the API's name for it: the flag's, with _ for -.
+func (f *flagSet) putGiven(body map[string]any, names ...string) {
+	for _, name := range names {
+		if f.given(name) {
+			body[strings.ReplaceAll(name, "-", "_")] = f.Lookup(name).Value.String()
+		}
+	}
+}
+
 // noArgs fails when positional arguments were given to a command that
 // takes none.
 func (f *flagSet) noArgs() error {

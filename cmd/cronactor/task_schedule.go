@@ -27,32 +27,27 @@ func (r *repeated) Set(v string) error {
 // scheduleFlags are the schedule fields of task create and update besides
 // --interval: the same names as the API's fields (docs/schedules.md).
 type scheduleFlags struct {
-	cron                             repeated
-	at, timezone, dstGap, dstOverlap string
-	startAt, endAt, maxRuns, jitter  string
-	fs                               *flag.FlagSet
+	cron        repeated
+	at, maxRuns string
+	fs          *flagSet
 }
 
-func addScheduleFlags(fs *flag.FlagSet) *scheduleFlags {
+// scheduleStrings are the schedule flags that go into the body as given (an
+// update may clear start_at or end_at with --start-at "").
+var scheduleStrings = []string{"timezone", "dst-gap", "dst-overlap", "start-at", "end-at", "jitter"}
+
+func addScheduleFlags(fs *flagSet) *scheduleFlags {
 	f := &scheduleFlags{fs: fs}
 	fs.Var(&f.cron, "cron", "cron `expression`, 5 fields or 6 with seconds first; repeat it for a list whose slots are united")
 	fs.StringVar(&f.at, "at", "", "comma-separated RFC 3339 `times` to run at (one time: a one-time task)")
-	fs.StringVar(&f.timezone, "timezone", "", "IANA `zone` the cron expressions are read in (default UTC)")
-	fs.StringVar(&f.dstGap, "dst-gap", "", "`policy` for a wall time that does not exist: shift (default) or skip")
-	fs.StringVar(&f.dstOverlap, "dst-overlap", "", "`policy` for a wall time that happens twice: first (default), last or both")
-	fs.StringVar(&f.startAt, "start-at", "", "no slot before this RFC 3339 `time`")
-	fs.StringVar(&f.endAt, "end-at", "", "no slot after this RFC 3339 `time`")
+	fs.String("timezone", "", "IANA `zone` the cron expressions are read in (default UTC)")
+	fs.String("dst-gap", "", "`policy` for a wall time that does not exist: shift (default) or skip")
+	fs.String("dst-overlap", "", "`policy` for a wall time that happens twice: first (default), last or both")
+	fs.String("start-at", "", "no slot before this RFC 3339 `time`")
+	fs.String("end-at", "", "no slot after this RFC 3339 `time`")
 	fs.StringVar(&f.maxRuns, "max-runs", "", "at most this `number` of scheduled runs (0: no limit)")
-	fs.StringVar(&f.jitter, "jitter", "", "move every slot later by up to this `duration`, the same for a task and slot every time")
+	fs.String("jitter", "", "move every slot later by up to this `duration`, the same for a task and slot every time")
 	return f
-}
-
-// given reports whether the flag was on the command line (an update may
-// clear start_at or end_at with --start-at ”).
-func (f *scheduleFlags) given(name string) bool {
-	seen := false
-	f.fs.Visit(func(fl *flag.Flag) { seen = seen || fl.Name == name })
-	return seen
 }
 
 // apply puts the fields given into a create or PATCH body.
@@ -64,7 +59,7 @@ func (f *scheduleFlags) apply(body map[string]any) error {
 	default:
 		body["cron"] = []string(f.cron)
 	}
-	if f.given("at") {
+	if f.fs.given("at") {
 		var at []string
 		for _, s := range strings.Split(f.at, ",") {
 			if s = strings.TrimSpace(s); s != "" {
@@ -76,14 +71,8 @@ func (f *scheduleFlags) apply(body map[string]any) error {
 		}
 		body["at"] = at
 	}
-	for _, s := range []struct{ flag, field, v string }{{"timezone", "timezone", f.timezone}, {"dst-gap", "dst_gap", f.dstGap},
-		{"dst-overlap", "dst_overlap", f.dstOverlap}, {"start-at", "start_at", f.startAt}, {"end-at", "end_at", f.endAt},
-		{"jitter", "jitter", f.jitter}} {
-		if f.given(s.flag) {
-			body[s.field] = s.v
-		}
-	}
-	if f.given("max-runs") {
+	f.fs.putGiven(body, scheduleStrings...)
+	if f.fs.given("max-runs") {
 		n, err := strconv.Atoi(f.maxRuns)
 		if err != nil || n < 0 {
 			return fmt.Errorf("%w: --max-runs must be a whole number, 0 or more", errUsage)

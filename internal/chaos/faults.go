@@ -77,6 +77,58 @@ func (f *faultEnv) daemon(data string, args ...string) (Daemon, error) {
 	return Daemon{Bin: f.cfg.Bin, Data: data, Addr: addr, Tick: 100 * time.Millisecond, Args: args}, nil
 }
 
+// serve starts the daemon on data with args and waits until it serves; the
+// caller kills p.
+func (f *faultEnv) serve(ctx context.Context, data string, args ...string) (dm Daemon, p *Proc, c *Client, err error) {
+	if dm, err = f.daemon(data, args...); err != nil {
+		return Daemon{}, nil, nil, err
+	}
+	if p, err = startHealthy(ctx, dm); err != nil {
+		return Daemon{}, nil, nil, err
+	}
+	return dm, p, NewClient(dm.URL(), 10*time.Second), nil
+}
+
+// startHealthy starts dm and waits until it serves; the caller kills the
+// process.
+func startHealthy(ctx context.Context, dm Daemon) (*Proc, error) {
+	p, err := dm.Start()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
+		p.Kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+// restartSettled starts dm again and waits until it serves and every run
+// has an outcome (within timeout); the caller kills the process.
+func restartSettled(ctx context.Context, dm Daemon, c *Client, timeout time.Duration) (*Proc, error) {
+	p, err := startHealthy(ctx, dm)
+	if err != nil {
+		return nil, fmt.Errorf("restart: %w", err)
+	}
+	var rep KillReport
+	if _, err := settle(ctx, c, timeout, &rep); err != nil {
+		p.Kill()
+		return nil, fmt.Errorf("settle: %w", err)
+	}
+	return p, nil
+}
+
+// verdict passes with summary when vs is empty, else fails with summary and
+// the violations.
+func verdict(summary string, vs []Violation) FaultResult {
+	if len(vs) > 0 {
+		var b strings.Builder
+		WriteViolations(&b, nil, vs)
+		return fail("%s; %s", summary, b.String())
+	}
+	return pass("%s", summary)
+}
+
 // Faults runs the fault cases.
 func Faults(ctx context.Context, cfg FaultConfig) []FaultResult {
 	var out []FaultResult
@@ -131,19 +183,11 @@ func fail(format string, args ...any) FaultResult {
 // loadAndKill starts the daemon on data, creates n noop tasks, lets it run
 // for d and kills it with SIGKILL.
 func (f *faultEnv) loadAndKill(ctx context.Context, data string, n int, d time.Duration) error {
-	dm, err := f.daemon(data)
-	if err != nil {
-		return err
-	}
-	p, err := dm.Start()
+	_, p, c, err := f.serve(ctx, data)
 	if err != nil {
 		return err
 	}
 	defer p.Kill()
-	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
-		return err
-	}
-	c := NewClient(dm.URL(), 10*time.Second)
 	if err := createTasks(ctx, c, "f", n, "noop", nil, "1s"); err != nil {
 		return err
 	}
@@ -410,19 +454,11 @@ func diskFull(ctx context.Context, f *faultEnv) FaultResult {
 	defer exec.Command("umount", "-l", mnt).Run()
 	data := filepath.Join(mnt, "data")
 	fill := filepath.Join(mnt, "fill")
-	dm, err := f.daemon(data)
-	if err != nil {
-		return fail("%v", err)
-	}
-	p, err := dm.Start()
+	_, p, c, err := f.serve(ctx, data)
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer p.Kill()
-	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
-		return fail("%v", err)
-	}
-	c := NewClient(dm.URL(), 10*time.Second)
 	if err := createTasks(ctx, c, "d", 20, "noop", nil, "1s"); err != nil {
 		return fail("create before filling: %v", err)
 	}
@@ -520,19 +556,11 @@ func gracefulStop(ctx context.Context, f *faultEnv) FaultResult {
 	}
 	defer sink.Close()
 	data := filepath.Join(f.dir, "data")
-	dm, err := f.daemon(data, "--workers", "3")
-	if err != nil {
-		return fail("%v", err)
-	}
-	p, err := dm.Start()
+	dm, p, c, err := f.serve(ctx, data, "--workers", "3")
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer p.Kill()
-	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
-		return fail("%v", err)
-	}
-	c := NewClient(dm.URL(), 10*time.Second)
 	// More due work than 3 workers can take: runs wait in the queue and
 	// some are running when the stop begins.
 	if err := createTasks(ctx, c, "h", 30, "http", map[string]string{"url": sink.URL()}, "1s"); err != nil {
@@ -557,19 +585,12 @@ func gracefulStop(ctx context.Context, f *faultEnv) FaultResult {
 		return fail("stop time %q: %v", m[1], err)
 	}
 	// Restart, let everything settle, stop, and read the log.
-	p2, err := dm.Start()
+	p2, err := restartSettled(ctx, dm, c, time.Minute)
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer p2.Kill()
-	if _, err := p2.WaitHealthy(ctx, dm.URL()); err != nil {
-		return fail("restart: %v", err)
-	}
 	restartAt := p2.Started
-	var rep KillReport
-	if _, err := settle(ctx, c, time.Minute, &rep); err != nil {
-		return fail("settle: %v", err)
-	}
 	_ = p2.Signal(syscall.SIGTERM)
 	if _, ok := p2.Wait(time.Minute); !ok {
 		return fail("the second life did not stop")
@@ -583,13 +604,8 @@ func gracefulStop(ctx context.Context, f *faultEnv) FaultResult {
 	if code != 0 {
 		res.Violations = append(res.Violations, Violation{InvFault, fmt.Sprintf("SIGTERM exit status %d, want 0", code)})
 	}
-	summary := fmt.Sprintf("exit %d; %d sink calls in flight at SIGTERM; %d runs, %d started, outcomes %v", code, inFlight, res.Runs, res.Started, res.Outcomes)
-	if len(res.Violations) > 0 {
-		var b strings.Builder
-		WriteViolations(&b, nil, res.Violations)
-		return fail("%s; %s", summary, b.String())
-	}
-	return pass("%s", summary)
+	return verdict(fmt.Sprintf("exit %d; %d sink calls in flight at SIGTERM; %d runs, %d started, outcomes %v",
+		code, inFlight, res.Runs, res.Started, res.Outcomes), res.Violations)
 }
 
 // stopViolations finds runs started after a graceful stop began (and before
@@ -625,19 +641,11 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 	}
 	defer sink.Close()
 	data := filepath.Join(f.dir, "data")
-	dm, err := f.daemon(data, "--drain-timeout", "5m")
-	if err != nil {
-		return fail("%v", err)
-	}
-	p, err := dm.Start()
+	dm, p, c, err := f.serve(ctx, data, "--drain-timeout", "5m")
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer p.Kill()
-	if _, err := p.WaitHealthy(ctx, dm.URL()); err != nil {
-		return fail("%v", err)
-	}
-	c := NewClient(dm.URL(), 10*time.Second)
 	// The run starts a second from now and may run 20 s: without the
 	// second signal the drain would wait for it until its deadline.
 	first := time.Now().Add(time.Second).UTC().Format(time.RFC3339)
@@ -673,18 +681,11 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 	sink.Release()
 	// Restart: the held run must end as process_lost once its deadline
 	// passes.
-	p2, err := dm.Start()
+	p2, err := restartSettled(ctx, dm, c, 2*time.Minute)
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer p2.Kill()
-	if _, err := p2.WaitHealthy(ctx, dm.URL()); err != nil {
-		return fail("restart: %v", err)
-	}
-	var rep KillReport
-	if _, err := settle(ctx, c, 2*time.Minute, &rep); err != nil {
-		return fail("settle: %v", err)
-	}
 	_ = p2.Signal(syscall.SIGTERM)
 	p2.Wait(time.Minute)
 	log, err := ReadLogCopy(ctx, data, filepath.Join(f.dir, "copy"))
@@ -697,10 +698,5 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 	if res.Outcomes["forced_end/"+events.ForcedProcessLost] == 0 {
 		res.Violations = append(res.Violations, Violation{InvFault, "the run held at exit was not recorded as process_lost"})
 	}
-	if len(res.Violations) > 0 {
-		var b strings.Builder
-		WriteViolations(&b, nil, res.Violations)
-		return fail("%s; %s", summary, b.String())
-	}
-	return pass("%s", summary)
+	return verdict(summary, res.Violations)
 }

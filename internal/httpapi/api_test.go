@@ -12,6 +12,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
@@ -19,27 +20,75 @@ import (
 	"github.com/cronactor/cronactor/projections/crontasks"
 )
 
-// server is the API over a real scheduler (virtual clock: nothing runs by
-// itself) and a real view on the in-memory embedded store.
-func server(t *testing.T, token string) *httptest.Server {
-	t.Helper()
-	mem, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	return serverOn(t, token, mem, 0)
+// t0 is when the tests' virtual clocks start.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// rig says what the API under test stands on: a real scheduler and a real
+// view on one store. Its zero value is the usual: a new in-memory embedded
+// store, a virtual clock at t0, the kind noop, no token.
+type rig struct {
+	store events.Store              // nil: a new in-memory embedded store
+	sched scheduler.Config          // its Store is store; a nil Clock is a virtual one at t0
+	kinds map[string]worker.Handler // what the scheduler runs; nil: noop
+	api   httpapi.Config            // its Scheduler, View, ViewConfig and Store are filled in
 }
 
-// serverOn is server on the given store, with the API's ReadTimeout.
-func serverOn(t *testing.T, token string, st events.Store, readTimeout time.Duration) *httptest.Server {
+// start starts the scheduler and the view, each stopped when the test ends,
+// and returns the API's handler over them.
+func (r rig) start(t *testing.T) (http.Handler, *scheduler.Scheduler, *crontasks.View) {
 	t.Helper()
-	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk})
+	if r.store == nil {
+		r.store = memStore(t)
+	}
+	r.sched.Store = r.store
+	if r.sched.Clock == nil {
+		r.sched.Clock = clock.NewVirtual(t0)
+	}
+	if r.kinds == nil {
+		r.kinds = map[string]worker.Handler{"noop": kinds.Noop()}
+	}
+	s := startScheduler(t, r.sched, r.kinds)
+	v, err := crontasks.Open(crontasks.Config{Store: r.store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Register("noop", kinds.Noop())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { v.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; v.Close() })
+	r.api.Scheduler, r.api.View, r.api.ViewConfig, r.api.Store = s, v, crontasks.Config{Store: r.store}, r.store
+	return httpapi.New(r.api), s, v
+}
+
+// serve is start's API served over HTTP until the test ends.
+func (r rig) serve(t *testing.T) *httptest.Server {
+	t.Helper()
+	h, _, _ := r.start(t)
+	return listen(t, h)
+}
+
+// memStore is an in-memory embedded store, closed when the test ends.
+func memStore(t *testing.T) *embedded.Store {
+	t.Helper()
+	st, err := embedded.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// startScheduler starts a scheduler on cfg running kinds, stopped when the
+// test ends.
+func startScheduler(t *testing.T, cfg scheduler.Config, kinds map[string]worker.Handler) *scheduler.Scheduler {
+	t.Helper()
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, h := range kinds {
+		s.Register(kind, h)
+	}
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -48,18 +97,21 @@ func serverOn(t *testing.T, token string, st events.Store, readTimeout time.Dura
 		cancel()
 		s.Stop(ctx)
 	})
-	v, err := crontasks.Open(crontasks.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { v.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; v.Close() })
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st, Token: token,
-		ReadTimeout: readTimeout}))
+	return s
+}
+
+// listen serves h over HTTP until the test ends.
+func listen(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// server is the usual rig, with token, over HTTP.
+func server(t *testing.T, token string) *httptest.Server {
+	t.Helper()
+	return rig{api: httpapi.Config{Token: token}}.serve(t)
 }
 
 type answer struct {
@@ -230,12 +282,7 @@ func (b busyLog) Head() events.Position {
 // TestWritesWaitForTheirOwnPosition: the answer to a write waits for the view
 // to fold that write, not for the log's head.
 func TestWritesWaitForTheirOwnPosition(t *testing.T) {
-	mem, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	srv := serverOn(t, "", busyLog{mem}, 2*time.Second)
+	srv := rig{store: busyLog{memStore(t)}, api: httpapi.Config{ReadTimeout: 2 * time.Second}}.serve(t)
 	a := call(t, srv, "POST", "/v1/tasks", "{"+good+"}")
 	if a.code != http.StatusCreated {
 		t.Fatalf("create: %d %s", a.code, a.body)

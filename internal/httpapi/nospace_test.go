@@ -6,19 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/cronactor/cronactor/actors/clock"
-	"github.com/cronactor/cronactor/actors/scheduler"
-	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/httpapi"
-	"github.com/cronactor/cronactor/projections/crontasks"
 )
 
 // fullStore is the in-memory store whose appends fail as on a full disk
@@ -39,36 +33,8 @@ func (s *fullStore) Append(ctx context.Context, stream string, exp events.Expect
 // JSON error shape and says so; reads still answer; once space is back the
 // same write succeeds.
 func TestDiskFullIs507(t *testing.T) {
-	mem, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	st := &fullStore{Store: mem}
-	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("noop", kinds.Noop())
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Stop(ctx)
-	})
-	v, err := crontasks.Open(crontasks.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { v.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; v.Close() })
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st, Logger: slog.New(slog.DiscardHandler)}))
-	t.Cleanup(srv.Close)
+	st := &fullStore{Store: memStore(t)}
+	srv := rig{store: st, api: httpapi.Config{Logger: slog.New(slog.DiscardHandler)}}.serve(t)
 
 	if a := call(t, srv, "POST", "/v1/tasks", `{"name":"a",`+strings.TrimPrefix(good, `"name":"poll",`)+`}`); a.code != http.StatusCreated && a.code != http.StatusOK {
 		t.Fatalf("create before the disk filled: %d %s", a.code, a.body)

@@ -4,44 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/worker"
-	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/httpapi"
 )
 
 // GET /v1/queues over a real server: every queue by name with its limit,
 // depth, busy workers and whether the daemon was started with it.
 func TestQueuesEndpoint(t *testing.T) {
-	mem, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Close()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mem := memStore(t)
 	clk := clock.NewVirtual(t0)
-	s, err := scheduler.New(scheduler.Config{Store: mem, Clock: clk, Tick: time.Second, Workers: 1, Queues: map[string]int{"reports": 2, "mail": 8}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("work", worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
-		return nil, clock.Sleep(ctx, clk, time.Minute)
-	}))
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Stop(ctx)
-	}()
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, Store: mem, Token: "tok"}))
-	defer srv.Close()
+	s := startScheduler(t, scheduler.Config{Store: mem, Clock: clk, Tick: time.Second, Workers: 1, Queues: map[string]int{"reports": 2, "mail": 8}},
+		map[string]worker.Handler{"work": worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
+			return nil, clock.Sleep(ctx, clk, time.Minute)
+		})})
+	srv := listen(t, httpapi.New(httpapi.Config{Scheduler: s, Store: mem, Token: "tok"}))
 
 	if a := call(t, srv, "GET", "/v1/queues", ""); a.code != 401 {
 		t.Fatalf("without the token: %d %s", a.code, a.body)

@@ -16,9 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cronactor/cronactor/actors/clock"
-	"github.com/cronactor/cronactor/actors/scheduler"
-	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/httpapi"
@@ -29,37 +26,8 @@ import (
 // streamServer is server() with the stream tuned and the store at hand.
 func streamServer(t *testing.T, token string, sc httpapi.StreamConfig) (*httptest.Server, *embedded.Store) {
 	t.Helper()
-	st, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("noop", kinds.Noop())
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Stop(ctx)
-	})
-	v, err := crontasks.Open(crontasks.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { v.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; v.Close() })
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st},
-		Store: st, Token: token, Stream: sc}))
-	t.Cleanup(srv.Close)
-	return srv, st
+	st := memStore(t)
+	return rig{store: st, api: httpapi.Config{Token: token, Stream: sc}}.serve(t), st
 }
 
 // sse is one parsed message of a stream: an event (id and data) or a

@@ -9,12 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cronactor/cronactor/actors/clock"
-	"github.com/cronactor/cronactor/actors/scheduler"
-	"github.com/cronactor/cronactor/actors/worker/kinds"
-	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/httpapi"
-	"github.com/cronactor/cronactor/projections/crontasks"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -25,37 +20,8 @@ import (
 // request spans exported to exp.
 func tracedServer(t *testing.T, exp *tracetest.InMemoryExporter) *httptest.Server {
 	t.Helper()
-	st, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("noop", kinds.Noop())
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Stop(ctx)
-	})
-	v, err := crontasks.Open(crontasks.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { v.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; v.Close() })
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st,
-		Token: "t", TracerProvider: tp}))
-	t.Cleanup(srv.Close)
-	return srv
+	return rig{api: httpapi.Config{Token: "t", TracerProvider: tp}}.serve(t)
 }
 
 // Each request is a server span named by its route pattern, not its path;

@@ -10,10 +10,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
-	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events/embedded"
-	"github.com/cronactor/cronactor/internal/httpapi"
-	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/google/uuid"
 )
 
@@ -22,35 +19,10 @@ import (
 // waits until the view has folded everything recorded meanwhile.
 func clockServer(t *testing.T) (srv *httptest.Server, clk *clock.Virtual, st *embedded.Store, settle func(time.Duration)) {
 	t.Helper()
-	st, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clk = clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("noop", kinds.Noop())
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Stop(ctx)
-	})
-	v, err := crontasks.Open(crontasks.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { v.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; v.Close() })
-	srv = httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st}))
-	t.Cleanup(srv.Close)
+	st = memStore(t)
+	clk = clock.NewVirtual(t0)
+	h, _, v := rig{store: st, sched: scheduler.Config{Clock: clk, Tick: time.Second}}.start(t)
+	srv = listen(t, h)
 	settle = func(d time.Duration) {
 		t.Helper()
 		clk.RunUntil(clk.Now().Add(d))

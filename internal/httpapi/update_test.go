@@ -9,10 +9,6 @@ import (
 	"encoding/json"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
-	"github.com/cronactor/cronactor/actors/worker/kinds"
-	"github.com/cronactor/cronactor/events/embedded"
-	"github.com/cronactor/cronactor/internal/httpapi"
-	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/google/uuid"
 	"net/http"
 	"strconv"
@@ -149,33 +145,8 @@ func (l *lockstep) run(prime func(), writers ...func()) {
 // process.
 func handlerOn(t *testing.T, clk clock.Clock) (http.Handler, *scheduler.Scheduler) {
 	t.Helper()
-	st, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("noop", kinds.Noop())
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Stop(ctx)
-	})
-	v, err := crontasks.Open(crontasks.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { v.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; v.Close() })
-	return httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st}), s
+	h, s, _ := rig{sched: scheduler.Config{Clock: clk}}.start(t)
+	return h, s
 }
 
 func serve(h http.Handler, method, path, body string) answer {

@@ -1,20 +1,14 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/cronactor/cronactor/actors/clock"
-	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events/embedded"
-	"github.com/cronactor/cronactor/internal/httpapi"
-	"github.com/cronactor/cronactor/projections/crontasks"
 )
 
 // daemonServer is the API with the kinds the daemon registers — noop, http,
@@ -24,42 +18,14 @@ import (
 // that a refused request recorded nothing.
 func daemonServer(t *testing.T, allowExec bool) (*httptest.Server, *embedded.Store) {
 	t.Helper()
-	st, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("noop", kinds.Noop())
-	s.Register("http", kinds.HTTP(nil))
+	st := memStore(t)
+	run := map[string]worker.Handler{"noop": kinds.Noop(), "http": kinds.HTTP(nil)}
 	if allowExec {
-		s.Register("exec", kinds.Exec())
+		run["exec"] = kinds.Exec()
 	} else if h := execWithoutAllowExec(); h != nil {
-		s.Register("exec", h)
+		run["exec"] = h
 	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Stop(ctx)
-	})
-	v, err := crontasks.Open(crontasks.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { v.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; v.Close() })
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, View: v, ViewConfig: crontasks.Config{Store: st}, Store: st}))
-	t.Cleanup(srv.Close)
-	return srv, st
+	return rig{store: st, kinds: run}.serve(t), st
 }
 
 // execWithoutAllowExec is the exec kind as cmd/cronactor registers it

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -17,9 +16,9 @@ import (
 	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events"
-	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/faultfs"
 	"github.com/cronactor/cronactor/internal/httpapi"
 	"github.com/cronactor/cronactor/projections/crontasks"
@@ -70,25 +69,9 @@ func runsIn(t *testing.T, st events.Store, id uuid.UUID) int {
 // disk heals the view is rebuilt and answers 200 with everything the
 // scheduler did meanwhile.
 func TestViewFailingMidRunLeavesSchedulerDeciding(t *testing.T) {
-	st, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("noop", kinds.Noop())
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		s.Stop(ctx)
-	})
+	st := memStore(t)
+	clk := clock.NewVirtual(t0)
+	s := startScheduler(t, scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second}, map[string]worker.Handler{"noop": kinds.Noop()})
 	var failing atomic.Bool
 	// faultfs, not errorfs alone: once Pebble reuses an old WAL file as its
 	// new WAL, errorfs no longer sees the WAL's writes.
@@ -115,8 +98,7 @@ func TestViewFailingMidRunLeavesSchedulerDeciding(t *testing.T) {
 		}
 		k.Close()
 	})
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Scheduler: s, Keeper: k, ViewConfig: crontasks.Config{Store: st}, Store: st}))
-	t.Cleanup(srv.Close)
+	srv := listen(t, httpapi.New(httpapi.Config{Scheduler: s, Keeper: k, ViewConfig: crontasks.Config{Store: st}, Store: st}))
 
 	a := call(t, srv, "POST", "/v1/tasks", `{"name":"a","owner":"o","kind":"noop","interval":"1m"}`)
 	if a.code != 201 {
