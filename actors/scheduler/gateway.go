@@ -92,19 +92,30 @@ func (s *Scheduler) TaskPID(ctx context.Context, id uuid.UUID) (*actor.PID, erro
 }
 
 // hostRequest is how a task's actor serves the messages above
-// (task.Config.Host).
+// (task.Config.Host). A nil pointer is no request: the actor ignores it,
+// as any message it does not know.
 func (s *Scheduler) hostRequest(msg any) (task.HostRequest, bool) {
 	switch m := msg.(type) {
 	case *GetTask:
-		return s.hostRequest(*m)
+		if m != nil {
+			return s.hostRequest(*m)
+		}
 	case *PauseTask:
-		return s.hostRequest(*m)
+		if m != nil {
+			return s.hostRequest(*m)
+		}
 	case *ResumeTask:
-		return s.hostRequest(*m)
+		if m != nil {
+			return s.hostRequest(*m)
+		}
 	case *TriggerTask:
-		return s.hostRequest(*m)
+		if m != nil {
+			return s.hostRequest(*m)
+		}
 	case *UpdateTask:
-		return s.hostRequest(*m)
+		if m != nil {
+			return s.hostRequest(*m)
+		}
 	case GetTask:
 		return task.HostRequest{Reply: readReply}, true
 	case PauseTask:

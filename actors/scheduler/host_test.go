@@ -213,6 +213,7 @@ func TestHostMessagesKeepTheClockBalanced(t *testing.T) {
 	}
 	sys.Root.Send(pid, scheduler.TriggerTask{}) // no sender: decided, not answered
 	sys.Root.Send(pid, "a stranger's message")
+	sys.Root.Send(pid, (*scheduler.GetTask)(nil))
 	c.check(t, "after the requests")
 	clk := c.Virtual
 	clk.RunUntil(t0.Add(5 * time.Minute))
