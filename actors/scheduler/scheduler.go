@@ -21,8 +21,16 @@
 // and every write may carry IfVersion to apply only at the version the
 // caller read.
 //
+// Host actor system: an embedder that runs protoactor-go itself passes its
+// *actor.ActorSystem (Config.ActorSystem); the scheduler's actors then live
+// in it under a name prefix of their own (ActorPrefix), Stop stops exactly
+// them, and host actors can address a task as an actor: TaskPID, and the
+// request messages GetTask, PauseTask, ResumeTask, TriggerTask and
+// UpdateTask answered by a TaskReply (gateway.go, docs/embedding.md).
+//
 // Concurrency: a Scheduler is safe for concurrent use once Start returned.
-// Register handlers before Start.
+// Register handlers before Start. A task's actor decides the Go calls, the
+// workers' requests and host actors' messages one at a time.
 package scheduler
 
 import (
@@ -36,9 +44,11 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/dueindex"
@@ -131,6 +141,16 @@ type Config struct {
 	// TracerProvider, if set, gets one span per run a worker takes (see
 	// worker.PoolConfig). Nil: no tracing. Spans never change a decision.
 	TracerProvider trace.TracerProvider
+	// ActorSystem, if set, is the host's protoactor-go actor system: the
+	// scheduler spawns its actors in it, each named under a prefix of its
+	// own ("cronactor-N/", see ActorPrefix), so host actors can address a
+	// task's actor (TaskPID and the messages of gateway.go). Stop stops
+	// exactly the scheduler's actors and leaves the system and every other
+	// actor in it running; several schedulers may share one system. Clock
+	// and Logger stay the scheduler's (protoactor's own logs, such as dead
+	// letters, go to the system's logger). Nil: the scheduler makes an
+	// actor system of its own and shuts it down in Stop.
+	ActorSystem *actor.ActorSystem
 }
 
 // Validate reports the first field out of its limits.
@@ -503,7 +523,20 @@ type Scheduler struct {
 	abandon  context.CancelFunc
 	// infra lists the actors that are not task actors: shards, queue, ticker.
 	infra []*actor.PID
+	// prefix starts the name of every actor of this scheduler; hosted is
+	// set when sys is the host's (Config.ActorSystem).
+	prefix string
+	hosted bool
+	// deadLetters is the clock's dead-letter watcher on sys (see
+	// counted.WatchPrefix).
+	deadLetters *eventstream.Subscription
+	// host is hostRequest, made once for every task actor's config.
+	host func(any) (task.HostRequest, bool)
 }
+
+// schedulers numbers the Schedulers of the process, for their actors'
+// name prefix.
+var schedulers atomic.Uint64
 
 // New checks cfg and returns a Scheduler; nothing runs before Start.
 func New(cfg Config) (*Scheduler, error) {
@@ -512,8 +545,14 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	cfg = cfg.withDefaults()
 	return &Scheduler{cfg: cfg, arch: archetype.Archetype{Clock: cfg.Clock, Logger: cfg.Logger},
-		handlers: map[string]worker.Handler{}}, nil
+		handlers: map[string]worker.Handler{}, prefix: fmt.Sprintf("cronactor-%d/", schedulers.Add(1))}, nil
 }
+
+// ActorPrefix is how the name (actor.PID.Id) of every actor of this
+// scheduler starts, e.g. "cronactor-1/": unique in the process, so that
+// schedulers sharing a host's actor system (Config.ActorSystem) never
+// collide with each other or with the host's actors.
+func (s *Scheduler) ActorPrefix() string { return s.prefix }
 
 // Register sets the handler for a kind of task. Call it before Start. A
 // handler that implements worker.PayloadValidator checks the payload of a
@@ -561,10 +600,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	c := s.cfg.Clock
 	logger := s.cfg.Logger
-	s.sys = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	counted.Watch(s.sys, c)
+	if s.cfg.ActorSystem != nil {
+		s.sys, s.hosted = s.cfg.ActorSystem, true
+	} else {
+		s.sys = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+			return slog.New(slog.NewTextHandler(io.Discard, nil))
+		}))
+	}
+	s.deadLetters = counted.WatchPrefix(s.sys, c, s.prefix, hostMessage)
+	s.host = s.hostRequest
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
@@ -600,7 +644,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 }
 
 func (s *Scheduler) spawn(root *actor.RootContext, props *actor.Props) *actor.PID {
-	pid := counted.Spawn(s.cfg.Clock, root, props)
+	pid := counted.SpawnPrefix(s.cfg.Clock, root, props, s.prefix)
 	s.infra = append(s.infra, pid)
 	return pid
 }
@@ -636,8 +680,8 @@ func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]task.Initi
 // spawnTask starts the actor of a task; s.mu must be held.
 func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Shard: s.shardOf(id),
-		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout}
-	e := &entry{pid: counted.Spawn(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)))}
+		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host}
+	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)), s.prefix)}
 	s.tasks[id] = e
 	if st != nil && st.State.Exists() && st.State.Status != rules.StatusDeleted {
 		s.ownersMu.Lock()
@@ -744,10 +788,25 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		}
 		e.mu.Unlock()
 	}
-	for _, pid := range pids {
-		s.sys.Root.Stop(pid)
+	if !s.hosted {
+		for _, pid := range pids {
+			s.sys.Root.Stop(pid)
+		}
+		s.sys.Shutdown() // stops no actor (they are stopped above), only the system's own machinery
+		s.cfg.Logger.Info("scheduler stopped")
+		return nil
 	}
-	s.sys.Shutdown()
+	// The host's system lives on: stop exactly our actors (workers stop with
+	// the queue, their parent) and return once they are gone, then stop
+	// watching its dead letters.
+	stopped := make([]*actor.Future, len(pids))
+	for i, pid := range pids {
+		stopped[i] = s.sys.Root.StopFuture(pid)
+	}
+	for _, f := range stopped {
+		_ = f.Wait() // a timeout (10s) leaves the actor to stop on its own
+	}
+	s.sys.EventStream.Unsubscribe(s.deadLetters)
 	s.cfg.Logger.Info("scheduler stopped")
 	return nil
 }
@@ -813,14 +872,20 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 // none in memory — and waits for the reply, no longer than ctx lasts or
 // RequestTimeout. An actor that is leaving is waited for.
 func (s *Scheduler) send(ctx context.Context, id uuid.UUID, msg any) (task.Reply, error) {
+	reply, _, err := s.sendTo(ctx, id, msg)
+	return reply, err
+}
+
+// sendTo is send that also returns the PID of the actor that answered.
+func (s *Scheduler) sendTo(ctx context.Context, id uuid.UUID, msg any) (task.Reply, *actor.PID, error) {
 	for {
 		if err := ctx.Err(); err != nil {
-			return task.Reply{}, err
+			return task.Reply{}, nil, err
 		}
 		s.mu.Lock()
 		if !s.started || s.stopped {
 			s.mu.Unlock()
-			return task.Reply{}, ErrNotStarted
+			return task.Reply{}, nil, ErrNotStarted
 		}
 		e := s.tasks[id]
 		if e == nil {
@@ -839,20 +904,21 @@ func (s *Scheduler) send(ctx context.Context, id uuid.UUID, msg any) (task.Reply
 			case <-left:
 				continue
 			case <-ctx.Done():
-				return task.Reply{}, ctx.Err()
+				return task.Reply{}, nil, ctx.Err()
 			}
 		}
-		f := counted.RequestFuture(s.cfg.Clock, s.sys.Root, e.pid, msg, s.cfg.RequestTimeout)
+		pid := e.pid
+		f := counted.RequestFuture(s.cfg.Clock, s.sys.Root, pid, msg, s.cfg.RequestTimeout)
 		e.mu.Unlock()
 		res, err := counted.Await(ctx, f)
 		if err != nil {
-			return task.Reply{}, fmt.Errorf("scheduler: ask task %s: %w", id, err)
+			return task.Reply{}, nil, fmt.Errorf("scheduler: ask task %s: %w", id, err)
 		}
 		reply, ok := res.(task.Reply)
 		if !ok {
-			return task.Reply{}, fmt.Errorf("scheduler: task %s answered %T", id, res)
+			return task.Reply{}, nil, fmt.Errorf("scheduler: task %s answered %T", id, res)
 		}
-		return reply, nil
+		return reply, pid, nil
 	}
 }
 

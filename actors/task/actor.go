@@ -39,8 +39,15 @@
 // deleted, nothing open, no timer) leaves the due-time index
 // (dueindex.Untrack), then the Registry, and stops; its timers stop with it.
 //
+// Host actors: with Config.Host set, the actor also answers the messages an
+// embedder's own actors send it (package scheduler's request messages), as
+// HostRequests. Those are not counted on the clock — nobody called
+// clock.Begin for them — so the actor ends the count of exactly the
+// messages that were counted: its own, sent through internal/counted. A
+// message it does not know is ignored and not uncounted either.
+//
 // Concurrency: the actor processes one message at a time, so decisions for
-// one task are serialized (R3).
+// one task are serialized (R3), whoever sends them.
 package task
 
 import (
@@ -154,6 +161,22 @@ type Config struct {
 	// DefaultStoreTimeout. It is measured on the wall clock: it guards real
 	// I/O, which virtual time does not see.
 	StoreTimeout time.Duration
+	// Host, if set, recognizes a message a host actor sent (one that no
+	// cronactor component sends) and says how to answer it. Nil: the
+	// actor answers only cronactor's own messages.
+	Host func(msg any) (HostRequest, bool)
+}
+
+// HostRequest is a host actor's message as the actor serves it. It is not
+// counted on the clock.
+type HostRequest struct {
+	// Command returns what to decide given the task's current state (nil:
+	// nothing, the host reads the state); an error is the answer instead.
+	// It runs in the actor, between two of its messages.
+	Command func(rules.State) (rules.Command, error)
+	// Reply turns the outcome for task id into the message the host gets
+	// back.
+	Reply func(id uuid.UUID, r Reply) any
 }
 
 // leave is where the actor is in leaving the due-time index and the
@@ -219,9 +242,21 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 
 // Receive implements actor.Actor.
 func (a *Actor) Receive(ctx actor.Context) {
-	if counted.Counted(ctx.Message()) {
-		defer a.cfg.Archetype.Clock.End()
+	if a.cfg.Host != nil {
+		if req, ok := a.cfg.Host(ctx.Message()); ok {
+			a.serveHost(ctx, req)
+			a.maybeLeave(ctx)
+			return
+		}
 	}
+	// end is whether this message was counted: one of ours (or our start);
+	// not a system message, not a stranger's.
+	end := counted.Counted(ctx.Message())
+	defer func() {
+		if end {
+			a.cfg.Archetype.Clock.End()
+		}
+	}()
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.self, a.sys = ctx.Self(), ctx.ActorSystem()
@@ -304,9 +339,33 @@ func (a *Actor) Receive(ctx actor.Context) {
 		}
 		return
 	default:
+		end = false // none of ours sends it, so nobody counted it
 		return
 	}
 	a.maybeLeave(ctx)
+}
+
+// serveHost answers a host actor's request: like a Command (or a Get),
+// but its outcome is shaped by req.Reply, and a request sent without a
+// sender is decided and not answered.
+func (a *Actor) serveHost(ctx actor.Context, req HostRequest) {
+	var r Reply
+	if !a.ensureLoaded(ctx, context.Background()) {
+		r = Reply{Err: a.loadErr}
+	} else {
+		r = Reply{State: a.state, Position: a.pos}
+		var cmd rules.Command
+		if req.Command != nil {
+			cmd, r.Err = req.Command(a.state)
+		}
+		if cmd != nil && r.Err == nil {
+			r.Events, r.Err = a.execute(ctx, context.Background(), cmd, a.cfg.Archetype.Clock.Now())
+			r.State, r.Position = a.state, a.pos
+		}
+	}
+	if ctx.Sender() != nil {
+		ctx.Respond(req.Reply(a.id, r))
+	}
 }
 
 // idle reports whether the actor may stop: its task needs no actor, or its

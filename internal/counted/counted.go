@@ -25,9 +25,11 @@ package counted
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/cronactor/cronactor/actors/clock"
 )
 
@@ -87,6 +89,13 @@ func Spawn(c clock.Clock, ctx actor.SpawnerContext, props *actor.Props) *actor.P
 	return ctx.Spawn(props)
 }
 
+// SpawnPrefix is Spawn with the actor named prefix followed by a unique
+// id (see WatchPrefix); its children's names start with its own.
+func SpawnPrefix(c clock.Clock, ctx actor.SpawnerContext, props *actor.Props, prefix string) *actor.PID {
+	c.Begin()
+	return ctx.SpawnPrefix(props, prefix)
+}
+
 // Counted reports whether msg is one of ours (sent with Send or Request, or
 // the *actor.Started of an actor spawned with Spawn) rather than another
 // lifecycle or system message of the actor system.
@@ -103,11 +112,31 @@ func Counted(msg any) bool {
 
 // Watch installs, on sys, the watcher that uncounts messages sent to an
 // actor that has stopped (they end as dead letters, never processed).
-// Call it once per actor system, before the first Send.
+// Call it once per actor system, before the first Send. It is WatchPrefix
+// for every actor of sys.
 func Watch(sys *actor.ActorSystem, c clock.Clock) {
-	sys.EventStream.Subscribe(func(evt any) {
-		if dl, ok := evt.(*actor.DeadLetterEvent); ok && Counted(dl.Message) {
-			c.End()
+	WatchPrefix(sys, c, "", nil)
+}
+
+// WatchPrefix installs, on sys, the watcher that uncounts the messages sent
+// to a stopped actor whose name starts with prefix (spawned with
+// SpawnPrefix, or a child of one), but for those skip reports (nil: none).
+// Counted messages are only ever sent to such actors; a dead letter to any
+// other process — another component's actor on a shared actor system, a
+// future that timed out before its reply came, the nobody a plain send is
+// answered to — was never counted here, so it never ends a count. Call it
+// before the first Send; Unsubscribe the subscription from sys.EventStream
+// once the actors are stopped. The watcher runs on the goroutine of whoever
+// sends the dead letter, so it only counts.
+func WatchPrefix(sys *actor.ActorSystem, c clock.Clock, prefix string, skip func(msg any) bool) *eventstream.Subscription {
+	return sys.EventStream.Subscribe(func(evt any) {
+		dl, ok := evt.(*actor.DeadLetterEvent)
+		if !ok || dl.PID == nil || !strings.HasPrefix(dl.PID.Id, prefix) || !Counted(dl.Message) {
+			return
 		}
+		if skip != nil && skip(dl.Message) {
+			return
+		}
+		c.End()
 	})
 }
