@@ -436,8 +436,10 @@ func TestPauseAndTriggerButtons(t *testing.T) {
 	run(t, ctx, "delete, confirm", chromedp.Click(css("#act-delete")), chromedp.WaitVisible(css("#confirm-dialog")),
 		chromedp.Click(css("#confirm-ok")), waitText(".pagehead .badge", "deleted"))
 	// A refused action shows the API's error: pausing a deleted task is a 409.
-	run(t, ctx, "refused action", chromedp.Evaluate[chromedp.Void](`document.getElementById("act-pause").hidden = false`),
-		chromedp.Click(css("#act-pause")), waitText("#action-error", "the task is deleted"))
+	// The button is shown and clicked in one step: a live update between
+	// the two would hide it again (the page re-renders a deleted task).
+	run(t, ctx, "refused action", chromedp.Evaluate[chromedp.Void](`(() => { const b = document.getElementById("act-pause"); b.hidden = false; b.click(); })()`),
+		waitText("#action-error", "the task is deleted"))
 }
 
 // The task page shows the run policy and what the task is doing now.
