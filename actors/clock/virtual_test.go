@@ -94,6 +94,73 @@ func TestSleepEndsWithItsContext(t *testing.T) {
 	v.Quiesce()
 }
 
+// lateDone is a context derived from parent whose Done closes a while
+// (of real time) after parent's: a goroutine slow to wake.
+type lateDone struct {
+	context.Context
+	done chan struct{}
+}
+
+func newLateDone(parent context.Context, delay time.Duration) *lateDone {
+	l := &lateDone{Context: parent, done: make(chan struct{})}
+	go func() {
+		<-parent.Done()
+		time.Sleep(delay)
+		close(l.done)
+	}()
+	return l
+}
+
+func (l *lateDone) Done() <-chan struct{} { return l.done }
+
+// TestSleepEndedByTheClockHoldsTheClock: a sleeper whose context ends at an
+// instant of the clock is counted in flight from that instant, so the
+// clock waits for it to wake (however slowly) rather than running on.
+func TestSleepEndedByTheClockHoldsTheClock(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	ctx, cancel := clock.WithDeadline(context.Background(), v, t0.Add(5*time.Second))
+	defer cancel()
+	v.AfterFunc(time.Minute, func() {}) // something later for the clock to run to
+	v.Begin()
+	woke := make(chan time.Time, 1)
+	go func() {
+		defer v.End()
+		_ = clock.Sleep(newLateDone(ctx, 100*time.Millisecond), v, time.Hour)
+		woke <- v.Now()
+	}()
+	v.RunUntil(t0.Add(2 * time.Minute))
+	if at := <-woke; !at.Equal(t0.Add(5 * time.Second)) {
+		t.Fatalf("the sleeper woke at %s, want 5s", at.Sub(t0))
+	}
+	v.Quiesce()
+}
+
+// TestSleepEndedByTheClockAtItsOwnTime: the context and the sleep end at
+// one instant; the sleeper is counted once, not twice.
+func TestSleepEndedByTheClockAtItsOwnTime(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	ctx, cancel := clock.WithDeadline(context.Background(), v, t0.Add(5*time.Second))
+	defer cancel()
+	inner, cancelInner := context.WithCancel(ctx)
+	defer cancelInner()
+	v.Begin()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer v.End()
+		_ = clock.Sleep(inner, v, 5*time.Second)
+	}()
+	v.RunUntil(t0.Add(time.Minute))
+	<-done
+	quiet := make(chan struct{})
+	go func() { v.Quiesce(); close(quiet) }()
+	select {
+	case <-quiet:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sleeper is still counted in flight")
+	}
+}
+
 // TestWithDeadlineRealClock: under the wall clock the context reports its
 // deadline and ends with DeadlineExceeded, as context.WithDeadline does.
 func TestWithDeadlineRealClock(t *testing.T) {
