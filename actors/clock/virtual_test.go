@@ -3,6 +3,7 @@ package clock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -222,5 +223,50 @@ func TestWithDeadlineVirtualClockCancel(t *testing.T) {
 	cancel2()
 	if !errors.Is(ctx2.Err(), context.Canceled) || v.Pending() != 0 {
 		t.Fatalf("Err() = %v, pending %d", ctx2.Err(), v.Pending())
+	}
+}
+
+// TestStallAfter: work left in flight with no progress stops the clock
+// with ErrStalled instead of hanging its driver; work that keeps
+// progressing, however long it takes, does not.
+func TestStallAfter(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	v.StallAfter(100 * time.Millisecond)
+	fired := false
+	v.AfterFunc(time.Second, func() { fired = true })
+	v.Begin() // never ended
+	done := make(chan struct{})
+	go func() { v.RunUntil(t0.Add(time.Minute)); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunUntil still waits")
+	}
+	if err := v.Err(); !errors.Is(err, clock.ErrStalled) || !strings.Contains(err.Error(), "1 unit(s) of work in flight") {
+		t.Fatalf("Err() = %v", err)
+	}
+	if fired || !v.Now().Equal(t0) {
+		t.Fatalf("a stalled clock moved: fired %v, now %s", fired, v.Now().Sub(t0))
+	}
+	v.End()
+	v.RunUntil(t0.Add(time.Minute)) // stays stopped
+	if fired || !v.Now().Equal(t0) {
+		t.Fatalf("a stalled clock moved: fired %v, now %s", fired, v.Now().Sub(t0))
+	}
+
+	v = clock.NewVirtual(t0)
+	v.StallAfter(time.Second)
+	v.Begin()
+	go func() {
+		defer v.End()
+		for range 75 { // 1.5s in all, longer than the limit, progressing every 20ms
+			time.Sleep(20 * time.Millisecond)
+			v.Begin()
+			v.End()
+		}
+	}()
+	v.RunUntil(t0.Add(time.Minute))
+	if err := v.Err(); err != nil || !v.Now().Equal(t0.Add(time.Minute)) {
+		t.Fatalf("Err() = %v, now %s", err, v.Now().Sub(t0))
 	}
 }
