@@ -59,7 +59,10 @@ func (Real) End() {}
 
 // Sleep waits d on c, or until ctx ends (returning ctx.Err()). Under a
 // Virtual clock the waiting goroutine must have been counted with Begin
-// (handlers are); it is uncounted while it waits so time can move.
+// (handlers are); it is uncounted while it waits so time can move, and
+// counted again from the instant it is woken — by its timer, or by a
+// context of WithDeadline it derives from ending — not from the moment it
+// happens to run again.
 func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -72,15 +75,25 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 		c.Begin() // counted for the sleeper, which wakes and goes on working
 		close(woke)
 	})
+	s := watch(ctx, c) // a context ending on the clock counts us as it ends
 	c.End()
 	select {
 	case <-woke:
+		if s.wake() {
+			c.End() // counted twice: by the timer and by the context
+		}
 		return nil
 	case <-ctx.Done():
+		counted := s.wake()
 		if t.Stop() {
-			c.Begin()
+			if !counted {
+				c.Begin()
+			}
 		} else {
 			<-woke // the timer fired and counted us already
+			if counted {
+				c.End()
+			}
 		}
 		return ctx.Err()
 	}

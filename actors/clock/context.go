@@ -10,19 +10,85 @@ import (
 // the wall clock. context.WithDeadline cannot serve: it measures the
 // deadline with the wall clock.
 //
-// It keeps its own done channel and answers Value from its parent, so the
-// standard library treats it as a foreign context: contexts derived from it
-// learn that it ended by watching Done and copy its Err, hence they end with
-// context.DeadlineExceeded too.
+// It keeps its own done channel and answers Value from its parent (but for
+// its own key, see sleeper), so the standard library treats it as a foreign
+// context: contexts derived from it learn that it ended by watching Done
+// and copy its Err, hence they end with context.DeadlineExceeded too.
 type timerContext struct {
 	parent   context.Context
 	deadline time.Time
 	done     chan struct{}
 
-	mu    sync.Mutex
-	err   error
-	timer Timer
-	stop  func() bool // stops following the parent
+	mu       sync.Mutex
+	err      error
+	timer    Timer
+	stop     func() bool // stops following the parent
+	sleepers map[*sleeper]struct{}
+}
+
+// timerContextKey finds, through Value, the nearest timerContext a context
+// is or derives from.
+type timerContextKey struct{}
+
+// sleeper is a goroutine in Sleep on a context derived from timerContexts.
+// Woken by its context, it would be counted in flight again only once it
+// runs, and meanwhile the clock could move on: a Virtual clock ends a
+// timerContext inside Step, and Step returns as soon as its timer function
+// has. So the first of those contexts to end counts the sleeper (Begin on
+// its clock) as it ends.
+type sleeper struct {
+	c       Clock
+	in      []*timerContext
+	mu      sync.Mutex
+	counted bool // a context's end counted it
+	awake   bool // it has left Sleep
+}
+
+// watch registers a sleeper on c with every timerContext ctx derives from.
+// The caller is still counted: one that has ended already counts the
+// sleeper at once.
+func watch(ctx context.Context, c Clock) *sleeper {
+	s := &sleeper{c: c}
+	t, _ := ctx.Value(timerContextKey{}).(*timerContext)
+	for ; t != nil; t, _ = t.parent.Value(timerContextKey{}).(*timerContext) {
+		t.mu.Lock()
+		if t.err != nil {
+			t.mu.Unlock()
+			s.count()
+			break
+		}
+		if t.sleepers == nil {
+			t.sleepers = map[*sleeper]struct{}{}
+		}
+		t.sleepers[s] = struct{}{}
+		t.mu.Unlock()
+		s.in = append(s.in, t)
+	}
+	return s
+}
+
+func (s *sleeper) count() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.counted && !s.awake {
+		s.counted = true
+		s.c.Begin()
+	}
+}
+
+// wake unregisters the sleeper; it reports whether a context's end counted
+// it.
+func (s *sleeper) wake() bool {
+	s.mu.Lock()
+	s.awake = true
+	counted := s.counted
+	s.mu.Unlock()
+	for _, t := range s.in {
+		t.mu.Lock()
+		delete(t.sleepers, s)
+		t.mu.Unlock()
+	}
+	return counted
 }
 
 func newTimerContext(parent context.Context, c Clock, deadline time.Time) (context.Context, context.CancelFunc) {
@@ -49,6 +115,10 @@ func (t *timerContext) end(err error) {
 		return
 	}
 	t.err = err
+	for s := range t.sleepers {
+		s.count()
+	}
+	t.sleepers = nil
 	close(t.done)
 	if t.timer != nil {
 		t.timer.Stop()
@@ -72,6 +142,11 @@ func (t *timerContext) Err() error {
 }
 
 // Value implements context.Context.
-func (t *timerContext) Value(key any) any { return t.parent.Value(key) }
+func (t *timerContext) Value(key any) any {
+	if key == (timerContextKey{}) {
+		return t
+	}
+	return t.parent.Value(key)
+}
 
 func (t *timerContext) String() string { return "clock.WithDeadline(" + t.deadline.String() + ")" }

@@ -2,9 +2,15 @@ package clock
 
 import (
 	"container/heap"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
+
+// ErrStalled: work stayed in flight on a Virtual clock, with nothing begun
+// or ended, for longer than its stall limit (see Virtual.StallAfter).
+var ErrStalled = errors.New("clock: stalled")
 
 // Virtual is a clock that moves only when told to, and only when nothing is
 // in flight. See the package doc.
@@ -15,6 +21,10 @@ type Virtual struct {
 	busy   int
 	seq    uint64
 	timers timerHeap
+
+	stallAfter time.Duration
+	moves      uint64 // Begin and End calls: progress, when waiting
+	err        error  // ErrStalled, once stalled
 }
 
 // NewVirtual returns a virtual clock reading start.
@@ -31,10 +41,30 @@ func (v *Virtual) Now() time.Time {
 	return v.now
 }
 
+// StallAfter sets the stall limit: once work has stayed in flight for d
+// of real time with nothing begun or ended meanwhile, the clock gives up
+// waiting for quiescence and stops — Step and RunUntil return at once,
+// firing nothing — and Err reports ErrStalled. Work counted with Begin and
+// never ended (a bug) otherwise hangs the driver silently. Zero, the
+// default, waits forever. Call it before driving the clock.
+func (v *Virtual) StallAfter(d time.Duration) {
+	v.mu.Lock()
+	v.stallAfter = d
+	v.mu.Unlock()
+}
+
+// Err reports whether the clock stalled (see StallAfter).
+func (v *Virtual) Err() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.err
+}
+
 // Begin implements Clock.
 func (v *Virtual) Begin() {
 	v.mu.Lock()
 	v.busy++
+	v.moves++
 	v.mu.Unlock()
 }
 
@@ -42,6 +72,7 @@ func (v *Virtual) Begin() {
 func (v *Virtual) End() {
 	v.mu.Lock()
 	v.busy--
+	v.moves++
 	if v.busy < 0 {
 		v.mu.Unlock()
 		panic("clock: Virtual.End without Begin")
@@ -86,13 +117,47 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
-// Quiesce waits until nothing is in flight.
+// Quiesce waits until nothing is in flight (or the clock stalls).
 func (v *Virtual) Quiesce() {
 	v.mu.Lock()
-	for v.busy > 0 {
-		v.idle.Wait()
-	}
+	v.waitIdle()
 	v.mu.Unlock()
+}
+
+// waitIdle waits, v.mu held, until nothing is in flight; it reports false
+// if the clock has stalled instead.
+func (v *Virtual) waitIdle() bool {
+	if v.busy > 0 && v.err == nil && v.stallAfter > 0 {
+		// Wake up now and then to look for progress.
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			t := time.NewTicker(max(v.stallAfter/4, time.Millisecond))
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					v.mu.Lock()
+					v.idle.Broadcast()
+					v.mu.Unlock()
+				}
+			}
+		}()
+	}
+	moves, since := v.moves, time.Now()
+	for v.busy > 0 && v.err == nil {
+		v.idle.Wait()
+		switch {
+		case v.moves != moves:
+			moves, since = v.moves, time.Now()
+		case v.stallAfter > 0 && time.Since(since) >= v.stallAfter:
+			v.err = fmt.Errorf("%w: %d unit(s) of work in flight at %s, none begun or ended for %s",
+				ErrStalled, v.busy, v.now.Format(time.RFC3339Nano), v.stallAfter)
+		}
+	}
+	return v.err == nil
 }
 
 // RunUntil fires, one at a time and each after the system is quiescent,
@@ -104,11 +169,13 @@ func (v *Virtual) RunUntil(t time.Time) {
 
 // Step waits for quiescence and fires the earliest timer due at or before
 // limit, moving the clock to its time. It reports whether it fired one; if
-// not, the clock is set to limit (if that is later).
+// not, the clock is set to limit (if that is later) — unless it stalled
+// (see StallAfter).
 func (v *Virtual) Step(limit time.Time) bool {
 	v.mu.Lock()
-	for v.busy > 0 {
-		v.idle.Wait()
+	if !v.waitIdle() {
+		v.mu.Unlock()
+		return false
 	}
 	if len(v.timers) == 0 || v.timers[0].at.After(limit) {
 		if limit.After(v.now) {

@@ -3,6 +3,7 @@ package clock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,6 +95,73 @@ func TestSleepEndsWithItsContext(t *testing.T) {
 	v.Quiesce()
 }
 
+// lateDone is a context derived from parent whose Done closes a while
+// (of real time) after parent's: a goroutine slow to wake.
+type lateDone struct {
+	context.Context
+	done chan struct{}
+}
+
+func newLateDone(parent context.Context, delay time.Duration) *lateDone {
+	l := &lateDone{Context: parent, done: make(chan struct{})}
+	go func() {
+		<-parent.Done()
+		time.Sleep(delay)
+		close(l.done)
+	}()
+	return l
+}
+
+func (l *lateDone) Done() <-chan struct{} { return l.done }
+
+// TestSleepEndedByTheClockHoldsTheClock: a sleeper whose context ends at an
+// instant of the clock is counted in flight from that instant, so the
+// clock waits for it to wake (however slowly) rather than running on.
+func TestSleepEndedByTheClockHoldsTheClock(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	ctx, cancel := clock.WithDeadline(context.Background(), v, t0.Add(5*time.Second))
+	defer cancel()
+	v.AfterFunc(time.Minute, func() {}) // something later for the clock to run to
+	v.Begin()
+	woke := make(chan time.Time, 1)
+	go func() {
+		defer v.End()
+		_ = clock.Sleep(newLateDone(ctx, 100*time.Millisecond), v, time.Hour)
+		woke <- v.Now()
+	}()
+	v.RunUntil(t0.Add(2 * time.Minute))
+	if at := <-woke; !at.Equal(t0.Add(5 * time.Second)) {
+		t.Fatalf("the sleeper woke at %s, want 5s", at.Sub(t0))
+	}
+	v.Quiesce()
+}
+
+// TestSleepEndedByTheClockAtItsOwnTime: the context and the sleep end at
+// one instant; the sleeper is counted once, not twice.
+func TestSleepEndedByTheClockAtItsOwnTime(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	ctx, cancel := clock.WithDeadline(context.Background(), v, t0.Add(5*time.Second))
+	defer cancel()
+	inner, cancelInner := context.WithCancel(ctx)
+	defer cancelInner()
+	v.Begin()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer v.End()
+		_ = clock.Sleep(inner, v, 5*time.Second)
+	}()
+	v.RunUntil(t0.Add(time.Minute))
+	<-done
+	quiet := make(chan struct{})
+	go func() { v.Quiesce(); close(quiet) }()
+	select {
+	case <-quiet:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sleeper is still counted in flight")
+	}
+}
+
 // TestWithDeadlineRealClock: under the wall clock the context reports its
 // deadline and ends with DeadlineExceeded, as context.WithDeadline does.
 func TestWithDeadlineRealClock(t *testing.T) {
@@ -155,5 +223,50 @@ func TestWithDeadlineVirtualClockCancel(t *testing.T) {
 	cancel2()
 	if !errors.Is(ctx2.Err(), context.Canceled) || v.Pending() != 0 {
 		t.Fatalf("Err() = %v, pending %d", ctx2.Err(), v.Pending())
+	}
+}
+
+// TestStallAfter: work left in flight with no progress stops the clock
+// with ErrStalled instead of hanging its driver; work that keeps
+// progressing, however long it takes, does not.
+func TestStallAfter(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	v.StallAfter(100 * time.Millisecond)
+	fired := false
+	v.AfterFunc(time.Second, func() { fired = true })
+	v.Begin() // never ended
+	done := make(chan struct{})
+	go func() { v.RunUntil(t0.Add(time.Minute)); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunUntil still waits")
+	}
+	if err := v.Err(); !errors.Is(err, clock.ErrStalled) || !strings.Contains(err.Error(), "1 unit(s) of work in flight") {
+		t.Fatalf("Err() = %v", err)
+	}
+	if fired || !v.Now().Equal(t0) {
+		t.Fatalf("a stalled clock moved: fired %v, now %s", fired, v.Now().Sub(t0))
+	}
+	v.End()
+	v.RunUntil(t0.Add(time.Minute)) // stays stopped
+	if fired || !v.Now().Equal(t0) {
+		t.Fatalf("a stalled clock moved: fired %v, now %s", fired, v.Now().Sub(t0))
+	}
+
+	v = clock.NewVirtual(t0)
+	v.StallAfter(time.Second)
+	v.Begin()
+	go func() {
+		defer v.End()
+		for range 75 { // 1.5s in all, longer than the limit, progressing every 20ms
+			time.Sleep(20 * time.Millisecond)
+			v.Begin()
+			v.End()
+		}
+	}()
+	v.RunUntil(t0.Add(time.Minute))
+	if err := v.Err(); err != nil || !v.Now().Equal(t0.Add(time.Minute)) {
+		t.Fatalf("Err() = %v, now %s", err, v.Now().Sub(t0))
 	}
 }

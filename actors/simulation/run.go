@@ -76,7 +76,9 @@ func TaskID(name string) uuid.UUID { return scheduler.TaskID(Owner, name) }
 
 // Run plays sc on the scheduler's own actors with a virtual clock and an
 // in-memory embedded store, and returns what was recorded. It is
-// deterministic: the same scenario yields the same Entries.
+// deterministic: the same scenario yields the same Entries. Should work stay
+// in flight without progress for two minutes of real time (a bug), it fails
+// with clock.ErrStalled rather than hang.
 func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	store, err := embedded.OpenMemory()
 	if err != nil {
@@ -84,8 +86,14 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	}
 	defer store.Close()
 	s := &sim{sc: sc, opts: opts, store: store, clk: clock.NewVirtual(sc.Origin()), index: map[uuid.UUID]int{}, taken: map[string]bool{}}
+	s.clk.StallAfter(stallAfter)
 	return s.run(ctx)
 }
+
+// stallAfter is how long (real time) a run may have work in flight with no
+// progress before it fails with clock.ErrStalled rather than hang: longer
+// than any request timeout, so a slow request is not mistaken for a stall.
+const stallAfter = 2 * time.Minute
 
 type sim struct {
 	sc    *Scenario
@@ -182,6 +190,13 @@ func (s *sim) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		s.clk.RunUntil(s.sc.Origin().Add(seg.to))
+		if err := s.clk.Err(); err != nil {
+			life.kill()
+			stopCtx, cancel := context.WithCancel(ctx)
+			cancel()
+			_ = sched.Stop(stopCtx)
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
 		if !seg.killed {
 			for _, id := range res.IDs {
 				t, err := sched.Task(ctx, id)

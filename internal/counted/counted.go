@@ -13,9 +13,10 @@
 //	}
 //
 // Spawn counts the new actor's *actor.Started the same way. A message that
-// can no longer be delivered (its actor stopped) is uncounted by the
-// dead-letter watcher that Watch installs, so a stopped actor never holds
-// the clock back. Under the wall clock (clock.Real) counting costs nothing.
+// can no longer be delivered (its actor stopped, even with the message
+// already in its mailbox: see Spawn) is uncounted by the dead-letter
+// watcher that Watch installs, so a stopped actor never holds the clock
+// back. Under the wall clock (clock.Real) counting costs nothing.
 //
 // It is internal: the counting protocol is a detail of how cronactor's own
 // actors cooperate with the virtual clock, not an API for embedders.
@@ -83,10 +84,66 @@ func Await(ctx context.Context, f *actor.Future) (any, error) {
 }
 
 // Spawn counts the new actor's start as in flight and spawns it; the actor
-// ends the count when it has processed *actor.Started.
+// ends the count when it has processed *actor.Started. It gives the actor
+// its mailbox (replacing any the props set): one that hands the messages
+// left in it when the actor stops to the dead letters (see mailbox).
 func Spawn(c clock.Clock, ctx actor.SpawnerContext, props *actor.Props) *actor.PID {
 	c.Begin()
-	return ctx.Spawn(props)
+	return ctx.Spawn(props.Configure(actor.WithMailbox(newMailbox)))
+}
+
+// mailbox is protoactor's unbounded mailbox, except for the user messages
+// it holds when its actor has stopped. Protoactor drops those silently: a
+// stopped actor's context ignores them, no dead letter is published. Such
+// a message may have been sent before the actor decided to stop (it was
+// behind the message that made it stop) or even after (the sender found
+// the actor still registered). Dropped, a counted message would stay in
+// flight forever and the virtual clock would never move again; a request
+// would wait for its timeout. So once its actor is gone from the process
+// registry, the mailbox gives such messages to the dead letters, as a send
+// after the stop would have been: Watch uncounts them and a requester is
+// answered with a dead-letter response.
+type mailbox struct {
+	actor.Mailbox
+}
+
+func newMailbox() actor.Mailbox { return &mailbox{Mailbox: actor.Unbounded()()} }
+
+func (m *mailbox) RegisterHandlers(inv actor.MessageInvoker, d actor.Dispatcher) {
+	m.Mailbox.RegisterHandlers(&invoker{MessageInvoker: inv}, d)
+}
+
+// invoker stands between the mailbox and the actor's context. The mailbox
+// calls it from one goroutine at a time.
+type invoker struct {
+	actor.MessageInvoker
+	gone bool // the actor has stopped
+}
+
+// InvokeSystemMessage passes msg on; an actor stops (leaves the registry)
+// only while handling a system message (*actor.Stop, or the *actor.Terminated
+// of its last child), so that is when to look.
+func (i *invoker) InvokeSystemMessage(msg any) {
+	i.MessageInvoker.InvokeSystemMessage(msg)
+	if i.gone {
+		return
+	}
+	if ctx, ok := i.MessageInvoker.(actor.Context); ok {
+		if _, alive := ctx.ActorSystem().ProcessRegistry.Get(ctx.Self()); !alive {
+			i.gone = true
+		}
+	}
+}
+
+// InvokeUserMessage passes msg on, or to the dead letters once the actor
+// has stopped.
+func (i *invoker) InvokeUserMessage(msg any) {
+	if i.gone {
+		ctx := i.MessageInvoker.(actor.Context)
+		ctx.ActorSystem().DeadLetter.SendUserMessage(ctx.Self(), msg)
+		return
+	}
+	i.MessageInvoker.InvokeUserMessage(msg)
 }
 
 // SpawnPrefix is Spawn with the actor named prefix followed by a unique
