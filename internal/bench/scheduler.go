@@ -37,7 +37,10 @@ type SchedulerConfig struct {
 	// (restart_s). Nil: the restart is not measured and reads 0.
 	Child ChildCommand
 	// Peers says where the peer schedulers' program is.
-	Peers    Peers
+	Peers Peers
+	// Profiles, when set, are where the creation and the wave write Go CPU
+	// and allocation profiles.
+	Profiles Profiles
 	Progress Progress
 }
 
@@ -160,7 +163,7 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	}
 	defer s.Stop(context.Background())
 
-	w, err := allDue(ctx, s, store, cfg.Tasks, "bench scheduler", cfg.Progress)
+	w, err := allDue(ctx, s, store, cfg.Tasks, "bench scheduler", cfg.Profiles, cfg.Progress)
 	if err != nil {
 		return res, err
 	}
@@ -204,14 +207,22 @@ type wave struct {
 
 // allDue creates n noop tasks on the started scheduler s, all due at one
 // instant far enough ahead that creation ends first, measures the memory
-// they hold while idle, and times the wave until every run completed.
-func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, n int, name string, progress Progress) (wave, error) {
+// they hold while idle, and times the wave until every run completed. It
+// writes the profiles prof names.
+func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, n int, name string, prof Profiles, progress Progress) (wave, error) {
 	var w wave
+	if err := prof.writeAllocs(".start"); err != nil {
+		return w, err
+	}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	rssBefore, rssOK := settledRSS()
 	progress.note("%s: creating %d tasks...", name, n)
+	stopCPU, err := prof.startCPU(".create")
+	if err != nil {
+		return w, err
+	}
 	createStart, createCPU := time.Now(), cpuTime()
 	// All due at one instant, far enough ahead that creation finishes first
 	// even at 2,000 tasks/s (a 2-core machine busy with other work creates
@@ -220,9 +231,16 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	if err := createTasks(ctx, s, n, func(i int) scheduler.TaskSpec {
 		return scheduler.TaskSpec{Name: fmt.Sprintf("t%07d", i), Owner: "bench", Kind: "noop", Interval: time.Hour, FirstRun: due}
 	}); err != nil {
+		stopCPU()
 		return w, err
 	}
 	createS, createCPU := time.Since(createStart).Seconds(), cpuTime()-createCPU
+	if err := stopCPU(); err != nil {
+		return w, err
+	}
+	if err := prof.writeAllocs(".created"); err != nil {
+		return w, err
+	}
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
@@ -236,6 +254,17 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	}
 	progress.note("%s: created in %.1fs; waiting for %s, then every run...", name, createS, due.Format(time.RFC3339))
 
+	// The wave's CPU profile starts here, not at the due instant: the wait
+	// until then adds only the idle ticks.
+	stopCPU, err = prof.startCPU("")
+	if err != nil {
+		return w, err
+	}
+	defer func() {
+		if stopCPU != nil {
+			stopCPU()
+		}
+	}()
 	var dueCPU, lastCPU atomic.Int64
 	atDue := time.AfterFunc(time.Until(due), func() { dueCPU.Store(int64(cpuTime())) })
 	defer atDue.Stop()
@@ -264,6 +293,13 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	<-subCtx.Done()
 	if ctx.Err() != nil {
 		return w, ctx.Err()
+	}
+	err, stopCPU = stopCPU(), nil
+	if err != nil {
+		return w, err
+	}
+	if err := prof.writeAllocs(""); err != nil {
+		return w, err
 	}
 	w.runsS = time.Unix(0, last.Load()).Sub(due).Seconds()
 	lagMu.Lock()
