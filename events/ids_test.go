@@ -38,7 +38,7 @@ func referenceContentID(stream string, expected events.ExpectedVersion, index in
 }
 
 // TestDerivedIDsStayTheSame pins known IDs and compares both derivations
-// with the reference ones on random inputs.
+// (and the stream names) with the reference ones on random inputs.
 func TestDerivedIDsStayTheSame(t *testing.T) {
 	task := uuid.MustParse("11111111-2222-3333-4444-555555555555")
 	for _, c := range []struct {
@@ -65,6 +65,9 @@ func TestDerivedIDsStayTheSame(t *testing.T) {
 		n := int(rng.Int64()) >> rng.IntN(64)
 		if i%3 == 0 {
 			n = -n
+		}
+		if got, want := events.TaskStream(id), "task-"+id.String(); got != want {
+			t.Fatalf("TaskStream(%s) = %q, want %q", id, got, want)
 		}
 		if got, want := events.RunID(id, n), referenceRunID(id, n); got != want {
 			t.Fatalf("RunID(%s, %d) = %s, want %s", id, n, got, want)

@@ -241,7 +241,10 @@ type HeadReader interface {
 const TaskStreamPrefix = "task-"
 
 // TaskStream names the stream of the task with the given ID.
-func TaskStream(id uuid.UUID) string { return TaskStreamPrefix + id.String() }
+func TaskStream(id uuid.UUID) string {
+	var b [len(TaskStreamPrefix) + 36]byte
+	return string(appendUUID(append(b[:0], TaskStreamPrefix...), id))
+}
 
 // TaskIDFromStream parses a task stream name back into the task ID.
 func TaskIDFromStream(stream string) (uuid.UUID, error) {
