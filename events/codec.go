@@ -138,6 +138,11 @@ func (r *Registry) Encode(e Event) (string, int, []byte, error) {
 	if !ok {
 		return "", 0, nil, fmt.Errorf("%w: %T", ErrNotRegistered, e)
 	}
+	if f, ok := e.(fastJSON); ok {
+		if data, ok := f.fastJSON(); ok {
+			return reg.name, reg.schema, data, nil
+		}
+	}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("events: encode %s: %w", reg.name, err)

@@ -241,7 +241,10 @@ type HeadReader interface {
 const TaskStreamPrefix = "task-"
 
 // TaskStream names the stream of the task with the given ID.
-func TaskStream(id uuid.UUID) string { return TaskStreamPrefix + id.String() }
+func TaskStream(id uuid.UUID) string {
+	var b [len(TaskStreamPrefix) + 36]byte
+	return string(appendUUID(append(b[:0], TaskStreamPrefix...), id))
+}
 
 // TaskIDFromStream parses a task stream name back into the task ID.
 func TaskIDFromStream(stream string) (uuid.UUID, error) {
@@ -277,15 +280,16 @@ var idNamespace = uuid.MustParse("6f1c2a52-2f4e-4d57-9a43-7d0f0c6f6e11")
 // so that retrying the same append is idempotent while a different event at
 // the same place still conflicts.
 func ContentID(stream string, expected ExpectedVersion, index int, typ string, data []byte) uuid.UUID {
-	var b strings.Builder
-	b.WriteString(stream)
-	b.WriteByte(0)
-	b.WriteString(expected.String())
-	b.WriteByte(0)
-	b.WriteString(strconv.Itoa(index))
-	b.WriteByte(0)
-	b.WriteString(typ)
-	b.WriteByte(0)
-	b.Write(data)
-	return uuid.NewSHA1(idNamespace, []byte(b.String()))
+	var buf [nameBuf]byte
+	b := append(buf[:0], idNamespace[:]...)
+	b = append(b, stream...)
+	b = append(b, 0)
+	b = appendExpected(b, expected)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(index), 10)
+	b = append(b, 0)
+	b = append(b, typ...)
+	b = append(b, 0)
+	b = append(b, data...)
+	return sha1UUID(b)
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -556,6 +557,12 @@ var runIDNamespace = uuid.MustParse("0b5a3c8e-7f0e-4d8b-b1d4-2e61b7f1c9a0")
 
 // RunID derives the ID of run number n of a task, so that a retried enqueue
 // names the same run.
+// The name is the task ID's text form, "/" and n in decimal.
 func RunID(task uuid.UUID, n int) uuid.UUID {
-	return uuid.NewSHA1(runIDNamespace, fmt.Appendf(nil, "%s/%d", task, n))
+	var buf [16 + 36 + 1 + 20]byte
+	b := append(buf[:0], runIDNamespace[:]...)
+	b = appendUUID(b, task)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(n), 10)
+	return sha1UUID(b)
 }

@@ -214,11 +214,13 @@ type Actor struct {
 	// recovered is set once the open runs of the loaded state were put
 	// back to work.
 	recovered bool
-	// incarnation tells this actor's decisions apart from those of another
+	// idScope is the stream, a NUL and a random ID of this actor (its
+	// incarnation), which tells its decisions apart from those of another
 	// actor of the same task: event IDs derive from it, so a retry by this
 	// actor is recognised as such by the store while the same decision made
-	// by another actor at the same instant still conflicts.
-	incarnation string
+	// by another actor at the same instant still conflicts. stream is its
+	// prefix, sharing its bytes.
+	idScope string
 }
 
 // New returns the producer of the actor for task id. With initial nil the
@@ -230,9 +232,10 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 	}
 	cfg.Archetype = cfg.Archetype.WithDefaults()
 	return func() actor.Actor {
-		a := &Actor{cfg: cfg, id: id, stream: events.TaskStream(id), timers: map[uuid.UUID]clock.Timer{},
-			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, runners: map[uuid.UUID]*actor.PID{},
-			incarnation: uuid.NewString()}
+		stream := events.TaskStream(id)
+		scope := stream + "\x00" + uuid.NewString()
+		a := &Actor{cfg: cfg, id: id, stream: scope[:len(stream)], idScope: scope, timers: map[uuid.UUID]clock.Timer{},
+			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, runners: map[uuid.UUID]*actor.PID{}}
 		if initial != nil {
 			a.state, a.pos, a.loaded = initial.State, initial.Position, true
 		}
@@ -446,12 +449,13 @@ func (a *Actor) execute(ctx actor.Context, cctx context.Context, cmd rules.Comma
 		}
 		proposed := make([]events.Proposed, len(evs))
 		for i, e := range evs {
-			p, err := events.Propose(e, uuid.Nil, now)
+			// events.Propose, with the ID derived rather than random.
+			typ, schema, data, err := events.Default.Encode(e)
 			if err != nil {
 				return nil, err
 			}
-			p.ID = events.ContentID(a.stream+"\x00"+a.incarnation, expected, i, p.Type, p.Data)
-			proposed[i] = p
+			proposed[i] = events.Proposed{ID: events.ContentID(a.idScope, expected, i, typ, data), Type: typ, Schema: schema,
+				At: now.UTC(), Data: data}
 		}
 		actx, cancel := a.storeCtx(cctx)
 		res, err := a.cfg.Store.Append(actx, a.stream, expected, proposed...)

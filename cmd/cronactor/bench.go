@@ -171,6 +171,8 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	peers := fs.String("peers", "", "the peers' program: a path, or none (default: "+peersBinary+" next to this executable, else on PATH)")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the wave to `FILE`, and of creating the tasks to FILE.create")
+	memProfile := fs.String("memprofile", "", "write Go allocation profiles to `FILE` (end of the wave), FILE.created and FILE.start")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -189,7 +191,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("bench scheduler: this program's path, to restart it: %w", err)
 	}
 	cfg := bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Tick: *tick, Dir: *dir, Peers: p,
-		Child: restartChild(exe), Progress: benchProgress(env)}
+		Child: restartChild(exe), Profiles: bench.Profiles{CPU: *cpuProfile, Mem: *memProfile}, Progress: benchProgress(env)}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

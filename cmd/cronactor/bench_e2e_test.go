@@ -15,7 +15,8 @@ import (
 // tasks with a fake peers program: the last line of stdout is one JSON
 // object with every field of DESIGN.md §6, the restart measured in a fresh
 // process of the binary itself (its hidden bench-restart-child command).
-// It checks shapes and plausibility, never speed. Then `bench report`
+// It checks shapes and plausibility, never speed, and that the profiles
+// --cpuprofile and --memprofile ask for are written. Then `bench report`
 // turns that output into the table.
 func TestBenchSchedulerJSON(t *testing.T) {
 	if testing.Short() {
@@ -29,10 +30,17 @@ func TestBenchSchedulerJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, "bench", "scheduler", "--tasks", "200", "--workers", "8", "--peers", peers, "--json")
+	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	cmd := exec.Command(bin, "bench", "scheduler", "--tasks", "200", "--workers", "8", "--peers", peers, "--json",
+		"--cpuprofile", cpu, "--memprofile", mem)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bench scheduler: %v\n%s", err, stderr.String())
+	}
+	for _, f := range []string{cpu, cpu + ".create", mem, mem + ".created", mem + ".start"} {
+		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
+			t.Errorf("profile %s: %v (want a non-empty file)", filepath.Base(f), err)
+		}
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	last := lines[len(lines)-1]

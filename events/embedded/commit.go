@@ -215,8 +215,15 @@ func (s *Store) commit(pending []*appendReq) {
 					CausationID: e.CausationID, CorrelationID: e.CorrelationID},
 				Type: e.Type, Schema: e.Schema, Data: e.Data,
 			}
-			_ = b.Set(globalKey(pos), encodeRecord(&rec), nil)
-			_ = b.Set(streamKey(r.stream, v), binary.BigEndian.AppendUint64(nil, pos), nil)
+			// Set copies key and value, so both live in s.scratch:
+			// global key, record, stream key, position.
+			k := appendGlobalKey(s.scratch[:0], pos)
+			rv := appendRecord(k, &rec)
+			sk := appendStreamKey(rv, r.stream, v)
+			pv := binary.BigEndian.AppendUint64(sk, pos)
+			s.scratch = pv
+			_ = b.Set(pv[:len(k)], pv[len(k):len(rv)], nil)
+			_ = b.Set(pv[len(rv):len(sk)], pv[len(sk):], nil)
 			v++
 		}
 		s.heads[r.stream] = streamVersion{version: v - 1, exists: true}

@@ -23,11 +23,10 @@ const (
 	prefixStream = 's'
 )
 
-func globalKey(pos uint64) []byte {
-	k := make([]byte, 9)
-	k[0] = prefixGlobal
-	binary.BigEndian.PutUint64(k[1:], pos)
-	return k
+func globalKey(pos uint64) []byte { return appendGlobalKey(make([]byte, 0, 9), pos) }
+
+func appendGlobalKey(k []byte, pos uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(k, prefixGlobal), pos)
 }
 
 func streamPrefix(stream string) []byte {
@@ -38,8 +37,13 @@ func streamPrefix(stream string) []byte {
 }
 
 func streamKey(stream string, version uint64) []byte {
-	k := streamPrefix(stream)
-	return binary.BigEndian.AppendUint64(k, version)
+	return appendStreamKey(make([]byte, 0, len(stream)+10), stream, version)
+}
+
+func appendStreamKey(k []byte, stream string, version uint64) []byte {
+	k = append(k, prefixStream)
+	k = append(k, stream...)
+	return binary.BigEndian.AppendUint64(append(k, 0), version)
 }
 
 // recordFormat is the first byte of every record value.
@@ -52,22 +56,32 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // schema uvarint | at unix nanos varint | causation:16 | correlation:16 | data
 // where strings and data are uvarint-length-prefixed.
 func encodeRecord(r *events.Recorded) []byte {
-	b := make([]byte, 5, 5+64+len(r.Stream)+len(r.Type)+len(r.Data))
-	b[0] = recordFormat
+	return appendRecord(make([]byte, 0, 5+64+len(r.Stream)+len(r.Type)+len(r.Data)), r)
+}
+
+// appendRecord appends the encodeRecord layout of r to b.
+func appendRecord(b []byte, r *events.Recorded) []byte {
+	start := len(b)
+	b = append(b, recordFormat, 0, 0, 0, 0)
 	b = binary.AppendUvarint(b, r.Version)
-	b = appendBytes(b, []byte(r.Stream))
+	b = appendString(b, r.Stream)
 	b = append(b, r.ID[:]...)
-	b = appendBytes(b, []byte(r.Type))
+	b = appendString(b, r.Type)
 	b = binary.AppendUvarint(b, uint64(r.Schema))
 	b = binary.AppendVarint(b, r.At.UnixNano())
 	b = append(b, r.CausationID[:]...)
 	b = append(b, r.CorrelationID[:]...)
 	b = appendBytes(b, r.Data)
-	binary.BigEndian.PutUint32(b[1:5], crc32.Checksum(b[5:], crcTable))
+	binary.BigEndian.PutUint32(b[start+1:start+5], crc32.Checksum(b[start+5:], crcTable))
 	return b
 }
 
 func appendBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+func appendString(b []byte, v string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(v)))
 	return append(b, v...)
 }

@@ -138,6 +138,9 @@ type Store struct {
 	// stream head it has seen, including appends applied but not yet synced.
 	next  uint64
 	heads map[string]streamVersion
+	// scratch holds the keys and record the committer hands to Pebble's
+	// batch, which copies them: reused for every event.
+	scratch []byte
 
 	// mu guards what readers see: the durable head, its notify channel, and
 	// the error that stopped the store from accepting appends.

@@ -169,7 +169,8 @@ func TestResultsCarryTheContractFields(t *testing.T) {
 	peer := PeerResult{Peer: "p", Version: "v", Label: PeerLabel, Jobs: 1, RunsPerS: 1}
 	m := jsonFields(t, SchedulerResult{Tasks: 1, Peers: []PeerResult{peer}})
 	wantNumbers(t, m, schedulerContract...)
-	wantNumbers(t, m, "tick_ms", "create_s", "heap_bytes_per_task", "runs_s", "cpu_us_per_run", "restart_start_s",
+	wantNumbers(t, m, "tick_ms", "create_s", "heap_bytes_per_task", "runs_s", "cpu_us_per_run", "allocs_per_run",
+		"alloc_bytes_per_run", "create_allocs_per_task", "restart_start_s",
 		"restart_rss_bytes_per_task", "load_avg_1m")
 	if _, ok := m["rss_measured"].(bool); !ok {
 		t.Errorf("rss_measured is %T", m["rss_measured"])

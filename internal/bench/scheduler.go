@@ -37,7 +37,10 @@ type SchedulerConfig struct {
 	// (restart_s). Nil: the restart is not measured and reads 0.
 	Child ChildCommand
 	// Peers says where the peer schedulers' program is.
-	Peers    Peers
+	Peers Peers
+	// Profiles, when set, are where the creation and the wave write Go CPU
+	// and allocation profiles.
+	Profiles Profiles
 	Progress Progress
 }
 
@@ -86,6 +89,14 @@ type SchedulerResult struct {
 	// the platform does not say.
 	CreateCPUusPerTask float64 `json:"create_cpu_us_per_task"`
 	CPUusPerRun        float64 `json:"cpu_us_per_run"`
+
+	// CreateAllocsPerTask, AllocsPerRun and AllocBytesPerRun are the Go
+	// heap allocations (runtime.MemStats Mallocs and TotalAlloc) of the
+	// whole process per task created and per run, over the same spans as
+	// the CPU figures: exact counts, whatever the machine's load.
+	CreateAllocsPerTask float64 `json:"create_allocs_per_task"`
+	AllocsPerRun        float64 `json:"allocs_per_run"`
+	AllocBytesPerRun    float64 `json:"alloc_bytes_per_run"`
 
 	// RSSBytesPerTask is the process's resident memory with every task
 	// created and idle (before the wave), minus the same process before the
@@ -160,7 +171,7 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	}
 	defer s.Stop(context.Background())
 
-	w, err := allDue(ctx, s, store, cfg.Tasks, "bench scheduler", cfg.Progress)
+	w, err := allDue(ctx, s, store, cfg.Tasks, "bench scheduler", cfg.Profiles, cfg.Progress)
 	if err != nil {
 		return res, err
 	}
@@ -168,6 +179,7 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	res.RunsS, res.RunsPerS, res.EventsPerS = w.runsS, float64(cfg.Tasks)/w.runsS, 3*float64(cfg.Tasks)/w.runsS
 	res.LagP50ms, res.LagP99ms = ms(percentile(w.lags, 50)), ms(percentile(w.lags, 99))
 	res.CreateCPUusPerTask, res.CPUusPerRun = w.createCPUusPerTask, w.cpuUsPerRun
+	res.CreateAllocsPerTask, res.AllocsPerRun, res.AllocBytesPerRun = w.createAllocsPerTask, w.allocsPerRun, w.allocBytesPerRun
 	res.Ratio = res.EventsPerS / res.RawEventsPerS
 
 	if cfg.Child != nil {
@@ -192,26 +204,37 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 
 // wave is what allDue measured.
 type wave struct {
-	createS            float64
-	createCPUusPerTask float64
-	heapPerTask        float64
-	rssPerTask         float64
-	rssMeasured        bool
-	runsS              float64         // due → the last run completed
-	lags               []time.Duration // due → started, sorted
-	cpuUsPerRun        float64
+	createS             float64
+	createCPUusPerTask  float64
+	createAllocsPerTask float64
+	heapPerTask         float64
+	rssPerTask          float64
+	rssMeasured         bool
+	runsS               float64         // due → the last run completed
+	lags                []time.Duration // due → started, sorted
+	cpuUsPerRun         float64
+	allocsPerRun        float64
+	allocBytesPerRun    float64
 }
 
 // allDue creates n noop tasks on the started scheduler s, all due at one
 // instant far enough ahead that creation ends first, measures the memory
-// they hold while idle, and times the wave until every run completed.
-func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, n int, name string, progress Progress) (wave, error) {
+// they hold while idle, and times the wave until every run completed. It
+// writes the profiles prof names.
+func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, n int, name string, prof Profiles, progress Progress) (wave, error) {
 	var w wave
+	if err := prof.writeAllocs(".start"); err != nil {
+		return w, err
+	}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	rssBefore, rssOK := settledRSS()
 	progress.note("%s: creating %d tasks...", name, n)
+	stopCPU, err := prof.startCPU(".create")
+	if err != nil {
+		return w, err
+	}
 	createStart, createCPU := time.Now(), cpuTime()
 	// All due at one instant, far enough ahead that creation finishes first
 	// even at 2,000 tasks/s (a 2-core machine busy with other work creates
@@ -220,15 +243,23 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	if err := createTasks(ctx, s, n, func(i int) scheduler.TaskSpec {
 		return scheduler.TaskSpec{Name: fmt.Sprintf("t%07d", i), Owner: "bench", Kind: "noop", Interval: time.Hour, FirstRun: due}
 	}); err != nil {
+		stopCPU()
 		return w, err
 	}
 	createS, createCPU := time.Since(createStart).Seconds(), cpuTime()-createCPU
+	if err := stopCPU(); err != nil {
+		return w, err
+	}
+	if err := prof.writeAllocs(".created"); err != nil {
+		return w, err
+	}
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	rssAfter, ok := settledRSS()
 	w.createS, w.createCPUusPerTask = createS, float64(createCPU)/float64(time.Microsecond)/float64(n)
 	w.heapPerTask = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+	w.createAllocsPerTask = float64(after.Mallocs-before.Mallocs) / float64(n)
 	w.rssMeasured = rssOK && ok
 	w.rssPerTask = perTask(rssBefore, rssAfter, w.rssMeasured, n)
 	if time.Now().After(due) {
@@ -236,8 +267,23 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	}
 	progress.note("%s: created in %.1fs; waiting for %s, then every run...", name, createS, due.Format(time.RFC3339))
 
+	// The wave's CPU profile starts here, not at the due instant: the wait
+	// until then adds only the idle ticks.
+	stopCPU, err = prof.startCPU("")
+	if err != nil {
+		return w, err
+	}
+	defer func() {
+		if stopCPU != nil {
+			stopCPU()
+		}
+	}()
 	var dueCPU, lastCPU atomic.Int64
-	atDue := time.AfterFunc(time.Until(due), func() { dueCPU.Store(int64(cpuTime())) })
+	var dueMem, lastMem runtime.MemStats // written before dueCPU and lastCPU are stored
+	atDue := time.AfterFunc(time.Until(due), func() {
+		runtime.ReadMemStats(&dueMem)
+		dueCPU.Store(int64(cpuTime()))
+	})
 	defer atDue.Stop()
 	head := store.Head()
 	var completed atomic.Int64
@@ -256,6 +302,7 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 			if completed.Add(1) == int64(n) {
 				last.Store(time.Now().UnixNano())
 				lastCPU.Store(int64(cpuTime()))
+				runtime.ReadMemStats(&lastMem)
 				cancel()
 			}
 		}
@@ -265,12 +312,23 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	if ctx.Err() != nil {
 		return w, ctx.Err()
 	}
+	err, stopCPU = stopCPU(), nil
+	if err != nil {
+		return w, err
+	}
+	if err := prof.writeAllocs(""); err != nil {
+		return w, err
+	}
 	w.runsS = time.Unix(0, last.Load()).Sub(due).Seconds()
 	lagMu.Lock()
 	slices.Sort(lags)
 	w.lags = lags
 	lagMu.Unlock()
 	w.cpuUsPerRun = float64(lastCPU.Load()-dueCPU.Load()) / float64(time.Microsecond) / float64(n)
+	if dueCPU.Load() != 0 { // the due instant's reading happened before the last run completed
+		w.allocsPerRun = float64(lastMem.Mallocs-dueMem.Mallocs) / float64(n)
+		w.allocBytesPerRun = float64(lastMem.TotalAlloc-dueMem.TotalAlloc) / float64(n)
+	}
 	return w, nil
 }
 
@@ -280,9 +338,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // Text is the result as lines for people: ours first, then the peers.
 func (res SchedulerResult) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tasks=%d workers=%d tick=%.0fms: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task, RSS %s/task | CPU %.1fµs/run, %.1fµs/task created",
+	fmt.Fprintf(&b, "tasks=%d workers=%d tick=%.0fms: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task, RSS %s/task | CPU %.1fµs/run, %.1fµs/task created | %.0f allocs (%.0f B)/run, %.0f allocs/task created",
 		res.Tasks, res.Workers, res.TickMs, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask,
-		rssText(res.RSSBytesPerTask, res.RSSMeasured), res.CPUusPerRun, res.CreateCPUusPerTask)
+		rssText(res.RSSBytesPerTask, res.RSSMeasured), res.CPUusPerRun, res.CreateCPUusPerTask, res.AllocsPerRun, res.AllocBytesPerRun, res.CreateAllocsPerTask)
 	if res.RestartS > 0 {
 		fmt.Fprintf(&b, "\nrestart in a fresh process: %.2fs to the first tick decided (open + recovery %.2fs, tick %.0fms) | RSS after recovery %.0f B/task",
 			res.RestartS, res.RestartStartS, res.TickMs, res.RestartRSSBytesPerTask)

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+)
+
+// Profiles names the files a scheduler wave writes Go profiles to, for
+// `go tool pprof`: where the CPU time and the allocations of creating the
+// tasks and of running them go. Empty fields write nothing.
+type Profiles struct {
+	// CPU is the CPU profile of the wave, from every task created (the
+	// wait until the due instant adds only idle ticks) until every run
+	// completed; CPU+".create" is the one of creating the tasks.
+	CPU string
+	// Mem is the allocation profile (allocs) at the end of the wave;
+	// Mem+".created" is the same profile when every task was created and
+	// Mem+".start" before the first was: each is cumulative from the
+	// process's start, so `go tool pprof -diff_base Mem.created Mem`
+	// isolates the wave's allocations, and -diff_base Mem.start
+	// Mem.created those of creating the tasks.
+	Mem string
+}
+
+// startCPU starts a CPU profile into path+suffix when p.CPU is set and
+// returns the function that stops it; the error is the file's.
+func (p Profiles) startCPU(suffix string) (stop func() error, err error) {
+	if p.CPU == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(p.CPU + suffix)
+	if err != nil {
+		return nil, fmt.Errorf("bench: CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: CPU profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
+// writeAllocs writes the allocation profile so far into p.Mem+suffix when
+// p.Mem is set.
+func (p Profiles) writeAllocs(suffix string) error {
+	if p.Mem == "" {
+		return nil
+	}
+	f, err := os.Create(p.Mem + suffix)
+	if err != nil {
+		return fmt.Errorf("bench: allocation profile: %w", err)
+	}
+	runtime.GC() // the profile counts allocations up to the last GC
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: allocation profile: %w", err)
+	}
+	return f.Close()
+}
