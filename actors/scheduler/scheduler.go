@@ -871,7 +871,7 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 // workerAsk carries a worker's command to a task actor.
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
-	return worker.Decision{Events: r.Events, State: r.State}, err
+	return worker.Decision{Events: r.Events, State: &r.State}, err
 }
 
 // workerTell carries a run's heartbeat to its task actor without waiting:
