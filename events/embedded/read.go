@@ -134,7 +134,12 @@ func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error
 		return nil, s.dbErr("read global log", err)
 	}
 	defer it.Close()
-	var out []events.Recorded
+	// Positions are dense: the page holds head - after records, or limit.
+	n := head - after
+	if limit > 0 && uint64(limit) < n {
+		n = uint64(limit)
+	}
+	out := make([]events.Recorded, 0, min(n, maxPagePrealloc))
 	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
 		pos := binary.BigEndian.Uint64(it.Key()[1:])
 		rec, err := decodeRecord(pos, it.Value())
