@@ -33,11 +33,10 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, limi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	release, err := s.use()
-	if err != nil {
+	if err := s.use(); err != nil {
 		return nil, err
 	}
-	defer release()
+	defer s.release()
 	head := s.Head().Commit
 	out, err := s.readStream(stream, from, limit, head)
 	if err != nil || len(out) > 0 {
@@ -114,11 +113,10 @@ func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) (
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	release, err := s.use()
-	if err != nil {
+	if err := s.use(); err != nil {
 		return nil, err
 	}
-	defer release()
+	defer s.release()
 	s.mu.RLock()
 	head := s.head
 	s.mu.RUnlock()
@@ -174,12 +172,11 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 				return events.ErrClosed
 			}
 		}
-		release, err := s.use()
-		if err != nil {
+		if err := s.use(); err != nil {
 			return err
 		}
 		page, err := s.readAll(pos, head, subscribePage)
-		release()
+		s.release()
 		if err != nil {
 			return err
 		}
