@@ -51,15 +51,10 @@ const recordFormat = 1
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// encodeRecord lays a record out as:
+// appendRecord appends r to b laid out as:
 // format:1 | crc32c of the rest:4 | version uvarint | stream | id:16 | type |
 // schema uvarint | at unix nanos varint | causation:16 | correlation:16 | data
 // where strings and data are uvarint-length-prefixed.
-func encodeRecord(r *events.Recorded) []byte {
-	return appendRecord(make([]byte, 0, 5+64+len(r.Stream)+len(r.Type)+len(r.Data)), r)
-}
-
-// appendRecord appends the encodeRecord layout of r to b.
 func appendRecord(b []byte, r *events.Recorded) []byte {
 	start := len(b)
 	b = append(b, recordFormat, 0, 0, 0, 0)

@@ -331,21 +331,26 @@ func (s *State) Apply(meta events.Metadata, e events.Event) {
 		s.started(meta, e)
 	case events.CheckpointSaved:
 		s.checkpointSaved(e)
+	case events.RunCompleted, events.RunFailed, events.RunForcedEnd, events.RunDropped:
+		s.ended(meta, e)
+	}
+}
+
+// ended closes the run e ended: a failure or a forced end keeps the retry
+// it promised (R13); a drop may leave a backlog mark (R18).
+func (s *State) ended(meta events.Metadata, ev events.Event) {
+	switch e := ev.(type) {
 	case events.RunCompleted:
-		c := e.(events.RunCompleted)
-		s.closeRun(c.RunID, c.Checkpoint)
+		s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunFailed:
-		f := e.(events.RunFailed)
-		s.promiseRetry(f.RunID, f.RetryAt)
-		s.closeRun(f.RunID, f.Checkpoint)
+		s.promiseRetry(e.RunID, e.RetryAt)
+		s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunForcedEnd:
-		f := e.(events.RunForcedEnd)
-		s.promiseRetry(f.RunID, f.RetryAt)
-		s.closeRun(f.RunID, f.Checkpoint)
+		s.promiseRetry(e.RunID, e.RetryAt)
+		s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunDropped:
-		id := e.(events.RunDropped).RunID
-		s.leaveBound(meta, id)
-		s.closeRun(id, nil)
+		s.leaveBound(meta, e.RunID)
+		s.closeRun(e.RunID, nil)
 	}
 }
 

@@ -82,11 +82,11 @@ func Effects(cmd Command, after State, evs []events.Event) []Effect {
 		out = make([]Effect, 0, len(evs)+2) // each event's, Track, Passivate
 	}
 	track := false
-	switch cmd.(type) {
+	switch c := cmd.(type) {
 	case Tick:
 		track = true
 	case Heartbeat:
-		out = noteHeartbeat(out, s, cmd.(Heartbeat).RunID)
+		out = noteHeartbeat(out, s, c.RunID)
 	}
 	for _, e := range evs {
 		switch e.(type) {
@@ -94,13 +94,9 @@ func Effects(cmd Command, after State, evs []events.Event) []Effect {
 			out = enqueueEffect(out, s, e)
 		case events.RunStarted:
 			out = startEffects(out, s, e)
-		case events.CheckpointSaved:
-			out = append(out, NoteHeartbeat{RunID: e.(events.CheckpointSaved).RunID})
-		case events.RunCompleted:
-			out = append(out, StopTimer{RunID: e.(events.RunCompleted).RunID})
-		case events.RunFailed, events.RunForcedEnd:
+		case events.CheckpointSaved, events.RunCompleted, events.RunFailed, events.RunForcedEnd:
 			var retry bool
-			out, retry = endEffects(out, e)
+			out, retry = runEffects(out, e)
 			track = track || retry
 		case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
 			track = true
@@ -148,10 +144,15 @@ func startEffects(out []Effect, s *State, e events.Event) []Effect {
 	return out
 }
 
-// endEffects stops the timers of the run e (RunFailed or RunForcedEnd)
-// ended; retry reports a retry promised, which moves when the task is due.
-func endEffects(out []Effect, e events.Event) (_ []Effect, retry bool) {
+// runEffects is what a saved checkpoint (a heartbeat) or the end of a run
+// calls for: an ended run's timers stop; retry reports a retry promised,
+// which moves when the task is due.
+func runEffects(out []Effect, e events.Event) (_ []Effect, retry bool) {
 	switch e := e.(type) {
+	case events.CheckpointSaved:
+		return append(out, NoteHeartbeat{RunID: e.RunID}), false
+	case events.RunCompleted:
+		return append(out, StopTimer{RunID: e.RunID}), false
 	case events.RunFailed:
 		return append(out, StopTimer{RunID: e.RunID}), e.RetryAt != nil
 	case events.RunForcedEnd:
