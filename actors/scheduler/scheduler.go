@@ -937,7 +937,7 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 // workerAsk carries a worker's command to a task actor.
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
-	return worker.Decision{Events: r.Events, State: r.State}, err
+	return worker.Decision{Events: r.Events, State: &r.State}, err
 }
 
 // workerTell carries a run's heartbeat to its task actor without waiting:
@@ -1103,7 +1103,9 @@ func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (OwnerDeletio
 		ids = append(ids, id)
 	}
 	s.ownersMu.Unlock()
-	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	// The bytes in order sort as the IDs' text does (fixed-width lowercase
+	// hex), without formatting two strings per comparison.
+	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
 	var d OwnerDeletion
 	for _, id := range ids {
 		t, err := s.command(ctx, id, rules.Delete{Reason: "owner " + owner + " deleted"})

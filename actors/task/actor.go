@@ -269,39 +269,15 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.stopTimers()
 		return
 	case Command:
-		cctx := m.Ctx
-		if cctx == nil {
-			cctx = context.Background()
-		}
-		if err := cctx.Err(); err != nil {
-			ctx.Respond(Reply{State: a.state, Position: a.pos, Err: err})
-			break // an actor started for this command may leave again
-		}
-		if !a.ensureLoaded(ctx, cctx) {
-			ctx.Respond(Reply{Err: a.loadErr})
-			break
-		}
-		evs, err := a.execute(ctx, cctx, m.Cmd, a.cfg.Archetype.Clock.Now())
-		a.noteRunner(m, evs)
-		ctx.Respond(Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
+		a.command(ctx, m)
 	case Get:
 		if !a.ensureLoaded(ctx, context.Background()) {
-			ctx.Respond(Reply{Err: a.loadErr})
+			a.respondLoadErr(ctx)
 			break
 		}
-		ctx.Respond(Reply{State: a.state, Position: a.pos})
+		a.respond(ctx, nil, nil)
 	case dueindex.Tick:
-		if !a.ensureLoaded(ctx, context.Background()) {
-			a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", a.loadErr)
-			break
-		}
-		// R1: the decision is taken at the tick's own instant, whenever
-		// this message is processed.
-		if _, err := a.execute(ctx, context.Background(), rules.Tick{}, m.At); err != nil && !errors.Is(err, rules.ErrNotCreated) {
-			a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", err)
-			// The index forgot the task when it sent the tick.
-			a.do(ctx, rules.Effects(rules.Tick{}, a.state, nil))
-		}
+		a.tick(ctx, m.At)
 	case deadline:
 		delete(a.timers, m.runID)
 		_, err := a.execute(ctx, context.Background(), rules.ForceEnd{RunID: m.runID, Reason: m.reason}, a.cfg.Archetype.Clock.Now())
@@ -371,8 +347,69 @@ func (a *Actor) serveHost(ctx actor.Context, req HostRequest) {
 	}
 }
 
+// command decides m.Cmd and answers it.
+func (a *Actor) command(ctx actor.Context, m Command) {
+	cctx := m.Ctx
+	if cctx == nil {
+		cctx = context.Background()
+	}
+	if err := cctx.Err(); err != nil {
+		a.respond(ctx, nil, err)
+		return // an actor started for this command may leave again
+	}
+	if !a.ensureLoaded(ctx, cctx) {
+		a.respondLoadErr(ctx)
+		return
+	}
+	evs, err := a.execute(ctx, cctx, m.Cmd, a.cfg.Archetype.Clock.Now())
+	a.noteRunner(m, evs)
+	a.respond(ctx, evs, err)
+}
+
+// tick decides a tick of the due-time index at its instant.
+func (a *Actor) tick(ctx actor.Context, at time.Time) {
+	if !a.ensureLoaded(ctx, context.Background()) {
+		a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", a.loadErr)
+		return
+	}
+	// R1: the decision is taken at the tick's own instant, whenever this
+	// message is processed.
+	if _, err := a.execute(ctx, context.Background(), rules.Tick{}, at); err != nil && !errors.Is(err, rules.ErrNotCreated) {
+		a.tickFailed(ctx, err)
+	}
+}
+
+// tickFailed logs a tick's failure and tells the index when the task is
+// due, since the index forgot the task when it sent the tick.
+func (a *Actor) tickFailed(ctx actor.Context, err error) {
+	a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", err)
+	a.do(ctx, a.effects(rules.Tick{}, nil))
+}
+
+// respond answers the message being processed with the events recorded,
+// the state after them and the error. Like every function that copies the
+// whole State, it is kept out of the frames the actor decides under: a
+// Reply built there would sit on the stack through every decision, and
+// the goroutine processing the mailbox would outgrow its stack for it
+// (docs/performance.md).
+//
+//go:noinline
+func (a *Actor) respond(ctx actor.Context, evs []events.Event, err error) {
+	ctx.Respond(Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
+}
+
+// respondLoadErr answers with the error of the failed load.
+//
+//go:noinline
+func (a *Actor) respondLoadErr(ctx actor.Context) {
+	ctx.Respond(Reply{Err: a.loadErr})
+}
+
 // idle reports whether the actor may stop: its task needs no actor, or its
-// load failed (the next command starts a new actor that tries again).
+// load failed (the next command starts a new actor that tries again). Not
+// inlined: rules.Idle takes a copy of the state (see respond).
+//
+//go:noinline
 func (a *Actor) idle() bool {
 	if !a.loaded {
 		return true
@@ -439,27 +476,11 @@ func (a *Actor) execute(ctx actor.Context, cctx context.Context, cmd rules.Comma
 		evs, err := rules.Decide(a.state, cmd, at)
 		if err != nil || len(evs) == 0 {
 			if err == nil {
-				a.do(ctx, rules.Effects(cmd, a.state, nil))
+				a.do(ctx, a.effects(cmd, nil))
 			}
 			return nil, err
 		}
-		expected := events.NoStream
-		if a.state.Exists() {
-			expected = events.Exactly(a.state.Version)
-		}
-		proposed := make([]events.Proposed, len(evs))
-		for i, e := range evs {
-			// events.Propose, with the ID derived rather than random.
-			typ, schema, data, err := events.Default.Encode(e)
-			if err != nil {
-				return nil, err
-			}
-			proposed[i] = events.Proposed{ID: events.ContentID(a.idScope, expected, i, typ, data), Type: typ, Schema: schema,
-				At: now.UTC(), Data: data}
-		}
-		actx, cancel := a.storeCtx(cctx)
-		res, err := a.cfg.Store.Append(actx, a.stream, expected, proposed...)
-		cancel()
+		res, err := a.append(cctx, evs, now)
 		if errors.Is(err, events.ErrVersionConflict) && attempt < maxConflictRetries {
 			a.cfg.Archetype.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
 			if err := a.reload(cctx); err != nil {
@@ -473,15 +494,50 @@ func (a *Actor) execute(ctx actor.Context, cctx context.Context, cmd rules.Comma
 		if err != nil {
 			return nil, fmt.Errorf("task: append to %s: %w", a.stream, err)
 		}
-		first := res.Version + 1 - uint64(len(evs))
-		for i, e := range evs {
-			a.state = rules.Evolve(a.state, events.Metadata{Stream: a.stream, Version: first + uint64(i), At: now}, e)
-		}
-		a.stopRunners(ctx, evs)
-		a.do(ctx, rules.Effects(cmd, a.state, evs))
-		a.pos = res.Position
+		a.apply(ctx, cmd, evs, res, now)
 		return evs, nil
 	}
+}
+
+// append records evs, decided at now, with the stream's expected version.
+func (a *Actor) append(cctx context.Context, evs []events.Event, now time.Time) (events.AppendResult, error) {
+	expected := events.NoStream
+	if a.state.Exists() {
+		expected = events.Exactly(a.state.Version)
+	}
+	proposed := make([]events.Proposed, len(evs))
+	for i, e := range evs {
+		// events.Propose, with the ID derived rather than random.
+		typ, schema, data, err := events.Default.Encode(e)
+		if err != nil {
+			return events.AppendResult{}, err
+		}
+		proposed[i] = events.Proposed{ID: events.ContentID(a.idScope, expected, i, typ, data), Type: typ, Schema: schema,
+			At: now.UTC(), Data: data}
+	}
+	actx, cancel := a.storeCtx(cctx)
+	defer cancel()
+	return a.cfg.Store.Append(actx, a.stream, expected, proposed...)
+}
+
+// apply evolves the state by evs, recorded as res says, then does the
+// effects cmd and evs call for.
+func (a *Actor) apply(ctx actor.Context, cmd rules.Command, evs []events.Event, res events.AppendResult, now time.Time) {
+	first := res.Version + 1 - uint64(len(evs))
+	for i, e := range evs {
+		a.state.Apply(events.Metadata{Stream: a.stream, Version: first + uint64(i), At: now}, e) // rules.Evolve in place
+	}
+	a.pos = res.Position
+	a.stopRunners(ctx, evs)
+	a.do(ctx, a.effects(cmd, evs))
+}
+
+// effects is rules.Effects of cmd and evs on the state, in a frame of its
+// own (see respond).
+//
+//go:noinline
+func (a *Actor) effects(cmd rules.Command, evs []events.Event) []rules.Effect {
+	return rules.Effects(cmd, a.state, evs)
 }
 
 // do carries out effects, in order, once the events that call for them are
@@ -626,7 +682,7 @@ func (a *Actor) stopTimers() {
 // timeout and no longer than ctx lasts. The error is the transport's, or
 // else the reply's rejection. A RequestStart names from's actor (a worker)
 // as the run's Runner.
-func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (Reply, error) {
+func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (reply Reply, err error) {
 	msg := Command{Ctx: ctx, Cmd: cmd}
 	if _, start := cmd.(rules.RequestStart); start {
 		msg.Runner = from.Self() // a worker: told if the actor forces the run to end
@@ -635,8 +691,8 @@ func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *acto
 	if err != nil {
 		return Reply{}, fmt.Errorf("task: ask: %w", err)
 	}
-	reply, ok := res.(Reply)
-	if !ok {
+	var ok bool
+	if reply, ok = res.(Reply); !ok {
 		return Reply{}, fmt.Errorf("task: ask: answered %T", res)
 	}
 	return reply, reply.Err

@@ -52,7 +52,12 @@ type QueuedRun = Enqueued
 // (none when nothing changed) and the task's state after them.
 type Decision struct {
 	Events []events.Event
-	State  rules.State
+	// State is the task's state after the decision; nil when the task
+	// did not answer. A pointer: a Decision is returned through every
+	// layer between a worker and its task, and a copy of the whole State
+	// in each of their frames made the waiting goroutines outgrow their
+	// stacks (docs/performance.md).
+	State *rules.State
 }
 
 // AskFunc sends cmd to the task actor at task, from from, and waits for its
@@ -393,24 +398,34 @@ func (w *Worker) Receive(ctx actor.Context) {
 		return
 	}
 	if _, started := reply.Events[0].(events.RunStarted); !started {
-		w.trace.dropped(m.run, reply, c.Now())
+		w.trace.dropped(m.run, &reply, c.Now())
 		w.cfg.Stats.exit()
 		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self(), queue: w.lane}) // dropped, and recorded as such
 		return
 	}
-	st := reply.State
+	w.begin(ctx, m, reply.State)
+}
+
+// begin hands run m, which its task started (st is the task's state
+// then), to its handler on a goroutine of its own. Receive, which waits
+// for the task to decide, keeps no more than the decision in its frame:
+// the rest is here, and in report, so that the goroutines that wait for
+// a task's decisions do not outgrow their first stack
+// (docs/performance.md).
+func (w *Worker) begin(ctx actor.Context, m work, st *rules.State) {
+	c := w.cfg.Archetype.Clock
 	r, _ := st.Run(m.run.RunID)
 	run := NewRun(Run{TaskID: st.ID, TaskName: st.Spec.Name, Owner: st.Spec.Owner, Kind: st.Spec.Kind,
 		RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline,
 		Attempt: max(r.Attempt, 1), RetryOf: r.RetryOf, Trigger: r.Trigger}, nil)
 	root, self := ctx.ActorSystem().Root, ctx.Self()
+	id := r.ID
 	run.save = func(_ context.Context, cp json.RawMessage) error {
-		_, err := w.askFrom(root, m.run, rules.SaveCheckpoint{RunID: r.ID, Checkpoint: cp})
+		_, err := w.askFrom(root, m.run, rules.SaveCheckpoint{RunID: id, Checkpoint: cp})
 		return err
 	}
-	run.HeartbeatTo(c, st.Spec.Policy.HeartbeatTimeout.D(), func() { w.tell(root, m.run, rules.Heartbeat{RunID: r.ID}) })
+	run.HeartbeatTo(c, st.Spec.Policy.HeartbeatTimeout.D(), func() { w.tell(root, m.run, rules.Heartbeat{RunID: id}) })
 	h := w.cfg.Handlers[st.Spec.Kind]
-	taskID := st.ID // not st itself: the goroutine would keep the whole state on the heap
 	span := w.trace.start(m.run, st)
 	w.trace.started(span, c.Now(), r.Deadline)
 	// The handler's context ends at the deadline (R4), or earlier when the
@@ -423,53 +438,77 @@ func (w *Worker) Receive(ctx actor.Context) {
 	w.cfg.Stats.Busy.Add(1)
 	w.stats.busy.Add(1)
 	c.Begin() // the handler goroutine is work in flight
-	go func() {
-		defer c.End()
-		defer w.cfg.Stats.exit()
-		defer w.cfg.Stats.Busy.Add(-1)
-		defer w.stats.busy.Add(-1)
-		cp, herr := call(hctx, h, run)
-		forced, reason := x.end()
-		run.beats.stop()
-		cancel()
-		stop(nil)
-		if w.cfg.Base.Err() != nil {
-			w.trace.abandoned(span, c.Now())
-			return // abandoned at shutdown: recovery will force it to end
-		}
-		var cmd rules.Command
-		switch {
-		case forced:
-			// Recorded by the task actor, which told us: nothing to report.
-			cmd = rules.ForceEnd{RunID: r.ID, Reason: reason}
-		case !c.Now().Before(r.Deadline):
-			cmd = rules.ForceEnd{RunID: r.ID, Reason: events.ForcedTimebox}
-		case herr != nil:
-			// A handler marks an error it knows retrying cannot mend (R13);
-			// a panic is retryable, like any unmarked error.
-			cmd = rules.Fail{RunID: r.ID, Error: herr.Error(), Checkpoint: cp, Fatal: IsPermanent(herr)}
-		default:
-			cmd = rules.Complete{RunID: r.ID, Checkpoint: cp}
-		}
-		var d Decision
-		var err error
-		if !forced {
-			d, err = w.askFrom(root, m.run, cmd)
-		}
-		// ErrUnknownRun: the task actor forced the run to end before the
-		// outcome reached it (and before its StopRun reached this worker);
-		// the run has its one outcome, the forced end.
-		unknown := errors.Is(err, rules.ErrUnknownRun)
-		if f, failed := cmd.(rules.Fail); failed && !unknown {
-			w.cfg.Archetype.Logger.Warn("run failed", "task_id", taskID, "run_id", r.ID, "run", r.Number, "attempt", run.Attempt,
-				"permanent", f.Fatal, "error", f.Error)
-		}
-		if err != nil && !unknown {
-			w.cfg.Archetype.Logger.Error("report outcome failed", "task_id", m.run.TaskID, "run_id", r.ID, "err", err)
-		}
-		w.trace.ended(span, cmd, d, herr, err, r.Deadline, c.Now())
-		counted.Send(c, root, w.queue, idle{pid: self, queue: w.lane})
-	}()
+	// Not st itself: the goroutine would keep the whole state on the heap.
+	go w.handle(root, self, m.run, h, run, span, hctx, x, func() { cancel(); stop(nil) },
+		begun{taskID: st.ID, runID: r.ID, number: r.Number, attempt: run.Attempt, deadline: r.Deadline})
+}
+
+// begun is what the worker reports a run's outcome by: copied before the
+// handler runs, which may change its *Run.
+type begun struct {
+	taskID, runID   uuid.UUID
+	number, attempt int
+	deadline        time.Time
+}
+
+// handle runs the handler of run in hctx and reports its outcome to the
+// task; release ends hctx.
+func (w *Worker) handle(root *actor.RootContext, self *actor.PID, q QueuedRun, h Handler, run *Run, span trace.Span,
+	hctx context.Context, x *execution, release func(), b begun) {
+	c := w.cfg.Archetype.Clock
+	defer c.End()
+	defer w.cfg.Stats.exit()
+	defer w.cfg.Stats.Busy.Add(-1)
+	defer w.stats.busy.Add(-1)
+	cp, herr := call(hctx, h, run)
+	forced, reason := x.end()
+	run.beats.stop()
+	release()
+	if w.cfg.Base.Err() != nil {
+		w.trace.abandoned(span, c.Now())
+		return // abandoned at shutdown: recovery will force it to end
+	}
+	w.report(root, q, b, span, cp, herr, forced, reason)
+	counted.Send(c, root, w.queue, idle{pid: self, queue: w.lane})
+}
+
+// report records the outcome of run b, whose handler returned cp and
+// herr: nothing when the task actor forced the run to end (it recorded
+// that and told this worker), a forced end when the handler returned at or
+// after the deadline, else a failure or a completion.
+func (w *Worker) report(root *actor.RootContext, q QueuedRun, b begun, span trace.Span, cp json.RawMessage, herr error, forced bool, reason string) {
+	c := w.cfg.Archetype.Clock
+	var cmd rules.Command
+	switch {
+	case forced:
+		// Recorded by the task actor, which told us: nothing to report.
+		cmd = rules.ForceEnd{RunID: b.runID, Reason: reason}
+	case !c.Now().Before(b.deadline):
+		cmd = rules.ForceEnd{RunID: b.runID, Reason: events.ForcedTimebox}
+	case herr != nil:
+		// A handler marks an error it knows retrying cannot mend (R13);
+		// a panic is retryable, like any unmarked error.
+		cmd = rules.Fail{RunID: b.runID, Error: herr.Error(), Checkpoint: cp, Fatal: IsPermanent(herr)}
+	default:
+		cmd = rules.Complete{RunID: b.runID, Checkpoint: cp}
+	}
+	var d Decision
+	var err error
+	if !forced {
+		d, err = w.askFrom(root, q, cmd)
+	}
+	// ErrUnknownRun: the task actor forced the run to end before the
+	// outcome reached it (and before its StopRun reached this worker); the
+	// run has its one outcome, the forced end.
+	unknown := errors.Is(err, rules.ErrUnknownRun)
+	if f, failed := cmd.(rules.Fail); failed && !unknown {
+		w.cfg.Archetype.Logger.Warn("run failed", "task_id", b.taskID, "run_id", b.runID, "run", b.number, "attempt", b.attempt,
+			"permanent", f.Fatal, "error", f.Error)
+	}
+	if err != nil && !unknown {
+		w.cfg.Archetype.Logger.Error("report outcome failed", "task_id", q.TaskID, "run_id", b.runID, "err", err)
+	}
+	w.trace.ended(span, cmd, d.Events, herr, err, b.deadline, c.Now())
 }
 
 // call runs the handler, turning a panic into an error.
@@ -501,12 +540,16 @@ func (w *Worker) ask(ctx actor.Context, run QueuedRun, cmd rules.Command) (Decis
 	return w.askFrom(ctx, run, cmd)
 }
 
-func (w *Worker) askFrom(from actor.SenderContext, run QueuedRun, cmd rules.Command) (Decision, error) {
-	d, err := w.cfg.Ask(context.Background(), from, run.Task, cmd)
+func (w *Worker) askFrom(from actor.SenderContext, run QueuedRun, cmd rules.Command) (d Decision, err error) {
+	d, err = w.cfg.Ask(context.Background(), from, run.Task, cmd)
 	if err != nil {
-		return d, fmt.Errorf("worker: task %s: %w", run.TaskID, err)
+		err = taskErr(run, err)
 	}
-	return d, nil
+	return d, err
+}
+
+func taskErr(run QueuedRun, err error) error {
+	return fmt.Errorf("worker: task %s: %w", run.TaskID, err)
 }
 
 type runHeap []queued

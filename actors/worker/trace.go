@@ -58,7 +58,7 @@ var off trace.Span = noop.Span{}
 
 // start opens the span of run q of the task in st, back-dated to when the
 // run was queued.
-func (rt runTracer) start(q QueuedRun, st rules.State) trace.Span {
+func (rt runTracer) start(q QueuedRun, st *rules.State) trace.Span {
 	if rt.t == nil {
 		return off
 	}
@@ -80,7 +80,7 @@ func (rt runTracer) inContext(parent context.Context, span trace.Span) context.C
 }
 
 // dropped records a run refused at its start (R3, R7).
-func (rt runTracer) dropped(q QueuedRun, d Decision, at time.Time) {
+func (rt runTracer) dropped(q QueuedRun, d *Decision, at time.Time) {
 	if rt.t == nil {
 		return
 	}
@@ -104,13 +104,13 @@ func (rt runTracer) started(span trace.Span, at, deadline time.Time) {
 }
 
 // ended closes the span with the run's outcome: the event the task actor
-// recorded for the worker's report cmd, or, when it had already recorded
+// recorded for the worker's report cmd (the first of evs), or, when it had already recorded
 // one itself (its deadline timer forced the end first), a forced end.
 // handlerErr is the handler's error; reportErr the failure to record the
 // outcome, if any. A run forced to end at its timebox ends its span at the
 // deadline, when that outcome was decided, however late the handler
 // returned.
-func (rt runTracer) ended(span trace.Span, cmd rules.Command, d Decision, handlerErr, reportErr error, deadline, at time.Time) {
+func (rt runTracer) ended(span trace.Span, cmd rules.Command, evs []events.Event, handlerErr, reportErr error, deadline, at time.Time) {
 	if !span.IsRecording() {
 		span.End()
 		return
@@ -122,8 +122,8 @@ func (rt runTracer) ended(span trace.Span, cmd rules.Command, d Decision, handle
 	case rules.ForceEnd:
 		outcome, reason = OutcomeForcedEnd, c.Reason
 	}
-	if len(d.Events) > 0 {
-		switch e := d.Events[0].(type) {
+	if len(evs) > 0 {
+		switch e := evs[0].(type) {
 		case events.RunCompleted:
 			outcome, reason = OutcomeCompleted, ""
 		case events.RunFailed:

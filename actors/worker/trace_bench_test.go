@@ -29,9 +29,9 @@ func BenchmarkRunSpan(b *testing.B) {
 	run := func(b *testing.B, rt runTracer) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			span := rt.start(q, st)
+			span := rt.start(q, &st)
 			rt.started(span, at, at.Add(time.Minute))
-			rt.ended(span, cmd, Decision{}, nil, nil, at.Add(time.Minute), at)
+			rt.ended(span, cmd, nil, nil, nil, at.Add(time.Minute), at)
 		}
 	}
 	b.Run("off", func(b *testing.B) { run(b, newRunTracer(nil)) })

@@ -52,12 +52,12 @@ func TestRunSpanOutcomes(t *testing.T) {
 			rt := newRunTracer(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 			var st rules.State
 			st.Spec.Kind = "k"
-			span := rt.start(QueuedRun{TaskID: uuid.New(), RunID: id, Run: 1, EnqueuedAt: t0.Add(-time.Second)}, st)
+			span := rt.start(QueuedRun{TaskID: uuid.New(), RunID: id, Run: 1, EnqueuedAt: t0.Add(-time.Second)}, &st)
 			var d Decision
 			if c.recorded != nil {
 				d.Events = []events.Event{c.recorded}
 			}
-			rt.ended(span, c.cmd, d, c.handler, c.report, deadline, c.at)
+			rt.ended(span, c.cmd, d.Events, c.handler, c.report, deadline, c.at)
 			ended := rec.Ended()
 			if len(ended) != 1 {
 				t.Fatalf("%d spans ended", len(ended))

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
 )
 
-// appendReq is one Append waiting for the committer.
+// appendReq is one Append waiting for the committer, which answers it by
+// sending on done (buffered, so it never waits). Requests are reused
+// (appendReqs): nothing refers to one once its answer is read.
 type appendReq struct {
 	stream   string
 	expected events.ExpectedVersion
@@ -21,6 +24,11 @@ type appendReq struct {
 	err      error
 	done     chan struct{}
 }
+
+var appendReqs = sync.Pool{New: func() any { return &appendReq{done: make(chan struct{}, 1)} }}
+
+// answer tells the waiting Append that r is decided.
+func (r *appendReq) answer() { r.done <- struct{}{} }
 
 // Append implements events.Store. Appends from many goroutines are
 // group-committed: one synced Pebble batch carries every append waiting at
@@ -35,23 +43,25 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	if err := ctx.Err(); err != nil {
 		return events.AppendResult{}, err
 	}
-	req := &appendReq{stream: stream, expected: expected, evs: evs, done: make(chan struct{})}
-	release, err := s.use()
-	if err != nil {
+	if err := s.use(); err != nil {
 		return events.AppendResult{}, err
 	}
+	req := appendReqs.Get().(*appendReq)
+	req.stream, req.expected, req.evs = stream, expected, evs
 	// While the queue has room, hand the append over without asking ctx for
 	// its Done channel: a context that arms its timer on the first Done
 	// (context.WithTimeout's is armed at once) then costs no timer.
 	select {
 	case s.appends <- req:
-		release()
+		s.release()
 	default:
 		select {
 		case s.appends <- req:
-			release()
+			s.release()
 		case <-ctx.Done():
-			release()
+			s.release()
+			req.evs = nil
+			appendReqs.Put(req)
 			return events.AppendResult{}, ctx.Err()
 		}
 	}
@@ -59,7 +69,10 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	// outcome even if ctx ends, so the caller never mistakes a durable append
 	// for a failed one.
 	<-req.done
-	return req.result, req.err
+	res, err := req.result, req.err
+	*req = appendReq{done: req.done}
+	appendReqs.Put(req)
+	return res, err
 }
 
 func (s *Store) commitLoop() {
@@ -172,7 +185,7 @@ func (s *Store) commit(pending []*appendReq) {
 	if err := s.ready(); err != nil {
 		for _, r := range pending {
 			r.err = err
-			close(r.done)
+			r.answer()
 		}
 		return
 	}
@@ -234,7 +247,7 @@ func (s *Store) commit(pending []*appendReq) {
 			err = s.fail(fmt.Errorf("apply: %w", err))
 			for _, r := range g.reqs {
 				r.result, r.err = events.AppendResult{}, err
-				close(r.done)
+				r.answer()
 			}
 			return
 		}
@@ -288,7 +301,7 @@ func (s *Store) settle(g *group) {
 		if err != nil && r.err == nil {
 			r.result, r.err = events.AppendResult{}, err
 		}
-		close(r.done)
+		r.answer()
 	}
 }
 

@@ -33,11 +33,10 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, limi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	release, err := s.use()
-	if err != nil {
+	if err := s.use(); err != nil {
 		return nil, err
 	}
-	defer release()
+	defer s.release()
 	head := s.Head().Commit
 	out, err := s.readStream(stream, from, limit, head)
 	if err != nil || len(out) > 0 {
@@ -114,11 +113,10 @@ func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) (
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	release, err := s.use()
-	if err != nil {
+	if err := s.use(); err != nil {
 		return nil, err
 	}
-	defer release()
+	defer s.release()
 	s.mu.RLock()
 	head := s.head
 	s.mu.RUnlock()
@@ -134,7 +132,12 @@ func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error
 		return nil, s.dbErr("read global log", err)
 	}
 	defer it.Close()
-	var out []events.Recorded
+	// Positions are dense: the page holds head - after records, or limit.
+	n := head - after
+	if limit > 0 && uint64(limit) < n {
+		n = uint64(limit)
+	}
+	out := make([]events.Recorded, 0, min(n, maxPagePrealloc))
 	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
 		pos := binary.BigEndian.Uint64(it.Key()[1:])
 		rec, err := decodeRecord(pos, it.Value())
@@ -169,12 +172,11 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 				return events.ErrClosed
 			}
 		}
-		release, err := s.use()
-		if err != nil {
+		if err := s.use(); err != nil {
 			return err
 		}
 		page, err := s.readAll(pos, head, subscribePage)
-		release()
+		s.release()
 		if err != nil {
 			return err
 		}

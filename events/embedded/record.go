@@ -96,7 +96,7 @@ func decodeRecord(pos uint64, v []byte) (events.Recorded, error) {
 	r.Version = d.uvarint()
 	r.Stream = string(d.bytes())
 	r.ID = d.uuid()
-	r.Type = string(d.bytes())
+	r.Type = typeName(d.bytes())
 	r.Schema = int(d.uvarint())
 	at := d.varint()
 	r.CausationID = d.uuid()
@@ -114,6 +114,23 @@ func decodeRecord(pos uint64, v []byte) (events.Recorded, error) {
 	r.At = time.Unix(0, at).UTC()
 	r.Position = events.Position{Commit: pos, Prepare: pos}
 	return r, nil
+}
+
+// typeNames holds the registered event type names, so that decoding a
+// record of a known type allocates no string for its type.
+var typeNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range events.Default.Types() {
+		m[n] = n
+	}
+	return m
+}()
+
+func typeName(b []byte) string {
+	if n, ok := typeNames[string(b)]; ok {
+		return n
+	}
+	return string(b)
 }
 
 type decoder struct {

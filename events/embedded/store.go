@@ -165,22 +165,26 @@ type group struct {
 
 var _ events.Store = (*Store)(nil)
 
-// use holds the store open for a read; release with the returned func.
-func (s *Store) use() (release func(), err error) {
+// use holds the store open for a read or an append hand-off; release it
+// with s.release once use returned no error.
+func (s *Store) use() error {
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
-		return nil, events.ErrClosed
+		return events.ErrClosed
 	}
 	s.dbMu.RLock()
 	if s.db == nil {
 		// A recovery from a full disk could not reopen the database at all.
 		s.dbMu.RUnlock()
 		s.closeMu.RUnlock()
-		return nil, s.brokenErr()
+		return s.brokenErr()
 	}
-	return func() { s.dbMu.RUnlock(); s.closeMu.RUnlock() }, nil
+	return nil
 }
+
+// release ends a use.
+func (s *Store) release() { s.dbMu.RUnlock(); s.closeMu.RUnlock() }
 
 // Close stops accepting appends, waits for the ones under way, and closes the
 // database and the directory lock.

@@ -35,6 +35,9 @@ const (
 	// few iterator passes, small enough (~100 KiB of 200-byte events) to be
 	// negligible per subscriber.
 	subscribePage = 512
+	// maxPagePrealloc bounds the records a read of the global log makes
+	// room for at once, whatever its limit.
+	maxPagePrealloc = 4096
 	// defaultMinFreeBytes is the free space below which appends are refused
 	// (Options.MinFreeBytes). Not measured as an optimum: it is room for what
 	// Pebble writes after appends stop — flushing the memtable (at most

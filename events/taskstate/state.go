@@ -160,14 +160,14 @@ type State struct {
 }
 
 // Exists reports whether the task was created.
-func (s State) Exists() bool { return s.Status != StatusNone }
+func (s *State) Exists() bool { return s.Status != StatusNone }
 
 // Interval is the task's interval; zero for cron and at tasks.
-func (s State) Interval() time.Duration { return s.Spec.Schedule.Interval.D() }
+func (s *State) Interval() time.Duration { return s.Spec.Schedule.Interval.D() }
 
 // Spacing is R3's interval for run r: the task's interval for an interval
 // task, else the spacing recorded with the run (R11; zero: no check).
-func (s State) Spacing(r Run) time.Duration {
+func (s *State) Spacing(r Run) time.Duration {
 	if s.Spec.Schedule.IsInterval() {
 		return s.Interval()
 	}
@@ -192,19 +192,11 @@ func (s Spec) WaitingBound() int {
 
 // AtBound reports whether the task has as many runs waiting as its bound
 // allows (R18): a tick then enqueues nothing.
-func (s State) AtBound() bool {
-	n := 0
-	for _, r := range s.Open {
-		if !r.Started {
-			n++
-		}
-	}
-	return n >= s.Spec.WaitingBound()
-}
+func (s *State) AtBound() bool { return s.atBound() }
 
 // NextRetry is when the earliest pending retry falls due (R13); false when
 // none is pending.
-func (s State) NextRetry() (time.Time, bool) {
+func (s *State) NextRetry() (time.Time, bool) {
 	var at time.Time
 	for _, r := range s.Retries {
 		if at.IsZero() || r.At.Before(at) {
@@ -220,7 +212,7 @@ func (s State) NextRetry() (time.Time, bool) {
 func (r Run) First() bool { return r.Attempt <= 1 && r.Trigger == "" }
 
 // Run finds an open run by ID.
-func (s State) Run(id uuid.UUID) (Run, bool) {
+func (s *State) Run(id uuid.UUID) (Run, bool) {
 	for _, r := range s.Open {
 		if r.ID == id {
 			return r, true
@@ -230,10 +222,10 @@ func (s State) Run(id uuid.UUID) (Run, bool) {
 }
 
 // Current reports whether r belongs to the task's current incarnation.
-func (s State) Current(r Run) bool { return r.Incarnation == s.Incarnation }
+func (s *State) Current(r Run) bool { return r.Incarnation == s.Incarnation }
 
 // Waiting lists open runs not started yet, in enqueue order.
-func (s State) Waiting() []Run {
+func (s *State) Waiting() []Run {
 	var out []Run
 	for _, r := range s.Open {
 		if !r.Started {
@@ -244,7 +236,7 @@ func (s State) Waiting() []Run {
 }
 
 // Running lists open runs that started.
-func (s State) Running() []Run {
+func (s *State) Running() []Run {
 	var out []Run
 	for _, r := range s.Open {
 		if r.Started {
@@ -254,7 +246,9 @@ func (s State) Running() []Run {
 	return out
 }
 
-func (s State) withRun(id uuid.UUID, f func(*Run)) State {
+// withRun changes open run id in a copy of Open: the slice is shared with
+// the State values this one was made from.
+func (s *State) withRun(id uuid.UUID, f func(*Run)) {
 	open := slices.Clone(s.Open)
 	for i := range open {
 		if open[i].ID == id {
@@ -262,21 +256,21 @@ func (s State) withRun(id uuid.UUID, f func(*Run)) State {
 		}
 	}
 	s.Open = open
-	return s
 }
 
 // closeRun removes a run and settles the checkpoint handed to the next run:
 // the one the outcome carries, else the last one the run saved (R5). A run
 // of an earlier incarnation hands nothing on.
-func (s State) closeRun(id uuid.UUID, outcome json.RawMessage) State {
+func (s *State) closeRun(id uuid.UUID, outcome json.RawMessage) {
 	open := make([]Run, 0, len(s.Open))
 	current := true
-	for _, r := range s.Open {
+	for i := range s.Open {
+		r := &s.Open[i]
 		if r.ID != id {
-			open = append(open, r)
+			open = append(open, *r)
 			continue
 		}
-		current = s.Current(r)
+		current = r.Incarnation == s.Incarnation
 		if current && present(r.Checkpoint) {
 			s.Checkpoint = r.Checkpoint
 		}
@@ -285,7 +279,6 @@ func (s State) closeRun(id uuid.UUID, outcome json.RawMessage) State {
 		s.Checkpoint = outcome
 	}
 	s.Open = open
-	return s
 }
 
 // present reports whether a recorded checkpoint says something: absent and
@@ -295,148 +288,218 @@ func present(cp json.RawMessage) bool { return len(cp) > 0 && string(cp) != "nul
 // Evolve applies one recorded event. meta.At is when it was decided; for
 // RunStarted it becomes LastRun. Unknown event types leave the state as is
 // (apart from Version and UpdatedAt).
+//
+// Each event type is applied by its own method, so that no goroutine
+// deciding for a task carries the temporaries of every case in one stack
+// frame (docs/performance.md).
 func Evolve(s State, meta events.Metadata, e events.Event) State {
+	s.Apply(meta, e)
+	return s
+}
+
+// Apply is Evolve in place: s becomes Evolve(*s, meta, e) without a copy
+// of the whole state. Slices s shares with other State values (Open,
+// Retries) are never written to: they are replaced, as Evolve replaces
+// them.
+func (s *State) Apply(meta events.Metadata, e events.Event) {
 	s.UpdatedAt = meta.At
 	s.Version = meta.Version
-	switch e := e.(type) {
+	switch e.(type) {
 	case events.TaskCreated:
-		// A new incarnation starts clean; only the run counter and the
-		// open runs of earlier incarnations carry over.
-		s.Incarnation++
-		s.ID = e.TaskID
-		s.Spec = Spec{Name: e.Name, Owner: e.Owner, Kind: e.Kind, Payload: e.Payload, Schedule: e.Schedule,
-			Window: e.Window, Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority,
-			MaxWaiting: e.MaxWaiting, Policy: e.Policy}
-		s.Status = StatusActive
-		s.Backlog = false
-		s.NextRun = e.NextRun
-		s.NextSlot, s.NextSpacing, s.Scheduled = nextSlot(e.NextRun, e.NextSlot), 0, 0
-		s.LastRun = time.Time{}
-		s.Checkpoint = nil
-		s.Retries = nil
-		s.CreatedAt = meta.At
+		s.created(meta, e)
 	case events.TaskUpdated:
-		s.Spec.Payload = e.Payload
-		s.Spec.Schedule = e.Schedule
-		s.Spec.Window = e.Window
-		s.Spec.Tolerance = e.Tolerance.D()
-		s.Spec.Timebox = e.Timebox.D()
-		s.Spec.Priority = e.Priority
-		s.Spec.MaxWaiting = e.MaxWaiting
-		s.Spec.Policy = e.Policy
-		if !e.NextRun.IsZero() { // an update without one keeps nextRun
-			s.NextRun = e.NextRun
-			s.NextSlot = nextSlot(e.NextRun, e.NextSlot)
-		}
-		if e.Rescheduled {
-			s.NextSpacing = 0
-			if s.Status == StatusFinished && !e.NextRun.IsZero() {
-				s.Status = StatusActive
-			}
-		}
-		s.Retries = s.retriesAfterUpdate()
+		s.updated(e)
 	case events.TaskPaused:
 		s.Status = StatusPaused
 		s.Backlog = false
 	case events.TaskResumed:
-		if s.NextRun.Before(meta.At) {
-			// The next slot came while the task was paused: the run the
-			// resume makes due supersedes the retries of earlier slots.
-			s.Retries = nil
-		}
-		s.Status = StatusActive
-		s.Backlog = false
-		if !e.NextRun.IsZero() && !e.NextRun.Equal(s.NextRun) {
-			// An interval task's slot is where its nextRun lands; a cron or
-			// at task's run, made late, is still for the slot it missed.
-			s.NextRun = e.NextRun
-			if s.Spec.Schedule.IsInterval() {
-				s.NextSlot = e.NextRun
-			}
-		}
-		if e.NextSlot != nil {
-			s.NextSlot, s.NextSpacing = *e.NextSlot, e.NextSpacing.D()
-		}
+		s.resumed(meta, e)
 	case events.TaskDeleted:
 		s.Status = StatusDeleted
 		s.Backlog = false
 		s.Retries = nil
 	case events.RunEnqueued:
-		s.Runs = e.Run
-		if e.RetryOf == nil && e.Trigger == "" {
-			// A scheduled run: the slot is used up. A retry (R13) or a
-			// manual trigger (R15) moves neither nextRun nor the count of
-			// scheduled runs, and leaves a backlog mark (R18) for the
-			// scheduled run it concerns.
-			s.Backlog = false
-			s.Scheduled++
-			s.NextRun = e.NextRun
-			s.NextSlot, s.NextSpacing = nextSlot(e.NextRun, e.NextSlot), e.NextSpacing.D()
-		}
-		if e.RetryOf != nil {
-			s.Retries = slices.DeleteFunc(slices.Clone(s.Retries), func(r PendingRetry) bool { return r.Of == *e.RetryOf })
-		}
-		slot := e.Slot
-		if slot.IsZero() {
-			slot = e.Due
-		}
-		s.Open = append(slices.Clone(s.Open), Run{ID: e.RunID, Number: e.Run, Due: e.Due, EnqueuedAt: meta.At,
-			Priority: e.Priority, Incarnation: s.Incarnation, Slot: slot, Spacing: e.Spacing.D(),
-			Attempt: max(e.Attempt, 1), RetryOf: derefID(e.RetryOf), Trigger: e.Trigger})
+		s.enqueued(meta, e)
 	case events.TaskFinished:
 		if s.Status == StatusActive {
 			s.Status = StatusFinished
 		}
 		s.NextRun, s.NextSlot, s.NextSpacing = time.Time{}, time.Time{}, 0
 	case events.SlotsMissed:
+		s.missed(e)
+	case events.RunStarted:
+		s.started(meta, e)
+	case events.CheckpointSaved:
+		s.checkpointSaved(e)
+	case events.RunCompleted, events.RunFailed, events.RunForcedEnd, events.RunDropped:
+		s.ended(meta, e)
+	}
+}
+
+// ended closes the run e ended: a failure or a forced end keeps the retry
+// it promised (R13); a drop may leave a backlog mark (R18).
+func (s *State) ended(meta events.Metadata, ev events.Event) {
+	switch e := ev.(type) {
+	case events.RunCompleted:
+		s.closeRun(e.RunID, e.Checkpoint)
+	case events.RunFailed:
+		s.promiseRetry(e.RunID, e.RetryAt)
+		s.closeRun(e.RunID, e.Checkpoint)
+	case events.RunForcedEnd:
+		s.promiseRetry(e.RunID, e.RetryAt)
+		s.closeRun(e.RunID, e.Checkpoint)
+	case events.RunDropped:
+		s.leaveBound(meta, e.RunID)
+		s.closeRun(e.RunID, nil)
+	}
+}
+
+// created: a new incarnation starts clean; only the run counter and the
+// open runs of earlier incarnations carry over.
+func (s *State) created(meta events.Metadata, ev events.Event) {
+	e := ev.(events.TaskCreated)
+	s.Incarnation++
+	s.ID = e.TaskID
+	s.Spec = Spec{Name: e.Name, Owner: e.Owner, Kind: e.Kind, Payload: e.Payload, Schedule: e.Schedule,
+		Window: e.Window, Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority,
+		MaxWaiting: e.MaxWaiting, Policy: e.Policy}
+	s.Status = StatusActive
+	s.Backlog = false
+	s.NextRun = e.NextRun
+	s.NextSlot, s.NextSpacing, s.Scheduled = nextSlot(e.NextRun, e.NextSlot), 0, 0
+	s.LastRun = time.Time{}
+	s.Checkpoint = nil
+	s.Retries = nil
+	s.CreatedAt = meta.At
+}
+
+func (s *State) updated(ev events.Event) {
+	e := ev.(events.TaskUpdated)
+	s.Spec.Payload = e.Payload
+	s.Spec.Schedule = e.Schedule
+	s.Spec.Window = e.Window
+	s.Spec.Tolerance = e.Tolerance.D()
+	s.Spec.Timebox = e.Timebox.D()
+	s.Spec.Priority = e.Priority
+	s.Spec.MaxWaiting = e.MaxWaiting
+	s.Spec.Policy = e.Policy
+	if !e.NextRun.IsZero() { // an update without one keeps nextRun
+		s.NextRun = e.NextRun
+		s.NextSlot = nextSlot(e.NextRun, e.NextSlot)
+	}
+	if e.Rescheduled {
+		s.NextSpacing = 0
+		if s.Status == StatusFinished && !e.NextRun.IsZero() {
+			s.Status = StatusActive
+		}
+	}
+	s.Retries = s.retriesAfterUpdate()
+}
+
+func (s *State) resumed(meta events.Metadata, ev events.Event) {
+	e := ev.(events.TaskResumed)
+	if s.NextRun.Before(meta.At) {
+		// The next slot came while the task was paused: the run the
+		// resume makes due supersedes the retries of earlier slots.
+		s.Retries = nil
+	}
+	s.Status = StatusActive
+	s.Backlog = false
+	if !e.NextRun.IsZero() && !e.NextRun.Equal(s.NextRun) {
+		// An interval task's slot is where its nextRun lands; a cron or
+		// at task's run, made late, is still for the slot it missed.
+		s.NextRun = e.NextRun
+		if s.Spec.Schedule.IsInterval() {
+			s.NextSlot = e.NextRun
+		}
+	}
+	if e.NextSlot != nil {
+		s.NextSlot, s.NextSpacing = *e.NextSlot, e.NextSpacing.D()
+	}
+}
+
+func (s *State) enqueued(meta events.Metadata, ev events.Event) {
+	e := ev.(events.RunEnqueued)
+	s.Runs = e.Run
+	if e.RetryOf == nil && e.Trigger == "" {
+		// A scheduled run: the slot is used up. A retry (R13) or a
+		// manual trigger (R15) moves neither nextRun nor the count of
+		// scheduled runs, and leaves a backlog mark (R18) for the
+		// scheduled run it concerns.
 		s.Backlog = false
+		s.Scheduled++
 		s.NextRun = e.NextRun
 		s.NextSlot, s.NextSpacing = nextSlot(e.NextRun, e.NextSlot), e.NextSpacing.D()
-	case events.RunStarted:
-		s = s.leaveBound(meta, e.RunID)
-		// lastRun is the start of the latest scheduled first attempt (R3,
-		// R13, R15).
-		if r, ok := s.Run(e.RunID); !ok || (s.Current(r) && r.First()) {
-			s.LastRun = meta.At
-		}
-		s = s.withRun(e.RunID, func(r *Run) {
-			r.Started, r.StartedAt, r.Deadline = true, meta.At, e.Deadline
-		})
-	case events.CheckpointSaved:
-		if present(e.Checkpoint) {
-			s = s.withRun(e.RunID, func(r *Run) { r.Checkpoint = e.Checkpoint })
-		}
-	case events.RunCompleted:
-		s = s.closeRun(e.RunID, e.Checkpoint)
-	case events.RunFailed:
-		s = s.promiseRetry(e.RunID, e.RetryAt)
-		s = s.closeRun(e.RunID, e.Checkpoint)
-	case events.RunForcedEnd:
-		s = s.promiseRetry(e.RunID, e.RetryAt)
-		s = s.closeRun(e.RunID, e.Checkpoint)
-	case events.RunDropped:
-		s = s.leaveBound(meta, e.RunID)
-		s = s.closeRun(e.RunID, nil)
 	}
-	return s
+	if e.RetryOf != nil {
+		s.Retries = slices.DeleteFunc(slices.Clone(s.Retries), func(r PendingRetry) bool { return r.Of == *e.RetryOf })
+	}
+	slot := e.Slot
+	if slot.IsZero() {
+		slot = e.Due
+	}
+	// A new backing array: the old one is shared with the State values
+	// this one was made from.
+	open := make([]Run, len(s.Open), len(s.Open)+1)
+	copy(open, s.Open)
+	s.Open = append(open, Run{ID: e.RunID, Number: e.Run, Due: e.Due, EnqueuedAt: meta.At,
+		Priority: e.Priority, Incarnation: s.Incarnation, Slot: slot, Spacing: e.Spacing.D(),
+		Attempt: max(e.Attempt, 1), RetryOf: derefID(e.RetryOf), Trigger: e.Trigger})
+}
+
+func (s *State) missed(ev events.Event) {
+	e := ev.(events.SlotsMissed)
+	s.Backlog = false
+	s.NextRun = e.NextRun
+	s.NextSlot, s.NextSpacing = nextSlot(e.NextRun, e.NextSlot), e.NextSpacing.D()
+}
+
+func (s *State) started(meta events.Metadata, ev events.Event) {
+	e := ev.(events.RunStarted)
+	s.leaveBound(meta, e.RunID)
+	// lastRun is the start of the latest scheduled first attempt (R3,
+	// R13, R15).
+	if i := s.openIndex(e.RunID); i < 0 || (s.Open[i].Incarnation == s.Incarnation && s.Open[i].First()) {
+		s.LastRun = meta.At
+	}
+	s.withRun(e.RunID, func(r *Run) {
+		r.Started, r.StartedAt, r.Deadline = true, meta.At, e.Deadline
+	})
+}
+
+func (s *State) checkpointSaved(ev events.Event) {
+	e := ev.(events.CheckpointSaved)
+	if present(e.Checkpoint) {
+		s.withRun(e.RunID, func(r *Run) { r.Checkpoint = e.Checkpoint })
+	}
+}
+
+// openIndex is the index of open run id in Open, or -1.
+func (s *State) openIndex(id uuid.UUID) int {
+	for i := range s.Open {
+		if s.Open[i].ID == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // promiseRetry keeps the retry a failure of open run id promised for at
 // (R13); nothing when at is nil.
-func (s State) promiseRetry(id uuid.UUID, at *time.Time) State {
-	r, ok := s.Run(id)
-	if at == nil || !ok {
-		return s
+func (s *State) promiseRetry(id uuid.UUID, at *time.Time) {
+	i := s.openIndex(id)
+	if at == nil || i < 0 {
+		return
 	}
+	r := &s.Open[i]
 	s.Retries = append(slices.Clone(s.Retries), PendingRetry{Of: r.ID, Run: r.Number, Attempt: r.Attempt + 1,
 		Slot: r.Slot, Spacing: r.Spacing, At: *at})
-	return s
 }
 
 // retriesAfterUpdate is what an update leaves of the pending retries: those
 // the policy after it would still make — within its max_attempts, due no
 // later than the nextRun after it.
-func (s State) retriesAfterUpdate() []PendingRetry {
+func (s *State) retriesAfterUpdate() []PendingRetry {
 	if len(s.Retries) == 0 {
 		return s.Retries
 	}
@@ -444,8 +507,9 @@ func (s State) retriesAfterUpdate() []PendingRetry {
 	if p := s.Spec.Policy.Retry; p != nil {
 		most = p.MaxAttempts
 	}
+	next := s.NextRun
 	return slices.DeleteFunc(slices.Clone(s.Retries), func(r PendingRetry) bool {
-		return r.Attempt > most || (!s.NextRun.IsZero() && r.At.After(s.NextRun))
+		return r.Attempt > most || (!next.IsZero() && r.At.After(next))
 	})
 }
 
@@ -453,14 +517,24 @@ func (s State) retriesAfterUpdate() []PendingRetry {
 // is due and at its bound: the task fell due with no room, so a tick at or
 // after nextRun enqueued nothing for it (unless that tick comes only now,
 // in which case it enqueues on time and the mark goes unused).
-func (s State) leaveBound(meta events.Metadata, id uuid.UUID) State {
-	if s.Status != StatusActive || s.NextRun.IsZero() || s.NextRun.After(meta.At) || !s.AtBound() {
-		return s
+func (s *State) leaveBound(meta events.Metadata, id uuid.UUID) {
+	if s.Status != StatusActive || s.NextRun.IsZero() || s.NextRun.After(meta.At) || !s.atBound() {
+		return
 	}
-	if r, ok := s.Run(id); ok && !r.Started {
+	if i := s.openIndex(id); i >= 0 && !s.Open[i].Started {
 		s.Backlog = true
 	}
-	return s
+}
+
+// atBound is AtBound without copying the state.
+func (s *State) atBound() bool {
+	n := 0
+	for i := range s.Open {
+		if !s.Open[i].Started {
+			n++
+		}
+	}
+	return n >= s.Spec.WaitingBound()
 }
 
 // Replay folds a task's recorded events into its state.

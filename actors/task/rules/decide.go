@@ -357,10 +357,40 @@ func validateMaxWaiting(n int) error {
 
 // Decide answers cmd at time now: the events to record (none when nothing
 // changes) or a rejection. It is pure: same input, same output.
+//
+// The commands of every run (Tick, RequestStart, Complete) are decided on
+// s through small stack frames, by functions that take it by pointer: a
+// task actor decides on a goroutine that starts with a small stack, and
+// frames that each hold copies of the whole State made it grow (and copy
+// itself) for every decision (docs/performance.md). The other commands go
+// through decide.
 func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 	if _, ok := cmd.(Create); !ok && !s.Exists() {
 		return nil, ErrNotCreated
 	}
+	switch c := cmd.(type) {
+	case Tick:
+		return decideTick(&s, now), nil
+	case RequestStart:
+		return decideStart(&s, c, now)
+	case Complete:
+		return decideComplete(&s, c)
+	}
+	return decide(&s, cmd, now)
+}
+
+// decideComplete records the outcome of a started run that succeeded.
+func decideComplete(s *State, c Complete) ([]events.Event, error) {
+	r, err := startedRun(s, c.RunID)
+	if err != nil {
+		return nil, err
+	}
+	return []events.Event{events.RunCompleted{RunID: c.RunID, Run: r.Number, Checkpoint: c.Checkpoint}}, nil
+}
+
+// decide is Decide for the commands other than those of every run.
+func decide(sp *State, cmd Command, now time.Time) ([]events.Event, error) {
+	s := *sp
 	if v := ifVersion(cmd); v != nil && *v != s.Version {
 		return nil, &VersionMismatchError{Expected: *v, Actual: s.Version}
 	}
@@ -408,18 +438,8 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 			return nil, nil
 		}
 		return []events.Event{events.TaskDeleted{Reason: c.Reason}}, nil
-	case Tick:
-		return decideTick(s, now), nil
-	case RequestStart:
-		return decideStart(s, c, now)
-	case Complete:
-		if _, err := startedRun(s, c.RunID); err != nil {
-			return nil, err
-		}
-		r, _ := s.Run(c.RunID)
-		return []events.Event{events.RunCompleted{RunID: c.RunID, Run: r.Number, Checkpoint: c.Checkpoint}}, nil
 	case Fail:
-		r, err := startedRun(s, c.RunID)
+		r, err := startedRun(&s, c.RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -431,10 +451,10 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 	case Heartbeat:
 		// Heartbeats are not recorded (too frequent): the actor keeps the
 		// time of a run's last one (R16). Only a running run heartbeats.
-		_, err := startedRun(s, c.RunID)
+		_, err := startedRun(&s, c.RunID)
 		return nil, err
 	case SaveCheckpoint:
-		r, err := startedRun(s, c.RunID)
+		r, err := startedRun(&s, c.RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -703,18 +723,13 @@ func decideCreate(s State, c Create, now time.Time) ([]events.Event, error) {
 // missed_run_policy skip (R14), a slot found later than it fell due +
 // missed_after gets no run: SlotsMissed moves nextRun on (see
 // decideMissed), whether or not the task is at its bound.
-func decideTick(s State, now time.Time) []events.Event {
+func decideTick(s *State, now time.Time) []events.Event {
 	if s.Status != StatusActive && s.Status != StatusFinished {
 		return nil
 	}
 	var out []events.Event
-	for _, p := range dueRetries(s, now) {
-		if s.AtBound() {
-			break
-		}
-		e := retryRun(s, p)
-		out = append(out, e)
-		s = Evolve(s, events.Metadata{Stream: events.TaskStream(s.ID), Version: s.Version, At: now}, e)
+	if len(s.Retries) > 0 {
+		out = enqueueRetries(s, now)
 	}
 	if s.Status != StatusActive || s.NextRun.After(now) {
 		return out
@@ -730,9 +745,25 @@ func decideTick(s State, now time.Time) []events.Event {
 	return append(out, decideSlot(s, now)...)
 }
 
+// enqueueRetries enqueues the retries due (R13), earliest first, as far as
+// the bound lets them (a retry due while the task is at its bound waits for
+// room), evolving s by each.
+func enqueueRetries(s *State, now time.Time) []events.Event {
+	var out []events.Event
+	for _, p := range dueRetries(s, now) {
+		if s.AtBound() {
+			break
+		}
+		e := retryRun(s, p)
+		out = append(out, e)
+		*s = Evolve(*s, events.Metadata{Stream: events.TaskStream(s.ID), Version: s.Version, At: now}, e)
+	}
+	return out
+}
+
 // decideSlot enqueues the run of the slot nextRun stands for (R1, R8, R10,
 // R18's backlog reason), and finishes the task when no slot is left.
-func decideSlot(s State, now time.Time) []events.Event {
+func decideSlot(s *State, now time.Time) []events.Event {
 	n := s.Runs + 1
 	slot := s.NextSlot
 	if slot.IsZero() {
@@ -779,7 +810,7 @@ func decideSlot(s State, now time.Time) []events.Event {
 
 // missedFrom is when an interval task's missed intervals are counted from:
 // its nextRun, or its creation when that is later.
-func missedFrom(s State) time.Time {
+func missedFrom(s *State) time.Time {
 	if s.CreatedAt.After(s.NextRun) {
 		return s.CreatedAt
 	}
@@ -787,7 +818,7 @@ func missedFrom(s State) time.Time {
 }
 
 // noSlotLeft is the reason a cron or at task finishes without max_runs.
-func noSlotLeft(s State) string {
+func noSlotLeft(s *State) string {
 	r := "no slot is left"
 	if end := s.Spec.Window.End(); !end.IsZero() {
 		r += " before end_at " + end.UTC().Format(time.RFC3339)
@@ -801,7 +832,7 @@ func noSlotLeft(s State) string {
 // task: the tick's time + interval), with its jitter, and the slot counts
 // as missed with those passed over (R8's count + 1). No run is made, so
 // max_runs counts nothing; a task with no slot left finishes.
-func decideMissed(s State, now time.Time, limit time.Duration) []events.Event {
+func decideMissed(s *State, now time.Time, limit time.Duration) []events.Event {
 	slot := s.NextSlot
 	if slot.IsZero() {
 		slot = s.NextRun
@@ -861,14 +892,14 @@ func decideTrigger(s State, now time.Time) ([]events.Event, error) {
 	n := s.Runs + 1
 	e := events.RunEnqueued{RunID: events.RunID(s.ID, n), Run: n, Due: now, Slot: now, Priority: s.Spec.Priority,
 		Attempt: 1, Trigger: events.TriggerManual}
-	return []events.Event{asItStands(s, e)}, nil
+	return []events.Event{asItStands(&s, e)}, nil
 }
 
 // backlogReason is R18's mark: the run a tick enqueues after the task fell
 // due at its bound (it is late: its due time, the nextRun kept meanwhile,
 // is before the tick) carries the reason backlog. Its missed count is R8's
 // (R10's slots passed over), counted from that kept nextRun.
-func backlogReason(s State, now time.Time) string {
+func backlogReason(s *State, now time.Time) string {
 	if s.Backlog && s.NextRun.Before(now) {
 		return events.EnqueueBacklog
 	}
@@ -886,7 +917,7 @@ func backlogReason(s State, now time.Time) string {
 // start_deadline is dropped as too_late (R14: a slot run's due time is its
 // slot moved by its jitter, a retry's is its RetryAt, a trigger's the
 // trigger's time).
-func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error) {
+func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error) {
 	r, ok := s.Run(c.RunID)
 	if !ok {
 		return nil, ErrUnknownRun
@@ -944,7 +975,7 @@ func decideStart(s State, c RequestStart, now time.Time) ([]events.Event, error)
 	return []events.Event{events.RunStarted{RunID: r.ID, Run: r.Number, Deadline: now.Add(s.Spec.Timebox)}}, nil
 }
 
-func startedRun(s State, id uuid.UUID) (Run, error) {
+func startedRun(s *State, id uuid.UUID) (Run, error) {
 	r, ok := s.Run(id)
 	if !ok {
 		return r, ErrUnknownRun
@@ -962,7 +993,7 @@ func startedRun(s State, id uuid.UUID) (Run, error) {
 // heartbeat_timeout before its deadline. Then R13: the forced end records
 // the retry it gets, or why none.
 func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) {
-	r, err := startedRun(s, c.RunID)
+	r, err := startedRun(&s, c.RunID)
 	if err != nil {
 		return nil, err
 	}

@@ -71,51 +71,94 @@ func (Passivate) effect()     {}
 // a Tick: the index forgot the task when it sent the tick), then Passivate
 // when the task needs no actor. An accepted Heartbeat records nothing and
 // has one effect, NoteHeartbeat.
+//
+// Each event's effects are made by a small function on a pointer to
+// after, so that no frame holds a copy of the State while the actor's
+// goroutine does them (docs/performance.md).
 func Effects(cmd Command, after State, evs []events.Event) []Effect {
+	s := &after
 	var out []Effect
+	if len(evs) > 0 {
+		out = make([]Effect, 0, len(evs)+2) // each event's, Track, Passivate
+	}
 	track := false
 	switch c := cmd.(type) {
 	case Tick:
 		track = true
 	case Heartbeat:
-		if r, ok := after.Run(c.RunID); ok && r.Started {
-			out = append(out, NoteHeartbeat(c))
-		}
+		out = noteHeartbeat(out, s, c.RunID)
 	}
 	for _, e := range evs {
-		switch e := e.(type) {
+		switch e.(type) {
 		case events.RunEnqueued:
-			if r, ok := after.Run(e.RunID); ok {
-				out = append(out, Enqueue{Run: r})
-			}
+			out = enqueueEffect(out, s, e)
 		case events.RunStarted:
-			if r, ok := after.Run(e.RunID); ok {
-				out = append(out, ArmDeadline{Run: r, Reason: events.ForcedTimebox})
-				if hb := after.Spec.Policy.HeartbeatTimeout.D(); hb > 0 && after.Current(r) {
-					out = append(out, ArmHeartbeat{Run: r, Timeout: hb})
-				}
-			}
-		case events.CheckpointSaved:
-			out = append(out, NoteHeartbeat{RunID: e.RunID})
-		case events.RunCompleted:
-			out = append(out, StopTimer{RunID: e.RunID})
-		case events.RunFailed:
-			out = append(out, StopTimer{RunID: e.RunID})
-			track = track || e.RetryAt != nil
-		case events.RunForcedEnd:
-			out = append(out, StopTimer{RunID: e.RunID})
-			track = track || e.RetryAt != nil
+			out = startEffects(out, s, e)
+		case events.CheckpointSaved, events.RunCompleted, events.RunFailed, events.RunForcedEnd:
+			var retry bool
+			out, retry = runEffects(out, e)
+			track = track || retry
 		case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
 			track = true
 		}
 	}
-	if track && after.Exists() {
-		out = append(out, trackOf(after))
+	if track && s.Exists() {
+		out = append(out, trackOf(s))
 	}
-	if Idle(after) {
+	if idle(s) {
 		out = append(out, Passivate{})
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
+}
+
+// noteHeartbeat notes the heartbeat of run id if it is running.
+func noteHeartbeat(out []Effect, s *State, id uuid.UUID) []Effect {
+	if r, ok := s.Run(id); ok && r.Started {
+		out = append(out, NoteHeartbeat{RunID: id})
+	}
+	return out
+}
+
+// enqueueEffect puts the run e enqueued on the queue.
+func enqueueEffect(out []Effect, s *State, e events.Event) []Effect {
+	if r, ok := s.Run(e.(events.RunEnqueued).RunID); ok {
+		out = append(out, Enqueue{Run: r})
+	}
+	return out
+}
+
+// startEffects arms the deadline of the run e started, and its heartbeat
+// watch when the task has a heartbeat_timeout.
+func startEffects(out []Effect, s *State, e events.Event) []Effect {
+	r, ok := s.Run(e.(events.RunStarted).RunID)
+	if !ok {
+		return out
+	}
+	out = append(out, ArmDeadline{Run: r, Reason: events.ForcedTimebox})
+	if hb := s.Spec.Policy.HeartbeatTimeout.D(); hb > 0 && s.Current(r) {
+		out = append(out, ArmHeartbeat{Run: r, Timeout: hb})
+	}
+	return out
+}
+
+// runEffects is what a saved checkpoint (a heartbeat) or the end of a run
+// calls for: an ended run's timers stop; retry reports a retry promised,
+// which moves when the task is due.
+func runEffects(out []Effect, e events.Event) (_ []Effect, retry bool) {
+	switch e := e.(type) {
+	case events.CheckpointSaved:
+		return append(out, NoteHeartbeat{RunID: e.RunID}), false
+	case events.RunCompleted:
+		return append(out, StopTimer{RunID: e.RunID}), false
+	case events.RunFailed:
+		return append(out, StopTimer{RunID: e.RunID}), e.RetryAt != nil
+	case events.RunForcedEnd:
+		return append(out, StopTimer{RunID: e.RunID}), e.RetryAt != nil
+	}
+	return out, false
 }
 
 // Recover is what an actor that has just loaded state must do (R9): put
@@ -133,14 +176,16 @@ func Recover(s State) []Effect {
 		}
 	}
 	if s.Exists() {
-		out = append(out, trackOf(s))
+		out = append(out, trackOf(&s))
 	}
 	return out
 }
 
 // Idle reports whether a task needs no actor: deleted or never created,
 // with no open run.
-func Idle(s State) bool {
+func Idle(s State) bool { return idle(&s) }
+
+func idle(s *State) bool {
 	return (s.Status == StatusDeleted || s.Status == StatusNone) && len(s.Open) == 0
 }
 
@@ -148,7 +193,7 @@ func Idle(s State) bool {
 // earliest pending retry when that is earlier (R13) — a finished task
 // stays in the index while it has one. A paused task is out of the index:
 // its retries wait for the resume.
-func trackOf(s State) Track {
+func trackOf(s *State) Track {
 	t := Track{NextRun: s.NextRun, Active: s.Status == StatusActive}
 	if s.Status != StatusActive && s.Status != StatusFinished {
 		return t

@@ -171,7 +171,7 @@ func retryOf(s State, r Run, fatal bool, now time.Time) (at *time.Time, backoff 
 
 // dueRetries are the pending retries due at or before now, earliest first
 // (ties in the order they were promised).
-func dueRetries(s State, now time.Time) []PendingRetry {
+func dueRetries(s *State, now time.Time) []PendingRetry {
 	var out []PendingRetry
 	for _, r := range s.Retries {
 		if !r.At.After(now) {
@@ -185,7 +185,7 @@ func dueRetries(s State, now time.Time) []PendingRetry {
 // retryRun is the RunEnqueued that makes pending retry p (R13): a new run
 // of the failed run's slot, due at its RetryAt, with the next attempt. The
 // task's nextRun is written as it stands: a retry does not move it.
-func retryRun(s State, p PendingRetry) events.RunEnqueued {
+func retryRun(s *State, p PendingRetry) events.RunEnqueued {
 	n := s.Runs + 1
 	of := p.Of
 	e := events.RunEnqueued{RunID: events.RunID(s.ID, n), Run: n, Due: p.At, Slot: p.Slot, Spacing: events.Duration(p.Spacing),
@@ -195,7 +195,7 @@ func retryRun(s State, p PendingRetry) events.RunEnqueued {
 
 // asItStands writes the task's nextRun as it stands into a run that does
 // not move it (a retry, a manual trigger).
-func asItStands(s State, e events.RunEnqueued) events.RunEnqueued {
+func asItStands(s *State, e events.RunEnqueued) events.RunEnqueued {
 	e.NextRun, e.NextSpacing = s.NextRun, events.Duration(s.NextSpacing)
 	if !s.NextSlot.IsZero() && !s.NextSlot.Equal(s.NextRun) {
 		e.NextSlot = events.TimePtr(s.NextSlot)
@@ -209,7 +209,7 @@ func asItStands(s State, e events.RunEnqueued) events.RunEnqueued {
 // time from the slot before it, or else to the slot after it. False when no
 // spacing can be found (a single instant): such a slot is never missed by
 // default.
-func missedLimit(s State) (time.Duration, bool) {
+func missedLimit(s *State) (time.Duration, bool) {
 	if d := s.Spec.Policy.MissedAfter.D(); d > 0 {
 		return d, true
 	}

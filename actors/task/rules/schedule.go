@@ -1,7 +1,7 @@
 package rules
 
 import (
-	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -58,11 +58,15 @@ const cacheLimit = 4096
 // Compiled compiles a cron or at spec's schedule with its window. A
 // rejection is a *FieldError naming the field (and the position inside an
 // expression: "cron: field 2 (hour): 24 is above 23").
+//
+// Every tick of a cron or at task asks for its schedule, so the lookup
+// builds its key on the stack and allocates nothing when the schedule is
+// cached.
 func Compiled(s Spec) (*schedule.Schedule, error) {
-	key := fmt.Sprintf("%q|%v|%q|%q|%q|%v|%v|%d", s.Schedule.Cron, unixes(s.Schedule.At), s.Schedule.Timezone,
-		s.Schedule.DSTGap, s.Schedule.DSTOverlap, s.Window.Start().UnixNano(), s.Window.End().UnixNano(), s.Window.MaxRuns)
+	var buf [256]byte
+	key := compiledKey(buf[:0], &s)
 	compiledCache.Lock()
-	c, ok := compiledCache.m[key]
+	c, ok := compiledCache.m[string(key)]
 	compiledCache.Unlock()
 	if ok {
 		return c, nil
@@ -73,18 +77,31 @@ func Compiled(s Spec) (*schedule.Schedule, error) {
 	}
 	compiledCache.Lock()
 	if len(compiledCache.m) < cacheLimit {
-		compiledCache.m[key] = c
+		compiledCache.m[string(key)] = c
 	}
 	compiledCache.Unlock()
 	return c, nil
 }
 
-func unixes(ts []time.Time) []int64 {
-	out := make([]int64, len(ts))
-	for i, t := range ts {
-		out[i] = t.UnixNano()
+// compiledKey appends the written form of s's schedule and window that
+// Compiled caches by: every field the compiled schedule depends on, strings
+// quoted and lists counted, so that different forms never share a key.
+func compiledKey(b []byte, s *Spec) []byte {
+	sc, w := &s.Schedule, &s.Window
+	b = strconv.AppendInt(b, int64(len(sc.Cron)), 10)
+	for _, c := range sc.Cron {
+		b = strconv.AppendQuote(append(b, ' '), c)
 	}
-	return out
+	b = strconv.AppendInt(append(b, '|'), int64(len(sc.At)), 10)
+	for _, t := range sc.At {
+		b = strconv.AppendInt(append(b, ' '), t.UnixNano(), 10)
+	}
+	b = strconv.AppendQuote(append(b, '|'), sc.Timezone)
+	b = strconv.AppendQuote(append(b, '|'), sc.DSTGap)
+	b = strconv.AppendQuote(append(b, '|'), sc.DSTOverlap)
+	b = strconv.AppendInt(append(b, '|'), w.Start().UnixNano(), 10)
+	b = strconv.AppendInt(append(b, '|'), w.End().UnixNano(), 10)
+	return strconv.AppendInt(append(b, '|'), int64(w.MaxRuns), 10)
 }
 
 // fieldError turns the schedule engine's rejection into the rules' one.
