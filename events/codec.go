@@ -173,16 +173,10 @@ func (r *Registry) Decode(typ string, schema int, data []byte) (Event, error) {
 		}
 		body = up
 	}
-	ptr := reflect.New(reg.typ)
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(ptr.Interface()); err != nil {
-		return nil, &DecodeError{Type: typ, Schema: schema, Field: jsonErrorField(err), Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+	ev, err := decodeBody(reg, typ, schema, body)
+	if err != nil {
+		return nil, err
 	}
-	if dec.More() {
-		return nil, &DecodeError{Type: typ, Schema: schema, Err: fmt.Errorf("%w: trailing data after the body", ErrMalformed)}
-	}
-	ev := ptr.Elem().Interface().(Event)
 	if c, ok := ev.(checker); ok {
 		if err := c.check(); err != nil {
 			var fe *fieldError
@@ -194,6 +188,33 @@ func (r *Registry) Decode(typ string, schema int, data []byte) (Event, error) {
 		}
 	}
 	return ev, nil
+}
+
+// decodeBody reads the JSON body of an event of type reg at its current
+// schema: the plain bodies of the hot run events without reflection
+// (eventjson_decode.go), anything else with encoding/json.
+func decodeBody(reg *registration, typ string, schema int, body []byte) (Event, error) {
+	if fast, ok := fastDecoders[reg.typ]; ok {
+		if ev, ok := fast(body); ok {
+			return ev, nil
+		}
+	}
+	return decodeJSON(reg, typ, schema, body)
+}
+
+// decodeJSON reads the JSON body of an event of type reg with
+// encoding/json.
+func decodeJSON(reg *registration, typ string, schema int, body []byte) (Event, error) {
+	ptr := reflect.New(reg.typ)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(ptr.Interface()); err != nil {
+		return nil, &DecodeError{Type: typ, Schema: schema, Field: jsonErrorField(err), Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+	}
+	if dec.More() {
+		return nil, &DecodeError{Type: typ, Schema: schema, Err: fmt.Errorf("%w: trailing data after the body", ErrMalformed)}
+	}
+	return ptr.Elem().Interface().(Event), nil
 }
 
 // jsonErrorField digs the offending field name out of encoding/json errors.
