@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -631,8 +632,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// without formatting two strings per comparison (1M tasks: ~5.6s → ~1s).
 	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
 	for _, id := range ids {
-		st := states[id]
-		s.spawnTask(id, &st)
+		s.spawnTask(id, states[id])
 	}
 	s.ticker = s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
 		return &dueindex.Ticker{Archetype: s.arch, Interval: s.cfg.Tick, Shards: s.shards}
@@ -650,31 +650,97 @@ func (s *Scheduler) spawn(root *actor.RootContext, props *actor.Props) *actor.PI
 }
 
 // recoverStates folds the global log into the state of every task.
-func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]task.Initial, error) {
-	states := map[uuid.UUID]task.Initial{}
-	after := events.Start
-	for {
-		page, err := s.cfg.Store.ReadAll(ctx, after, 4096)
-		if err != nil {
-			return nil, fmt.Errorf("scheduler: recover: %w", err)
+//
+// Recovery reads every event of the log, so it is a pipeline: one
+// goroutine reads the next page while this one decodes the current page
+// in parallel (decoding is most of the work) and then folds it in the
+// log's order, each task's state in place.
+func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]*task.Initial, error) {
+	const pageSize = 4096
+	type page struct {
+		recs []events.Recorded
+		err  error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := make(chan page, 2)
+	go func() {
+		defer close(pages)
+		after := events.Start
+		for {
+			recs, err := s.cfg.Store.ReadAll(ctx, after, pageSize)
+			select {
+			case pages <- page{recs, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(recs) < pageSize {
+				return
+			}
+			after = recs[len(recs)-1].Position
 		}
-		for _, r := range page {
-			after = r.Position
-			id, err := events.TaskIDFromStream(r.Stream)
-			if err != nil {
+	}()
+	states := map[uuid.UUID]*task.Initial{}
+	decoded := make([]recovered, pageSize)
+	for p := range pages {
+		if p.err != nil {
+			return nil, fmt.Errorf("scheduler: recover: %w", p.err)
+		}
+		recs := p.recs
+		if err := decodePage(recs, decoded[:len(recs)]); err != nil {
+			return nil, err
+		}
+		for i := range recs {
+			d := &decoded[i]
+			if d.e == nil {
 				continue // not a task stream
 			}
-			e, err := events.Decode(r)
-			if err != nil {
-				return nil, fmt.Errorf("scheduler: recover %s version %d: %w", r.Stream, r.Version, err)
+			st := states[d.id]
+			if st == nil {
+				st = &task.Initial{}
+				states[d.id] = st
 			}
-			st := states[id]
-			states[id] = task.Initial{State: rules.Evolve(st.State, r.Metadata, e), Position: r.Position}
-		}
-		if len(page) < 4096 {
-			return states, nil
+			st.State.Apply(recs[i].Metadata, d.e) // rules.Evolve in place
+			st.Position = recs[i].Position
+			d.e = nil
 		}
 	}
+	return states, nil
+}
+
+// recovered is one event of the log as recovery decoded it: nil e for an
+// event outside the task streams.
+type recovered struct {
+	id uuid.UUID
+	e  events.Event
+}
+
+// decodePage decodes recs into out, split over the machine's processors.
+func decodePage(recs []events.Recorded, out []recovered) error {
+	parts := min(runtime.GOMAXPROCS(0), 1+len(recs)/256)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(recs)/parts, (p+1)*len(recs)/parts
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				r := &recs[i]
+				id, err := events.TaskIDFromStream(r.Stream)
+				if err != nil {
+					out[i] = recovered{}
+					continue
+				}
+				e, err := events.Decode(*r)
+				if err != nil {
+					errs[p] = fmt.Errorf("scheduler: recover %s version %d: %w", r.Stream, r.Version, err)
+					return
+				}
+				out[i] = recovered{id: id, e: e}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // spawnTask starts the actor of a task; s.mu must be held.
