@@ -619,7 +619,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
 		Archetype: s.arch, Workers: s.cfg.Workers, Queues: s.cfg.Queues, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
-		Ask: s.workerAsk, Tell: s.workerTell, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
+		Ask: s.workerAsk, Post: s.workerPost, Tell: s.workerTell, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
 	})))
 	ids := make([]uuid.UUID, 0, len(states))
 	for id, st := range states {
@@ -1004,6 +1004,15 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
 	return worker.Decision{Events: r.Events, State: &r.State}, err
+}
+
+// workerPost is the workers' worker.PostFunc: task.Post.
+func (s *Scheduler) workerPost(from actor.SenderContext, pid *actor.PID, cmd rules.Command) func() (worker.Decision, error) {
+	wait := task.Post(context.Background(), s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
+	return func() (worker.Decision, error) {
+		r, err := wait()
+		return worker.Decision{Events: r.Events, State: &r.State}, err
+	}
 }
 
 // workerTell carries a run's heartbeat to its task actor without waiting:

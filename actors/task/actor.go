@@ -683,17 +683,31 @@ func (a *Actor) stopTimers() {
 // else the reply's rejection. A RequestStart names from's actor (a worker)
 // as the run's Runner.
 func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (reply Reply, err error) {
+	if err := ctx.Err(); err != nil {
+		return Reply{}, fmt.Errorf("task: ask: %w", err)
+	}
+	return Post(ctx, c, from, pid, cmd, timeout)()
+}
+
+// Post sends cmd to the task actor at pid as Ask does, and returns once
+// the command is in the actor's mailbox — so that whatever from sends
+// after it reaches the actor after it — with the function that waits for
+// the Reply. The wait must be called once.
+func Post(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (wait func() (Reply, error)) {
 	msg := Command{Ctx: ctx, Cmd: cmd}
 	if _, start := cmd.(rules.RequestStart); start {
 		msg.Runner = from.Self() // a worker: told if the actor forces the run to end
 	}
-	res, err := counted.Request(ctx, c, from, pid, msg, timeout)
-	if err != nil {
-		return Reply{}, fmt.Errorf("task: ask: %w", err)
+	f := counted.RequestFuture(c, from, pid, msg, timeout)
+	return func() (reply Reply, err error) {
+		res, err := counted.Await(ctx, f)
+		if err != nil {
+			return Reply{}, fmt.Errorf("task: ask: %w", err)
+		}
+		var ok bool
+		if reply, ok = res.(Reply); !ok {
+			return Reply{}, fmt.Errorf("task: ask: answered %T", res)
+		}
+		return reply, reply.Err
 	}
-	var ok bool
-	if reply, ok = res.(Reply); !ok {
-		return Reply{}, fmt.Errorf("task: ask: answered %T", res)
-	}
-	return reply, reply.Err
 }

@@ -65,6 +65,11 @@ type Decision struct {
 // with the decision's state.
 type AskFunc func(ctx context.Context, from actor.SenderContext, task *actor.PID, cmd rules.Command) (Decision, error)
 
+// PostFunc sends cmd to the task actor at task, from from, as AskFunc
+// does, but returns once cmd is in the task actor's mailbox, with the
+// function that waits for the decision (called once).
+type PostFunc func(from actor.SenderContext, task *actor.PID, cmd rules.Command) (wait func() (Decision, error))
+
 // PoolConfig configures the queue and its workers.
 type PoolConfig struct {
 	// Archetype is the clock (handlers' deadlines, pick-up delays) and the
@@ -86,6 +91,14 @@ type PoolConfig struct {
 	PickupDelay func(QueuedRun) time.Duration
 	// Ask carries the worker's commands to the task actors. Required.
 	Ask AskFunc
+	// Post, if set, carries a run's outcome to its task actor: the worker
+	// is free for its next run as soon as the outcome is in the task
+	// actor's mailbox, not once it is recorded (the task actor decides the
+	// outcome before any later command about the task, since messages
+	// between two actors keep their order). The run still counts as
+	// executing for Stats.Wait until the outcome is decided. Nil: the
+	// worker waits for the decision with Ask.
+	Post PostFunc
 	// Tell carries a run's heartbeats (rules.Heartbeat) to its task actor
 	// without waiting. Nil: Ask on a goroutine of its own, answer dropped.
 	Tell TellFunc
@@ -457,26 +470,37 @@ func (w *Worker) handle(root *actor.RootContext, self *actor.PID, q QueuedRun, h
 	hctx context.Context, x *execution, release func(), b begun) {
 	c := w.cfg.Archetype.Clock
 	defer c.End()
-	defer w.cfg.Stats.exit()
-	defer w.cfg.Stats.Busy.Add(-1)
-	defer w.stats.busy.Add(-1)
+	defer w.cfg.Stats.exit() // Stop waits for the outcome to be decided
 	cp, herr := call(hctx, h, run)
 	forced, reason := x.end()
 	run.beats.stop()
 	release()
 	if w.cfg.Base.Err() != nil {
+		w.unbusy()
 		w.trace.abandoned(span, c.Now())
 		return // abandoned at shutdown: recovery will force it to end
 	}
-	w.report(root, q, b, span, cp, herr, forced, reason)
-	counted.Send(c, root, w.queue, idle{pid: self, queue: w.lane})
+	w.report(root, self, q, b, span, cp, herr, forced, reason)
+}
+
+// unbusy counts the worker as no longer executing a run.
+func (w *Worker) unbusy() {
+	w.cfg.Stats.Busy.Add(-1)
+	w.stats.busy.Add(-1)
+}
+
+// free tells the queue the worker may take its next run.
+func (w *Worker) free(root *actor.RootContext, self *actor.PID) {
+	w.unbusy()
+	counted.Send(w.cfg.Archetype.Clock, root, w.queue, idle{pid: self, queue: w.lane})
 }
 
 // report records the outcome of run b, whose handler returned cp and
 // herr: nothing when the task actor forced the run to end (it recorded
 // that and told this worker), a forced end when the handler returned at or
-// after the deadline, else a failure or a completion.
-func (w *Worker) report(root *actor.RootContext, q QueuedRun, b begun, span trace.Span, cp json.RawMessage, herr error, forced bool, reason string) {
+// after the deadline, else a failure or a completion. The worker is free
+// once the outcome is on its way (with Post) or decided (with Ask).
+func (w *Worker) report(root *actor.RootContext, self *actor.PID, q QueuedRun, b begun, span trace.Span, cp json.RawMessage, herr error, forced bool, reason string) {
 	c := w.cfg.Archetype.Clock
 	var cmd rules.Command
 	switch {
@@ -494,8 +518,19 @@ func (w *Worker) report(root *actor.RootContext, q QueuedRun, b begun, span trac
 	}
 	var d Decision
 	var err error
-	if !forced {
+	switch {
+	case forced:
+		w.free(root, self)
+	case w.cfg.Post != nil:
+		wait := w.cfg.Post(root, q.Task, cmd)
+		w.free(root, self)
+		d, err = wait()
+		if err != nil {
+			err = taskErr(q, err)
+		}
+	default:
 		d, err = w.askFrom(root, q, cmd)
+		w.free(root, self)
 	}
 	// ErrUnknownRun: the task actor forced the run to end before the
 	// outcome reached it (and before its StopRun reached this worker); the

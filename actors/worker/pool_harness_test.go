@@ -42,6 +42,9 @@ type pool struct {
 	// (a report gets rules.ErrUnknownRun).
 	runners map[uuid.UUID]*actor.PID
 	ended   map[uuid.UUID]bool
+	// onStart, if set, is called with each run's name as its start is
+	// granted.
+	onStart func(name string)
 }
 
 // timebox of every run the fake task actors grant.
@@ -78,14 +81,20 @@ func buildPool(t *testing.T, cfg PoolConfig, tell bool) *pool {
 // enqueue puts a run on the queue; its task is named by taskID, its ID
 // derives from the task's, its number and its attempt unless set.
 func (p *pool) enqueue(e Enqueued) Enqueued {
+	e = p.register(e)
+	counted.Send(p.clk, p.sys.Root, p.queue, e)
+	p.clk.Quiesce()
+	return e
+}
+
+// register makes e known to the fake task actors without queueing it.
+func (p *pool) register(e Enqueued) Enqueued {
 	if e.RunID == uuid.Nil {
 		e.RunID = uuid.NewSHA1(e.TaskID, []byte(fmt.Sprintf("%d/%d", e.Run, e.Attempt)))
 	}
 	p.mu.Lock()
 	p.runs[e.RunID] = e
 	p.mu.Unlock()
-	counted.Send(p.clk, p.sys.Root, p.queue, e)
-	p.clk.Quiesce()
 	return e
 }
 
@@ -161,6 +170,9 @@ func (p *pool) ask(_ context.Context, from actor.SenderContext, _ *actor.PID, cm
 		now := p.clk.Now()
 		name := taskName(e.TaskID)
 		p.note("start %s%d", name, e.Run)
+		if p.onStart != nil {
+			p.onStart(fmt.Sprintf("%s%d", name, e.Run))
+		}
 		var st rules.State
 		st.ID = e.TaskID
 		st.Spec.Name, st.Spec.Kind = name, name
