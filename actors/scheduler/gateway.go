@@ -75,7 +75,7 @@ type TaskReply struct {
 // while that actor lives (see above). It lives in the Scheduler's actor system: the host's when
 // Config.ActorSystem is set.
 func (s *Scheduler) TaskPID(ctx context.Context, id uuid.UUID) (*actor.PID, error) {
-	reply, pid, err := s.sendTo(ctx, id, task.Get{})
+	reply, pid, err := s.sendTo(ctx, id, task.Get{Pin: true})
 	if err != nil {
 		return nil, err
 	}
