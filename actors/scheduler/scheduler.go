@@ -533,9 +533,9 @@ type Scheduler struct {
 	owners   map[string]map[uuid.UUID]struct{}
 	stats    *worker.Stats
 	// actors counts the task actors (Stats.Actors).
-	actors   atomic.Int64
-	base     context.Context
-	abandon  context.CancelFunc
+	actors  atomic.Int64
+	base    context.Context
+	abandon context.CancelFunc
 	// infra lists the actors that are not task actors: shards, queue, ticker.
 	infra []*actor.PID
 	// prefix starts the name of every actor of this scheduler; hosted is

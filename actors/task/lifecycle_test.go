@@ -37,7 +37,7 @@ type rig struct {
 	// tracked is what the shard got.
 	tracked []any
 	id      uuid.UUID
-	reg   *registry
+	reg     *registry
 }
 
 // registry records the actors that left and stopped, and the last state a
