@@ -507,9 +507,9 @@ type entry struct {
 	// leaving is set while the actor leaves; it is closed when the actor
 	// has stopped or stayed.
 	leaving chan struct{}
-	// gone is set once the actor stopped: the entry is out of the map and a
-	// caller holding it looks again.
-	gone bool
+	// An entry with neither pid nor rec is gone: its task needs nothing
+	// kept, it is out of the map and a caller holding it looks again (see
+	// gone). Without a field for it an entry takes 48 bytes, not 64.
 }
 
 // Scheduler runs tasks. Build it with New.
@@ -764,7 +764,7 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error)
 		}
 		s.mu.Unlock()
 		e.mu.Lock()
-		if e.gone {
+		if e.gone() {
 			e.mu.Unlock()
 			continue // stopped meanwhile: the map no longer holds it
 		}
@@ -816,7 +816,7 @@ func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 		send()
 		return
 	}
-	if e.leaving == nil && !e.gone {
+	if e.leaving == nil && !e.gone() {
 		e.leaving = make(chan struct{})
 	}
 	send()
@@ -848,7 +848,7 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.
 			e.pid, e.rec = nil, rec
 		} else {
 			delete(s.tasks, id)
-			e.gone = true
+			e.pid = nil // gone
 		}
 	}
 	s.mu.Unlock()
@@ -857,6 +857,10 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.
 		e.leaving = nil
 	}
 }
+
+// gone reports whether the entry's task needs nothing kept any more; e.mu
+// must be held.
+func (e *entry) gone() bool { return e.pid == nil && e.rec == nil }
 
 // samePID reports whether a and b are the same actor; nil is none.
 func samePID(a, b *actor.PID) bool {

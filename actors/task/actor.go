@@ -245,8 +245,7 @@ type Actor struct {
 	// incarnation), which tells its decisions apart from those of another
 	// actor of the same task: event IDs derive from it, so a retry by this
 	// actor is recognised as such by the store while the same decision made
-	// by another actor at the same instant still conflicts. stream is its
-	// prefix, sharing its bytes.
+	// by another actor at the same instant still conflicts.
 	idScope string
 }
 
@@ -261,7 +260,10 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 	return func() actor.Actor {
 		stream := events.TaskStream(id)
 		scope := stream + "\x00" + uuid.NewString()
-		a := &Actor{cfg: cfg, id: id, stream: scope[:len(stream)], idScope: scope, timers: map[uuid.UUID]clock.Timer{},
+		// stream is a string of its own, not a prefix of scope: the store
+		// may keep it (the embedded store's head versions do) long after
+		// the actor rested, and it is the shorter one.
+		a := &Actor{cfg: cfg, id: id, stream: stream, idScope: scope, timers: map[uuid.UUID]clock.Timer{},
 			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, runners: map[uuid.UUID]*actor.PID{}}
 		if initial != nil {
 			a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked
