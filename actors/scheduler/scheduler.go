@@ -493,24 +493,29 @@ type Stats struct {
 	Queues []QueueStats
 }
 
-// entry is a task in memory: its actor, or the record of a resting task.
+// slot is a task in memory: its actor's entry, or the record of the task
+// while it rests (see record.go). One of the two is set.
+type slot struct {
+	e   *entry
+	rec string
+}
+
+// entry is a task's actor in memory.
 type entry struct {
-	// pid is the task's actor; nil while the task rests.
 	pid *actor.PID
-	// rec is the resting task's record (see record.go); nil while it has
-	// an actor.
-	rec []byte
 	// mu orders the messages sent to pid against its leaving: every message
 	// is sent while holding it, and Leave queues the actor's last message
-	// while holding it (see task.Registry). It guards pid and rec.
+	// while holding it (see task.Registry). It guards pid and leaving.
 	mu sync.Mutex
 	// leaving is set while the actor leaves; it is closed when the actor
 	// has stopped or stayed.
 	leaving chan struct{}
-	// An entry with neither pid nor rec is gone: its task needs nothing
-	// kept, it is out of the map and a caller holding it looks again (see
-	// gone). Without a field for it an entry takes 48 bytes, not 64.
 }
+
+// gone reports whether the actor has stopped: the map no longer holds the
+// entry (the task's slot holds its record, or nothing), and a caller
+// holding it looks again. e.mu must be held.
+func (e *entry) gone() bool { return e.pid == nil }
 
 // Scheduler runs tasks. Build it with New.
 type Scheduler struct {
@@ -527,7 +532,7 @@ type Scheduler struct {
 	ticker  *actor.PID
 	queue   *actor.PID
 	shards  []*actor.PID
-	tasks   map[uuid.UUID]*entry
+	tasks   map[uuid.UUID]slot
 	// ownersMu guards owners: the tasks not deleted, by owner (R6).
 	ownersMu sync.Mutex
 	owners   map[string]map[uuid.UUID]struct{}
@@ -629,7 +634,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
-	s.tasks, s.owners = make(map[uuid.UUID]*entry, len(states)), map[string]map[uuid.UUID]struct{}{}
+	s.tasks, s.owners = make(map[uuid.UUID]slot, len(states)), map[string]map[uuid.UUID]struct{}{}
 	ids := make([]uuid.UUID, 0, len(states))
 	index := make([][]dueindex.Entry, s.cfg.Shards)
 	rested := 0
@@ -647,7 +652,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			continue
 		}
 		// Resting: a record and its place in the index, no actor.
-		s.tasks[id] = &entry{rec: newRecord(&st)}
+		s.tasks[id] = slot{rec: newRecord(&st)}
 		if t, ok := recoveredTrack(st.State); ok {
 			i := s.shardIndex(id)
 			index[i] = append(index[i], dueindex.Entry{TaskID: id, NextRun: t.NextRun})
@@ -714,34 +719,27 @@ func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]task.Initi
 	}
 }
 
-// spawnTask starts the actor of a task in a new entry; s.mu must be held.
+// spawnTask starts the actor of a task in a new entry, from st (nil: it
+// loads the task from the store); s.mu must be held.
 func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
-	e := &entry{pid: s.spawnActor(id, st)}
-	s.tasks[id] = e
-	return e
-}
-
-// spawnActor starts an actor for task id, from st (nil: it loads the task
-// from the store).
-func (s *Scheduler) spawnActor(id uuid.UUID, st *task.Initial) *actor.PID {
 	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Shard: s.shardOf(id),
 		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true}
 	s.actors.Add(1)
-	return counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)), s.prefix)
+	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)), s.prefix)}
+	s.tasks[id] = slot{e: e}
+	return e
 }
 
-// wake starts the actor of resting task e from its record; e.mu must be
-// held. A record that does not read (it cannot happen: the same process
-// wrote it) is logged and the actor loads the task from the store.
-func (s *Scheduler) wake(id uuid.UUID, e *entry) {
+// wake starts the actor of a resting task from its record rec; s.mu must
+// be held. A record that does not read (it cannot happen: this process
+// wrote it) is logged, and the actor loads the task from the store.
+func (s *Scheduler) wake(id uuid.UUID, rec string) *entry {
 	var st task.Initial
-	var initial *task.Initial
-	if err := readRecord(e.rec, &st); err != nil {
-		s.cfg.Logger.Error("resting task's record unreadable, loading it", "task_id", id, "err", err)
-	} else {
-		initial = &st
+	if err := readRecord(rec, &st); err != nil {
+		s.cfg.Logger.Error("resting task's record unreadable, loading the task", "task_id", id, "err", err)
+		return s.spawnTask(id, nil)
 	}
-	e.pid, e.rec = s.spawnActor(id, initial), nil
+	return s.spawnTask(id, &st)
 }
 
 // lockActor returns task id's entry with its actor, e.mu held: the actor
@@ -758,15 +756,20 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error)
 			s.mu.Unlock()
 			return nil, ErrNotStarted
 		}
-		e := s.tasks[id]
-		if e == nil {
+		sl := s.tasks[id]
+		e := sl.e
+		switch {
+		case e != nil:
+		case sl.rec != "":
+			e = s.wake(id, sl.rec)
+		default:
 			e = s.spawnTask(id, nil)
 		}
 		s.mu.Unlock()
 		e.mu.Lock()
 		if e.gone() {
 			e.mu.Unlock()
-			continue // stopped meanwhile: the map no longer holds it
+			continue // stopped meanwhile: look again
 		}
 		if e.leaving != nil {
 			left := e.leaving
@@ -777,9 +780,6 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error)
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-		}
-		if e.pid == nil {
-			s.wake(id, e)
 		}
 		return e, nil
 	}
@@ -804,7 +804,7 @@ type registry Scheduler
 func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 	s := (*Scheduler)(r)
 	s.mu.Lock()
-	e := s.tasks[id]
+	e := s.tasks[id].e
 	s.mu.Unlock()
 	if e == nil {
 		send()
@@ -823,15 +823,15 @@ func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 }
 
 // Left implements task.Registry: an actor that stopped leaves the record
-// of its resting task in its entry, or takes the entry with it.
+// of its resting task in its slot, or takes the slot with it.
 func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.Initial) {
 	s := (*Scheduler)(r)
-	var rec []byte
+	var rec string
 	if stopped && rest != nil {
 		rec = newRecord(rest) // before taking the locks
 	}
 	s.mu.Lock()
-	e := s.tasks[id]
+	e := s.tasks[id].e
 	if e == nil {
 		s.mu.Unlock()
 		return
@@ -844,12 +844,12 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.
 	}
 	if stopped {
 		s.actors.Add(-1)
-		if rec != nil && !s.stopped {
-			e.pid, e.rec = nil, rec
+		if rec != "" && !s.stopped {
+			s.tasks[id] = slot{rec: rec}
 		} else {
 			delete(s.tasks, id)
-			e.pid = nil // gone
 		}
+		e.pid = nil // gone
 	}
 	s.mu.Unlock()
 	if e.leaving != nil {
@@ -857,10 +857,6 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.
 		e.leaving = nil
 	}
 }
-
-// gone reports whether the entry's task needs nothing kept any more; e.mu
-// must be held.
-func (e *entry) gone() bool { return e.pid == nil && e.rec == nil }
 
 // samePID reports whether a and b are the same actor; nil is none.
 func samePID(a, b *actor.PID) bool {
@@ -913,8 +909,10 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	pids := make([]*actor.PID, 0, len(s.tasks)+len(s.infra))
 	entries := make([]*entry, 0, len(s.tasks))
-	for _, e := range s.tasks {
-		entries = append(entries, e)
+	for _, sl := range s.tasks {
+		if sl.e != nil {
+			entries = append(entries, sl.e)
+		}
 	}
 	pids = append(pids, s.infra...)
 	s.mu.Unlock()
