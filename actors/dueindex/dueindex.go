@@ -2,19 +2,23 @@
 //
 // The Ticker actor ticks every interval (the first tick one interval after
 // it starts, R1) and broadcasts each tick to the Shard actors. A Shard keeps
-// the due-time index of its tasks — a min-heap of (nextRun, task) — and
-// sends a Tick only to the tasks whose nextRun is at or before the tick's
+// the due-time index of its tasks — a min-heap of (nextRun, task ID) — and
+// hands a Tick only to the tasks whose nextRun is at or before the tick's
 // instant, so a tick costs work in proportion to the due tasks, not to all
 // tasks. A task answers every Tick with a Track of its new nextRun (or
 // inactive); entries made stale by a later Track are skipped lazily.
 //
-// A task actor that is about to stop sends Untrack; the shard answers
-// Untracked once the task is out of its index, and since messages between
-// two actors arrive in order, no Tick from that shard can reach the task
-// after the answer.
+// The index knows tasks by ID, not by actor: a task that is resting has no
+// actor in memory and stays in the index. The shard hands each due task's
+// Tick to Shard.Deliver, which the scheduler injects: it finds the task's
+// actor, or starts one from what the scheduler keeps of the task, and sends
+// the Tick to it, ordered with the task's leaving like every other message
+// for it (package scheduler, docs/architecture.md).
 //
 // Every message is sent with package counted, so the virtual clock sees
-// ticks in flight (see package clock).
+// ticks in flight (see package clock); Deliver sends the Tick counted while
+// the shard's own tick is still counted, so the count never drops to zero
+// between the two.
 //
 // Concurrency: each actor processes one message at a time; the message
 // types are values.
@@ -23,6 +27,7 @@ package dueindex
 import (
 	"bytes"
 	"container/heap"
+	"math"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -40,20 +45,19 @@ type Tick struct{ At time.Time }
 // Track tells a shard when a task is next due. Active false removes it.
 type Track struct {
 	TaskID  uuid.UUID
-	PID     *actor.PID
 	NextRun time.Time
 	Active  bool
 }
 
-// Untrack removes a task from the index; the shard answers the sender with
-// Untracked.
-type Untrack struct {
-	TaskID uuid.UUID
-	PID    *actor.PID
+// Entry is a task in the index: due at NextRun.
+type Entry struct {
+	TaskID  uuid.UUID
+	NextRun time.Time
 }
 
-// Untracked answers Untrack: no Tick for that task follows it.
-type Untracked struct{ TaskID uuid.UUID }
+// DeliverFunc hands task id the Tick of a tick it is due at, counted (see
+// package counted): to its actor, started if it has none.
+type DeliverFunc func(id uuid.UUID, t Tick)
 
 // StopTicking is sent to the ticker to stop (graceful shutdown); a request
 // is answered with true.
@@ -125,19 +129,36 @@ func (t *Ticker) arm() {
 // tasks that are due.
 type Shard struct {
 	Archetype archetype.Archetype
+	// Deliver hands a due task its Tick. Required. It is called on the
+	// shard's goroutine, one task at a time, in the order the tasks fall
+	// due (ties in the order of their IDs' text).
+	Deliver DeliverFunc
+	// Initial are the tasks in the index when the shard starts (recovery
+	// puts them there without a message each). The shard drops the slice
+	// once it has read it.
+	Initial []Entry
 
 	due  dueHeap
-	next map[uuid.UUID]dueEntry // current nextRun per tracked task
-}
-
-type dueEntry struct {
-	at  time.Time
-	pid *actor.PID
+	next map[uuid.UUID]int64 // current nextRun per tracked task, as nanos (see nanos)
 }
 
 type dueItem struct {
-	at time.Time
+	at int64
 	id uuid.UUID
+}
+
+// nanos is t as Unix nanoseconds, clamped to what an int64 holds: a time
+// past 2262 sorts last and is never due, which is all the index needs.
+// Both the heap and the map hold the same clamped value, so the staleness
+// check stays exact.
+func nanos(t time.Time) int64 {
+	switch {
+	case t.Year() >= 2262:
+		return math.MaxInt64
+	case t.Year() < 1678:
+		return math.MinInt64
+	}
+	return t.UnixNano()
 }
 
 // Receive implements actor.Actor.
@@ -147,34 +168,37 @@ func (s *Shard) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		s.next = map[uuid.UUID]dueEntry{}
+		s.next = make(map[uuid.UUID]int64, len(s.Initial))
+		s.due = make(dueHeap, 0, len(s.Initial))
+		for _, e := range s.Initial {
+			at := nanos(e.NextRun)
+			s.next[e.TaskID] = at
+			s.due = append(s.due, dueItem{at: at, id: e.TaskID})
+		}
+		s.Initial = nil
+		heap.Init(&s.due)
 	case Track:
 		if !m.Active {
 			delete(s.next, m.TaskID)
 			return
 		}
-		if cur, ok := s.next[m.TaskID]; ok && cur.at.Equal(m.NextRun) {
-			cur.pid = m.PID // the same time, perhaps a new actor
-			s.next[m.TaskID] = cur
+		at := nanos(m.NextRun)
+		if cur, ok := s.next[m.TaskID]; ok && cur == at {
 			return
 		}
-		s.next[m.TaskID] = dueEntry{at: m.NextRun, pid: m.PID}
-		heap.Push(&s.due, dueItem{at: m.NextRun, id: m.TaskID})
-	case Untrack:
-		if cur, ok := s.next[m.TaskID]; ok && cur.pid.Equal(m.PID) {
-			delete(s.next, m.TaskID)
-		}
-		counted.Send(s.Archetype.Clock, ctx, m.PID, Untracked{TaskID: m.TaskID})
+		s.next[m.TaskID] = at
+		heap.Push(&s.due, dueItem{at: at, id: m.TaskID})
 	case shardTick:
-		for len(s.due) > 0 && !s.due[0].at.After(m.at) {
+		at := nanos(m.at)
+		for len(s.due) > 0 && s.due[0].at <= at {
 			it := heap.Pop(&s.due).(dueItem)
 			cur, ok := s.next[it.id]
-			if !ok || !cur.at.Equal(it.at) {
+			if !ok || cur != it.at {
 				continue // stale: the task moved or left
 			}
 			// The task answers with a Track for its new nextRun.
 			delete(s.next, it.id)
-			counted.Send(s.Archetype.Clock, ctx, cur.pid, Tick{At: m.at})
+			s.Deliver(it.id, Tick{At: m.at})
 		}
 	}
 }
@@ -183,8 +207,8 @@ type dueHeap []dueItem
 
 func (h dueHeap) Len() int { return len(h) }
 func (h dueHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
 	}
 	// The bytes in order sort as the IDs' text does (fixed-width lowercase
 	// hex), without formatting two strings per comparison: all tasks due

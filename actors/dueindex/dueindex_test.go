@@ -33,8 +33,6 @@ func (r recorder) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case dueindex.Tick:
 		s = r.name + " tick " + m.At.Sub(t0).String()
-	case dueindex.Untracked:
-		s = r.name + " untracked"
 	default:
 		return
 	}
@@ -44,8 +42,9 @@ func (r recorder) Receive(ctx actor.Context) {
 }
 
 // TestShardTicksDueTasksOnly: ticks reach only the tasks due at the tick's
-// instant, carrying that instant; a Track with the same time and a new
-// actor moves the task to it; Untrack is answered and ends the ticks.
+// instant, carrying that instant, through Deliver; tasks the shard starts
+// with are in the index; a Track at the same time changes nothing, one at a
+// new time moves the task, an inactive one takes it out.
 func TestShardTicksDueTasksOnly(t *testing.T) {
 	clk := clock.NewVirtual(t0)
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
@@ -58,20 +57,26 @@ func TestShardTicksDueTasksOnly(t *testing.T) {
 	spawn := func(name string) *actor.PID {
 		return counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor { return recorder{clk: clk, mu: &mu, name: name, got: &got} }))
 	}
-	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Archetype: arch} }))
+	ida, idb, idc := uuid.New(), uuid.New(), uuid.New()
+	pids := map[uuid.UUID]*actor.PID{ida: spawn("a"), idb: spawn("b"), idc: spawn("c")}
+	deliver := func(id uuid.UUID, tk dueindex.Tick) { counted.Send(clk, sys.Root, pids[id], tk) }
+	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Shard{Archetype: arch, Deliver: deliver,
+			Initial: []dueindex.Entry{{TaskID: idc, NextRun: t0.Add(20 * time.Second)}}}
+	}))
 	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
 		return &dueindex.Ticker{Archetype: arch, Interval: 10 * time.Second, Shards: []*actor.PID{shard}}
 	}))
-	a, b, a2 := spawn("a"), spawn("b"), spawn("a2")
-	ida, idb := uuid.New(), uuid.New()
-	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: ida, PID: a, NextRun: t0.Add(10 * time.Second), Active: true})
-	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: idb, PID: b, NextRun: t0.Add(25 * time.Second), Active: true})
-	// The same time from a new actor of task a: ticks go to the new one.
-	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: ida, PID: a2, NextRun: t0.Add(10 * time.Second), Active: true})
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: ida, NextRun: t0.Add(10 * time.Second), Active: true})
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: idb, NextRun: t0.Add(25 * time.Second), Active: true})
+	// The same time again: still one tick.
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: ida, NextRun: t0.Add(10 * time.Second), Active: true})
 	clk.RunUntil(t0.Add(15 * time.Second))
-	counted.Send(clk, sys.Root, shard, dueindex.Untrack{TaskID: idb, PID: b})
-	clk.RunUntil(t0.Add(40 * time.Second))
-	want := []string{"a2 tick 10s", "b untracked"}
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: idb, Active: false})
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: ida, NextRun: t0.Add(40 * time.Second), Active: true})
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: ida, NextRun: t0.Add(35 * time.Second), Active: true})
+	clk.RunUntil(t0.Add(50 * time.Second))
+	want := []string{"a tick 10s", "c tick 20s", "a tick 40s"}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != len(want) {

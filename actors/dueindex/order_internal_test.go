@@ -17,7 +17,7 @@ func TestDueHeapOrdersTiesByIDText(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		var id uuid.UUID
 		rng.Read(id[:])
-		h = append(h, dueItem{at: at, id: id})
+		h = append(h, dueItem{at: nanos(at), id: id})
 	}
 	for i := range h {
 		for j := range h[:50] {

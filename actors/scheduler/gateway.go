@@ -21,8 +21,11 @@ import (
 // answers a TaskReply. A message sent with Send (no sender) is decided and
 // not answered.
 //
-// A PID stays good while the task's actor lives. A task's actor stops when
-// the task needs none (deleted, nothing open) and when the Scheduler stops;
+// A PID stays good while the task's actor lives. The actor TaskPID hands
+// out is pinned: it does not rest between runs (a task with nothing open is
+// otherwise kept as a record, its actor started for each tick or call). It
+// stops when the task needs none (deleted, nothing open) and when the
+// Scheduler stops;
 // a request to it then fails as a dead letter (actor.ErrDeadLetter from a
 // future, an *actor.DeadLetterResponse to a requesting actor), and one that
 // reaches it while it stops goes unanswered (protoactor drops what is left
@@ -71,11 +74,12 @@ type TaskReply struct {
 // TaskPID returns the PID of task id's actor, starting one if the task has
 // none in memory, for host actors to send the messages above to; an
 // unknown task is ErrTaskNotFound, a deleted one ErrTaskDeleted (its actor
-// stops as soon as nothing is open; read it with Task). The PID is good
-// while that actor lives (see above). It lives in the Scheduler's actor system: the host's when
+// stops as soon as nothing is open; read it with Task). The actor is
+// pinned (see above): the PID is good while the task is not deleted and
+// the Scheduler runs. It lives in the Scheduler's actor system: the host's when
 // Config.ActorSystem is set.
 func (s *Scheduler) TaskPID(ctx context.Context, id uuid.UUID) (*actor.PID, error) {
-	reply, pid, err := s.sendTo(ctx, id, task.Get{})
+	reply, pid, err := s.sendTo(ctx, id, task.Get{Pin: true})
 	if err != nil {
 		return nil, err
 	}

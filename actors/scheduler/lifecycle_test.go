@@ -217,3 +217,77 @@ func TestNoRunStartsOnceStopBegan(t *testing.T) {
 	abandon()
 	<-stopped
 }
+
+// TestRestingTasksHaveNoActor: a task with no open run rests — no actor,
+// a record — and wakes for its tick and for calls: its runs go on exactly
+// (every due tick enqueues, every run ends), a pause and a resume reach it,
+// and after a restart only the task with an open run gets an actor.
+func TestRestingTasksHaveNoActor(t *testing.T) {
+	clk := clock.NewVirtual(t0)
+	st := memStore(t)
+	ctx := context.Background()
+	handlers := map[string]worker.Handler{"noop": sleeper(clk, 0), "slow": sleeper(clk, 20*time.Second)}
+	e := newEnv(t, st, clk, nil, handlers)
+	a, _, err := e.s.CreateTask(ctx, spec("a", 30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: "b", Owner: "o", Kind: "slow", Interval: time.Minute,
+		FirstRun: t0.Add(30 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Quiesce()
+	if got := e.s.Stats(); got.Tasks != 2 || got.Actors != 0 {
+		t.Fatalf("after create: %d tasks, %d actors; want 2, 0", got.Tasks, got.Actors)
+	}
+	clk.RunUntil(t0.Add(40 * time.Second)) // both ran at 00:30; b works until 00:50
+	if got := e.s.Stats(); got.Actors != 1 {
+		t.Fatalf("at 00:40: %d actors, want 1 (b's run is open)", got.Actors)
+	}
+	if _, err := e.s.PauseTask(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	clk.RunUntil(t0.Add(95 * time.Second)) // a paused; b ran again at 01:30 and works until 01:50
+	if _, err := e.s.ResumeTask(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	clk.RunUntil(t0.Add(155 * time.Second))
+	if got := trail(t, st, a.ID); got != "00:00 TaskCreated\n00:30 RunEnqueued 1 next=01:30 missed=0\n00:30 RunStarted 1\n"+
+		"00:30 CheckpointSaved 1\n00:30 RunCompleted 1 {\"done\":1}\n00:40 TaskPaused\n01:35 TaskResumed\n"+
+		"02:00 RunEnqueued 2 next=03:00 missed=0\n02:00 RunStarted 2\n02:00 CheckpointSaved 2\n02:00 RunCompleted 2 {\"done\":2}\n" {
+		t.Fatalf("a:\n%s", got)
+	}
+	if got := trail(t, st, b.ID); got != "00:00 TaskCreated\n00:30 RunEnqueued 1 next=01:30 missed=0\n00:30 RunStarted 1\n"+
+		"00:30 CheckpointSaved 1\n00:50 RunCompleted 1 {\"done\":1}\n01:30 RunEnqueued 2 next=02:30 missed=0\n01:30 RunStarted 2\n"+
+		"01:30 CheckpointSaved 2\n01:50 RunCompleted 2 {\"done\":2}\n02:30 RunEnqueued 3 next=03:30 missed=0\n02:30 RunStarted 3\n"+
+		"02:30 CheckpointSaved 3\n" {
+		t.Fatalf("b:\n%s", got)
+	}
+	if got := e.s.Stats(); got.Actors != 1 {
+		t.Fatalf("at 02:35: %d actors, want 1 (b's third run is open)", got.Actors)
+	}
+	stopNow(e.s)
+
+	e2 := newEnv(t, st, clk, nil, handlers)
+	defer stopNow(e2.s)
+	clk.Quiesce()
+	if got := e2.s.Stats(); got.Tasks != 2 || got.Actors != 1 {
+		t.Fatalf("after restart: %d tasks, %d actors; want 2, 1 (b's run was open)", got.Tasks, got.Actors)
+	}
+	got, err := e2.s.Task(ctx, a.ID)
+	if err != nil || got.Status != "active" || got.Runs != 2 {
+		t.Fatalf("a from its record: %+v %v", got, err)
+	}
+	clk.RunUntil(t0.Add(3*time.Minute + 10*time.Second)) // the new ticker ticks at 03:05
+	if got := trail(t, st, a.ID); !strings.HasSuffix(got, "03:05 RunEnqueued 3 next=04:05 missed=0\n03:05 RunStarted 3\n"+
+		"03:05 CheckpointSaved 3\n03:05 RunCompleted 3 {\"done\":3}\n") {
+		t.Fatalf("a after the restart:\n%s", got)
+	}
+	if got := trail(t, st, b.ID); !strings.Contains(got, "03:00 RunForcedEnd 3 process_lost") {
+		t.Fatalf("b after the restart:\n%s", got)
+	}
+	if got := e2.s.Stats(); got.Tasks != 2 || got.Actors != 0 {
+		t.Fatalf("at 03:10: %d tasks, %d actors; want 2, 0 (both rest)", got.Tasks, got.Actors)
+	}
+}

@@ -8,9 +8,14 @@
 // component is built with one archetype.Archetype (the Config's clock and
 // logger). See docs/architecture.md.
 //
-// Lifecycle: a task has an actor in memory while it needs one; the actor of
-// a task deleted with nothing open stops, Start spawns none for such tasks,
-// and any call about one spawns it on demand. Every method's context bounds
+// Lifecycle: a task has an actor in memory while it needs one — while a run
+// of it is open. A task that rests (no open run: active, paused or
+// finished between two runs) is kept as a compact record instead (its
+// folded state in taskstate's binary form), still in the due-time index;
+// a tick or a call about it starts its actor from the record, and the
+// actor leaves again once it rests. A task deleted with nothing open keeps
+// neither; any call about it loads it from the store. Start spawns actors
+// only for tasks with open runs. Every method's context bounds
 // its call into the actor; each store call of an actor is bounded by
 // Config.StoreTimeout. Calls that write return the global log position of
 // the task's latest event (Task.Position), for read-your-writes on a view.
@@ -469,9 +474,13 @@ func missedRunPolicy(p events.Policy) string {
 
 // Stats are live figures of a running scheduler.
 type Stats struct {
-	// Tasks counts the task actors in memory: every task not deleted, and
-	// deleted ones that still have open runs.
+	// Tasks counts the tasks in memory, as an actor or as a resting
+	// task's record: every task not deleted, and deleted ones that still
+	// have open runs.
 	Tasks int
+	// Actors counts the task actors in memory: the tasks with an open run,
+	// and those woken for a tick or a call that have not left yet.
+	Actors int
 	// Queued counts the runs waiting for a worker, Busy the workers
 	// executing a run, in every queue.
 	Queued int64
@@ -485,20 +494,29 @@ type Stats struct {
 	Queues []QueueStats
 }
 
-// entry is a task actor in memory.
+// slot is a task in memory: its actor's entry, or the record of the task
+// while it rests (see record.go). One of the two is set.
+type slot struct {
+	e   *entry
+	rec string
+}
+
+// entry is a task's actor in memory.
 type entry struct {
 	pid *actor.PID
 	// mu orders the messages sent to pid against its leaving: every message
 	// is sent while holding it, and Leave queues the actor's last message
-	// while holding it (see task.Registry).
+	// while holding it (see task.Registry). It guards pid and leaving.
 	mu sync.Mutex
 	// leaving is set while the actor leaves; it is closed when the actor
 	// has stopped or stayed.
 	leaving chan struct{}
-	// gone is set once the actor stopped: the entry is out of the map and a
-	// caller holding it looks again.
-	gone bool
 }
+
+// gone reports whether the actor has stopped: the map no longer holds the
+// entry (the task's slot holds its record, or nothing), and a caller
+// holding it looks again. e.mu must be held.
+func (e *entry) gone() bool { return e.pid == nil }
 
 // Scheduler runs tasks. Build it with New.
 type Scheduler struct {
@@ -515,13 +533,15 @@ type Scheduler struct {
 	ticker  *actor.PID
 	queue   *actor.PID
 	shards  []*actor.PID
-	tasks   map[uuid.UUID]*entry
+	tasks   map[uuid.UUID]slot
 	// ownersMu guards owners: the tasks not deleted, by owner (R6).
 	ownersMu sync.Mutex
 	owners   map[string]map[uuid.UUID]struct{}
 	stats    *worker.Stats
-	base     context.Context
-	abandon  context.CancelFunc
+	// actors counts the task actors (Stats.Actors).
+	actors  atomic.Int64
+	base    context.Context
+	abandon context.CancelFunc
 	// infra lists the actors that are not task actors: shards, queue, ticker.
 	infra []*actor.PID
 	// prefix starts the name of every actor of this scheduler; hosted is
@@ -586,9 +606,11 @@ func (s *Scheduler) Kinds() []string {
 
 // Start rebuilds every task from the store (R9: waiting runs go back on the
 // queue, runs that were running are forced to end once their deadline has
-// passed), then starts ticking. Tasks that are deleted and have nothing
-// open get no actor: they stay in the log and the view, and a later
-// command about them starts one on demand.
+// passed), then starts ticking. Only tasks with open runs get an actor;
+// resting ones get a record and their place in the due-time index, and an
+// actor when a tick or a call needs them. Tasks that are deleted and have
+// nothing open get neither: they stay in the log and the view, and a later
+// command about them loads one on demand.
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -613,21 +635,41 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
-	s.tasks, s.owners = map[uuid.UUID]*entry{}, map[string]map[uuid.UUID]struct{}{}
+	s.tasks, s.owners = make(map[uuid.UUID]slot, len(states)), map[string]map[uuid.UUID]struct{}{}
+	ids := make([]uuid.UUID, 0, len(states))
+	index := make([][]dueindex.Entry, s.cfg.Shards)
+	rested := 0
+	for id, st := range states {
+		if rules.Idle(st.State) {
+			continue // deleted, nothing open: no actor until asked
+		}
+		if st.State.Status != rules.StatusDeleted {
+			s.ownersMu.Lock()
+			s.indexOwner(st.State.Spec.Owner, id)
+			s.ownersMu.Unlock()
+		}
+		if !rules.Rests(&st.State) {
+			ids = append(ids, id)
+			continue
+		}
+		// Resting: a record and its place in the index, no actor.
+		s.tasks[id] = slot{rec: newRecord(st)}
+		if t, ok := recoveredTrack(st.State); ok {
+			i := s.shardIndex(id)
+			index[i] = append(index[i], dueindex.Entry{TaskID: id, NextRun: t.NextRun})
+		}
+		rested++
+	}
 	for i := 0; i < s.cfg.Shards; i++ {
-		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Archetype: s.arch} })))
+		initial := index[i]
+		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
+			return &dueindex.Shard{Archetype: s.arch, Deliver: s.deliver, Initial: initial}
+		})))
 	}
 	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
 		Archetype: s.arch, Workers: s.cfg.Workers, Queues: s.cfg.Queues, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
 		Ask: s.workerAsk, Post: s.workerPost, Tell: s.workerTell, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
 	})))
-	ids := make([]uuid.UUID, 0, len(states))
-	for id, st := range states {
-		if rules.Idle(st.State) {
-			continue // deleted, nothing open: no actor until asked
-		}
-		ids = append(ids, id)
-	}
 	// Deterministic order: that of the IDs' text, which their bytes sort in
 	// without formatting two strings per comparison (1M tasks: ~5.6s → ~1s).
 	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
@@ -638,7 +680,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return &dueindex.Ticker{Archetype: s.arch, Interval: s.cfg.Tick, Shards: s.shards}
 	}))
 	s.started = true
-	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "tick", s.cfg.Tick, "workers", s.cfg.Workers,
+	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
 		"queues", len(s.cfg.Queues))
 	return nil
 }
@@ -743,18 +785,82 @@ func decodePage(recs []events.Recorded, out []recovered) error {
 	return errors.Join(errs...)
 }
 
-// spawnTask starts the actor of a task; s.mu must be held.
+// spawnTask starts the actor of a task in a new entry, from st (nil: it
+// loads the task from the store); s.mu must be held.
 func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Shard: s.shardOf(id),
-		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host}
+		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true}
+	s.actors.Add(1)
 	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)), s.prefix)}
-	s.tasks[id] = e
-	if st != nil && st.State.Exists() && st.State.Status != rules.StatusDeleted {
-		s.ownersMu.Lock()
-		s.indexOwner(st.State.Spec.Owner, id)
-		s.ownersMu.Unlock()
-	}
+	s.tasks[id] = slot{e: e}
 	return e
+}
+
+// wake starts the actor of a resting task from its record rec; s.mu must
+// be held. A record that does not read (it cannot happen: this process
+// wrote it) is logged, and the actor loads the task from the store.
+func (s *Scheduler) wake(id uuid.UUID, rec string) *entry {
+	var st task.Initial
+	if err := readRecord(rec, &st); err != nil {
+		s.cfg.Logger.Error("resting task's record unreadable, loading the task", "task_id", id, "err", err)
+		return s.spawnTask(id, nil)
+	}
+	return s.spawnTask(id, &st)
+}
+
+// lockActor returns task id's entry with its actor, e.mu held: the actor
+// in memory, one started from the task's record if it rests, or a new one
+// that loads the task if it has neither. It waits while the actor leaves,
+// no longer than ctx lasts.
+func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		if !s.started || s.stopped {
+			s.mu.Unlock()
+			return nil, ErrNotStarted
+		}
+		sl := s.tasks[id]
+		e := sl.e
+		switch {
+		case e != nil:
+		case sl.rec != "":
+			e = s.wake(id, sl.rec)
+		default:
+			e = s.spawnTask(id, nil)
+		}
+		s.mu.Unlock()
+		e.mu.Lock()
+		if e.gone() {
+			e.mu.Unlock()
+			continue // stopped meanwhile: look again
+		}
+		if e.leaving != nil {
+			left := e.leaving
+			e.mu.Unlock()
+			select {
+			case <-left:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return e, nil
+	}
+}
+
+// deliver hands a due task its tick (dueindex.Shard.Deliver): to its
+// actor, woken from its record if it rests, after its leaving if it is
+// leaving. Once the scheduler stopped, ticks go nowhere.
+func (s *Scheduler) deliver(id uuid.UUID, t dueindex.Tick) {
+	e, err := s.lockActor(context.Background(), id)
+	if err != nil {
+		return
+	}
+	counted.Send(s.cfg.Clock, s.sys.Root, e.pid, t)
+	e.mu.Unlock()
 }
 
 // registry is the Scheduler as the task actors' task.Registry.
@@ -764,40 +870,66 @@ type registry Scheduler
 func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 	s := (*Scheduler)(r)
 	s.mu.Lock()
-	e := s.tasks[id]
+	e := s.tasks[id].e
 	s.mu.Unlock()
-	if e == nil || !e.pid.Equal(self) {
+	if e == nil {
 		send()
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.leaving == nil && !e.gone {
+	if !samePID(e.pid, self) {
+		send()
+		return
+	}
+	if e.leaving == nil && !e.gone() {
 		e.leaving = make(chan struct{})
 	}
 	send()
 }
 
-// Left implements task.Registry.
-func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool) {
+// Left implements task.Registry: an actor that stopped leaves the record
+// of its resting task in its slot, or takes the slot with it.
+func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.Initial) {
 	s := (*Scheduler)(r)
+	var rec string
+	if stopped && rest != nil {
+		rec = newRecord(rest) // before taking the locks
+	}
 	s.mu.Lock()
-	e := s.tasks[id]
-	if e == nil || !e.pid.Equal(self) {
+	e := s.tasks[id].e
+	if e == nil {
+		s.mu.Unlock()
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !samePID(e.pid, self) {
 		s.mu.Unlock()
 		return
 	}
 	if stopped {
-		delete(s.tasks, id)
+		s.actors.Add(-1)
+		if rec != "" && !s.stopped {
+			s.tasks[id] = slot{rec: rec}
+		} else {
+			delete(s.tasks, id)
+		}
+		e.pid = nil // gone
 	}
 	s.mu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.gone = e.gone || stopped
 	if e.leaving != nil {
 		close(e.leaving)
 		e.leaving = nil
 	}
+}
+
+// samePID reports whether a and b are the same actor; nil is none.
+func samePID(a, b *actor.PID) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
 }
 
 // indexOwner adds a task to its owner's; s.ownersMu must be held.
@@ -810,8 +942,11 @@ func (s *Scheduler) indexOwner(owner string, id uuid.UUID) {
 	m[id] = struct{}{}
 }
 
-func (s *Scheduler) shardOf(id uuid.UUID) *actor.PID {
-	return s.shards[binary.BigEndian.Uint32(id[:4])%uint32(len(s.shards))]
+func (s *Scheduler) shardOf(id uuid.UUID) *actor.PID { return s.shards[s.shardIndex(id)] }
+
+// shardIndex is the shard that keeps task id in its due-time index.
+func (s *Scheduler) shardIndex(id uuid.UUID) int {
+	return int(binary.BigEndian.Uint32(id[:4]) % uint32(s.cfg.Shards))
 }
 
 // Stop shuts the scheduler down gracefully: ticking stops and no further
@@ -840,14 +975,18 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	pids := make([]*actor.PID, 0, len(s.tasks)+len(s.infra))
 	entries := make([]*entry, 0, len(s.tasks))
-	for _, e := range s.tasks {
-		pids = append(pids, e.pid)
-		entries = append(entries, e)
+	for _, sl := range s.tasks {
+		if sl.e != nil {
+			entries = append(entries, sl.e)
+		}
 	}
 	pids = append(pids, s.infra...)
 	s.mu.Unlock()
 	for _, e := range entries {
 		e.mu.Lock()
+		if e.pid != nil {
+			pids = append(pids, e.pid)
+		}
 		if e.leaving != nil { // its callers learn that the scheduler stopped
 			close(e.leaving)
 			e.leaving = nil
@@ -885,7 +1024,7 @@ var stopHook func()
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Tasks: len(s.tasks)}
+	st := Stats{Tasks: len(s.tasks), Actors: int(s.actors.Load())}
 	if s.stats != nil {
 		st.Queued, st.Busy = s.stats.Queued.Load(), s.stats.Busy.Load()
 		st.Queues = s.stats.Queues()
@@ -944,48 +1083,22 @@ func (s *Scheduler) send(ctx context.Context, id uuid.UUID, msg any) (task.Reply
 
 // sendTo is send that also returns the PID of the actor that answered.
 func (s *Scheduler) sendTo(ctx context.Context, id uuid.UUID, msg any) (task.Reply, *actor.PID, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			return task.Reply{}, nil, err
-		}
-		s.mu.Lock()
-		if !s.started || s.stopped {
-			s.mu.Unlock()
-			return task.Reply{}, nil, ErrNotStarted
-		}
-		e := s.tasks[id]
-		if e == nil {
-			e = s.spawnTask(id, nil)
-		}
-		s.mu.Unlock()
-		e.mu.Lock()
-		if e.gone {
-			e.mu.Unlock()
-			continue // stopped meanwhile: the map no longer holds it
-		}
-		if e.leaving != nil {
-			left := e.leaving
-			e.mu.Unlock()
-			select {
-			case <-left:
-				continue
-			case <-ctx.Done():
-				return task.Reply{}, nil, ctx.Err()
-			}
-		}
-		pid := e.pid
-		f := counted.RequestFuture(s.cfg.Clock, s.sys.Root, pid, msg, s.cfg.RequestTimeout)
-		e.mu.Unlock()
-		res, err := counted.Await(ctx, f)
-		if err != nil {
-			return task.Reply{}, nil, fmt.Errorf("scheduler: ask task %s: %w", id, err)
-		}
-		reply, ok := res.(task.Reply)
-		if !ok {
-			return task.Reply{}, nil, fmt.Errorf("scheduler: task %s answered %T", id, res)
-		}
-		return reply, pid, nil
+	e, err := s.lockActor(ctx, id)
+	if err != nil {
+		return task.Reply{}, nil, err
 	}
+	pid := e.pid
+	f := counted.RequestFuture(s.cfg.Clock, s.sys.Root, pid, msg, s.cfg.RequestTimeout)
+	e.mu.Unlock()
+	res, err := counted.Await(ctx, f)
+	if err != nil {
+		return task.Reply{}, nil, fmt.Errorf("scheduler: ask task %s: %w", id, err)
+	}
+	reply, ok := res.(task.Reply)
+	if !ok {
+		return task.Reply{}, nil, fmt.Errorf("scheduler: task %s answered %T", id, res)
+	}
+	return reply, pid, nil
 }
 
 // ask has the actor of task id decide cmd, within ctx.
@@ -1000,19 +1113,37 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 	return reply, reply.Err
 }
 
-// workerAsk carries a worker's command to a task actor.
+// workerAsk carries a worker's command to a task actor: the one that
+// enqueued the run, which stays while the run is open. An actor that is
+// gone (a dead letter) left because no run of its task was open any more,
+// so the run asked about already has its outcome: that is the answer, as
+// the actor would have given it, unless the scheduler is stopping.
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
+	if errors.Is(err, actor.ErrDeadLetter) && !s.stopping() {
+		err = fmt.Errorf("%w (its task's actor has left: %v)", rules.ErrUnknownRun, err)
+	}
 	return worker.Decision{Events: r.Events, State: &r.State}, err
 }
 
-// workerPost is the workers' worker.PostFunc: task.Post.
+// workerPost is the workers' worker.PostFunc: task.Post, with a gone
+// actor's dead letter answered as workerAsk answers it.
 func (s *Scheduler) workerPost(from actor.SenderContext, pid *actor.PID, cmd rules.Command) func() (worker.Decision, error) {
 	wait := task.Post(context.Background(), s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
 	return func() (worker.Decision, error) {
 		r, err := wait()
+		if errors.Is(err, actor.ErrDeadLetter) && !s.stopping() {
+			err = fmt.Errorf("%w (its task's actor has left: %v)", rules.ErrUnknownRun, err)
+		}
 		return worker.Decision{Events: r.Events, State: &r.State}, err
 	}
+}
+
+// stopping reports whether Stop has begun.
+func (s *Scheduler) stopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
 }
 
 // workerTell carries a run's heartbeat to its task actor without waiting:

@@ -32,12 +32,18 @@
 // caller's context for commands that carry one), so a hung store cannot
 // block the actor's mailbox for ever.
 //
-// Lifecycle: an actor is spawned by the scheduler, with the state recovery
-// folded or loading its stream itself. A load that fails answers every
-// message with the error and passivates, so the next command starts a new
-// actor that loads again. An actor whose task needs none (rules.Passivate:
-// deleted, nothing open, no timer) leaves the due-time index
-// (dueindex.Untrack), then the Registry, and stops; its timers stop with it.
+// Lifecycle: an actor is spawned by the scheduler, with a state it already
+// has (recovery's fold, or the record of a resting task) or loading its
+// stream itself. A load that fails answers every message with the error and
+// passivates, so the next command starts a new actor that loads again. An
+// actor whose task needs none (rules.Passivate: deleted, nothing open, no
+// timer) leaves the Registry and stops; its timers stop with it. With
+// Config.Rest, so does the actor of a task that rests (rules.Rests: no open
+// run, no timer), handing the Registry its state to keep as a record until
+// a tick or a command needs the task again (docs/architecture.md). The
+// due-time index knows tasks by ID, not by actor, so leaving it takes
+// nothing: ticks reach the task through the Registry's owner, which orders
+// them with the actor's leaving.
 //
 // Host actors: with Config.Host set, the actor also answers the messages an
 // embedder's own actors send it (package scheduler's request messages), as
@@ -107,15 +113,25 @@ type Reply struct {
 	Err      error
 }
 
-// Initial is a task's state as recovery folded it from the global log, and
-// the position of its latest event.
+// Initial is a task's state as recovery folded it from the global log (or
+// as the task's last actor left it, see Registry.Left), and the position of
+// its latest event.
 type Initial struct {
 	State    rules.State
 	Position events.Position
+	// Tracked says the due-time index holds the task as its state says
+	// already (a resting task stays in the index): the actor does not tell
+	// it again when it starts.
+	Tracked bool
 }
 
 // Get asks for the state without changing it; the reply is a Reply.
-type Get struct{}
+type Get struct {
+	// Pin keeps the actor in memory from now on, resting or not, until its
+	// task needs none (deleted, nothing open) or it is stopped: its PID
+	// was handed to someone who will send to it directly (a host actor).
+	Pin bool
+}
 
 // deadline is the actor's own timer message for a started run.
 type deadline struct {
@@ -133,15 +149,20 @@ type passivate struct{}
 
 // Registry is where the scheduler finds task actors. An idle actor leaves
 // it before it stops, so that nobody sends it anything after its last
-// message.
+// message: every message for a task that may find it leaving (commands,
+// ticks) goes through the Registry.
 type Registry interface {
 	// Leave stops handing out self for task id to new callers and, while no
 	// caller can send to self, calls send (which queues the actor's last
 	// message to itself). Callers that arrive meanwhile wait for Left.
 	Leave(id uuid.UUID, self *actor.PID, send func())
 	// Left ends a Leave: stopped true removes self; false (the task needed
-	// its actor again in the meantime) hands out self again.
-	Left(id uuid.UUID, self *actor.PID, stopped bool)
+	// its actor again in the meantime) hands out self again. rest, when
+	// stopped, is the resting task's state (nil: the task needs nothing
+	// kept — deleted, never created, or its load failed): the Registry
+	// keeps it and starts the next actor of the task from it
+	// (Initial.Tracked), with no store read.
+	Left(id uuid.UUID, self *actor.PID, stopped bool, rest *Initial)
 }
 
 // Config is what a task actor needs.
@@ -165,6 +186,11 @@ type Config struct {
 	// cronactor component sends) and says how to answer it. Nil: the
 	// actor answers only cronactor's own messages.
 	Host func(msg any) (HostRequest, bool)
+	// Rest makes the actor of a resting task (rules.Rests, no timer, not
+	// pinned by Get.Pin) leave and stop after each message, its state
+	// handed to Registry.Left. False: only an actor whose task needs none
+	// stops.
+	Rest bool
 }
 
 // HostRequest is a host actor's message as the actor serves it. It is not
@@ -179,14 +205,12 @@ type HostRequest struct {
 	Reply func(id uuid.UUID, r Reply) any
 }
 
-// leave is where the actor is in leaving the due-time index and the
-// registry.
+// leave is where the actor is in leaving the registry.
 type leave int
 
 const (
-	staying    leave = iota
-	untracking       // Untrack sent, waiting for Untracked
-	leaving          // passivate queued, waiting for it
+	staying leave = iota
+	leaving       // passivate queued, waiting for it
 )
 
 // Actor is one task's actor. Build it with New.
@@ -212,14 +236,16 @@ type Actor struct {
 	runners map[uuid.UUID]*actor.PID
 	leave   leave
 	// recovered is set once the open runs of the loaded state were put
-	// back to work.
+	// back to work; tracked says the due-time index needs no Track for
+	// that (Initial.Tracked); pinned that the actor stays (Get.Pin).
 	recovered bool
+	tracked   bool
+	pinned    bool
 	// idScope is the stream, a NUL and a random ID of this actor (its
 	// incarnation), which tells its decisions apart from those of another
 	// actor of the same task: event IDs derive from it, so a retry by this
 	// actor is recognised as such by the store while the same decision made
-	// by another actor at the same instant still conflicts. stream is its
-	// prefix, sharing its bytes.
+	// by another actor at the same instant still conflicts.
 	idScope string
 }
 
@@ -234,10 +260,13 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 	return func() actor.Actor {
 		stream := events.TaskStream(id)
 		scope := stream + "\x00" + uuid.NewString()
-		a := &Actor{cfg: cfg, id: id, stream: scope[:len(stream)], idScope: scope, timers: map[uuid.UUID]clock.Timer{},
+		// stream is a string of its own, not a prefix of scope: the store
+		// may keep it (the embedded store's head versions do) long after
+		// the actor rested, and it is the shorter one.
+		a := &Actor{cfg: cfg, id: id, stream: stream, idScope: scope, timers: map[uuid.UUID]clock.Timer{},
 			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, runners: map[uuid.UUID]*actor.PID{}}
 		if initial != nil {
-			a.state, a.pos, a.loaded = initial.State, initial.Position, true
+			a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked
 		}
 		return a
 	}
@@ -271,6 +300,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 	case Command:
 		a.command(ctx, m)
 	case Get:
+		a.pinned = a.pinned || m.Pin
 		if !a.ensureLoaded(ctx, context.Background()) {
 			a.respondLoadErr(ctx)
 			break
@@ -286,30 +316,13 @@ func (a *Actor) Receive(ctx actor.Context) {
 		}
 	case heartbeatDue:
 		a.checkHeartbeat(ctx, m.runID)
-	case dueindex.Untracked:
-		if a.leave != untracking {
-			return
-		}
-		if !a.idle() {
-			a.leave = staying // needed again meanwhile (and tracked anew)
-			return
-		}
-		a.leave = leaving
-		c, root, self := a.cfg.Archetype.Clock, a.sys.Root, a.self
-		send := func() { counted.Send(c, root, self, passivate{}) }
-		if a.cfg.Registry == nil {
-			send()
-			return
-		}
-		a.cfg.Registry.Leave(a.id, a.self, send)
-		return
 	case passivate:
 		if a.leave != leaving {
 			return
 		}
 		stop := a.idle()
 		if a.cfg.Registry != nil {
-			a.cfg.Registry.Left(a.id, a.self, stop)
+			a.cfg.Registry.Left(a.id, a.self, stop, a.rest(stop))
 		}
 		a.leave = staying
 		if stop {
@@ -406,7 +419,8 @@ func (a *Actor) respondLoadErr(ctx actor.Context) {
 }
 
 // idle reports whether the actor may stop: its task needs no actor, or its
-// load failed (the next command starts a new actor that tries again). Not
+// load failed (the next command starts a new actor that tries again), or —
+// with Config.Rest — the task rests and the actor is not pinned. Not
 // inlined: rules.Idle takes a copy of the state (see respond).
 //
 //go:noinline
@@ -414,17 +428,38 @@ func (a *Actor) idle() bool {
 	if !a.loaded {
 		return true
 	}
-	return rules.Idle(a.state) && len(a.timers) == 0 && len(a.beatTimers) == 0
+	if len(a.timers) != 0 || len(a.beatTimers) != 0 {
+		return false
+	}
+	return rules.Idle(a.state) || (a.cfg.Rest && !a.pinned && rules.Rests(&a.state))
 }
 
-// maybeLeave starts leaving once the actor is idle: first out of the
-// due-time index, so that no tick is in flight to it when it stops.
+// rest is what the actor hands the Registry when it stops: the state of a
+// resting task, nil when the task needs nothing kept (see Registry.Left).
+//
+//go:noinline
+func (a *Actor) rest(stop bool) *Initial {
+	if !stop || !a.loaded || rules.Idle(a.state) {
+		return nil
+	}
+	return &Initial{State: a.state, Position: a.pos, Tracked: true}
+}
+
+// maybeLeave starts leaving once the actor is idle. Ticks reach a task
+// through the Registry as commands do, so the Leave protocol orders them
+// all with the actor's last message.
 func (a *Actor) maybeLeave(ctx actor.Context) {
 	if a.leave != staying || !a.idle() {
 		return
 	}
-	a.leave = untracking
-	counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Untrack{TaskID: a.id, PID: a.self})
+	a.leave = leaving
+	c, root, self := a.cfg.Archetype.Clock, a.sys.Root, a.self
+	send := func() { counted.Send(c, root, self, passivate{}) }
+	if a.cfg.Registry == nil {
+		send()
+		return
+	}
+	a.cfg.Registry.Leave(a.id, a.self, send)
 }
 
 // ensureLoaded loads the state if it is not loaded yet and, once loaded,
@@ -442,8 +477,24 @@ func (a *Actor) ensureLoaded(ctx actor.Context, cctx context.Context) bool {
 		}
 	}
 	a.loadErr, a.recovered = nil, true
-	a.do(ctx, rules.Recover(a.state))
+	eff := rules.Recover(a.state)
+	if a.tracked {
+		eff = untracked(eff)
+	}
+	a.do(ctx, eff)
 	return true
+}
+
+// untracked is effects without their Track: the index holds the task as
+// the state says already.
+func untracked(effects []rules.Effect) []rules.Effect {
+	out := effects[:0]
+	for _, e := range effects {
+		if _, ok := e.(rules.Track); !ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // reload rebuilds the state from the stream.
@@ -563,7 +614,7 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 		case rules.StopTimer:
 			a.stopTimer(e.RunID)
 		case rules.Track:
-			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, PID: a.self, NextRun: e.NextRun, Active: e.Active})
+			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, NextRun: e.NextRun, Active: e.Active})
 		case rules.Passivate:
 		}
 	}

@@ -34,23 +34,28 @@ type rig struct {
 	cfg   task.Config
 	mu    sync.Mutex
 	got   []any
-	id    uuid.UUID
-	reg   *registry
+	// tracked is what the shard got.
+	tracked []any
+	id      uuid.UUID
+	reg     *registry
 }
 
-// registry records the actors that left and stopped.
+// registry records the actors that left and stopped, and the last state a
+// resting one handed over.
 type registry struct {
 	mu      sync.Mutex
 	stopped map[string]bool
+	rest    *task.Initial
 }
 
 func (g *registry) Leave(id uuid.UUID, self *actor.PID, send func()) { send() }
 
-func (g *registry) Left(id uuid.UUID, self *actor.PID, stopped bool) {
+func (g *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.Initial) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if stopped {
 		g.stopped[self.String()] = true
+		g.rest = rest
 	}
 }
 
@@ -69,7 +74,7 @@ func newRig(t *testing.T, store events.Store) *rig {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
 	counted.Watch(r.sys, r.clk)
-	shard := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(func() actor.Actor { return &dueindex.Shard{Archetype: archetype.Archetype{Clock: r.clk}} }))
+	shard := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(func() actor.Actor { return sink{clk: r.clk, mu: &r.mu, got: &r.tracked} }))
 	sink := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(func() actor.Actor { return sink{clk: r.clk, mu: &r.mu, got: &r.got} }))
 	r.cfg = task.Config{Store: store, Archetype: archetype.Archetype{Clock: r.clk}, Queue: sink, Shard: shard, Registry: r.reg}
 	return r
@@ -116,6 +121,67 @@ func TestTickIsDecidedAtItsOwnInstant(t *testing.T) {
 	}
 	if rep.State.Runs != 1 {
 		t.Fatalf("runs %d, want 1", rep.State.Runs)
+	}
+}
+
+// TestRestingTaskActorLeaves: with Config.Rest, an actor whose task has
+// nothing open stops after its message and hands over its state; an actor
+// started from that state answers without reading the store and without
+// telling the due-time index again; a run keeps the actor until its
+// outcome; a pinned actor stays.
+func TestRestingTaskActorLeaves(t *testing.T) {
+	r := newRig(t, nil)
+	r.cfg.Rest = true
+	a := r.spawn()
+	r.create(a, time.Minute, t0.Add(time.Minute))
+	if r.alive(a) {
+		t.Fatal("the actor of a resting task stayed")
+	}
+	r.reg.mu.Lock()
+	rest := r.reg.rest
+	r.reg.mu.Unlock()
+	if rest == nil || !rest.Tracked || rest.State.Status != rules.StatusActive || rest.Position != r.store.(events.HeadReader).Head() {
+		t.Fatalf("handed over %+v", rest)
+	}
+	r.mu.Lock()
+	before := len(r.tracked)
+	r.mu.Unlock()
+	r.cfg.Store = nil // an actor started from the record reads nothing
+	b := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(task.New(r.cfg, r.id, rest)))
+	if rep := r.ask(b, task.Get{}); rep.Err != nil || rep.State.Version != rest.State.Version {
+		t.Fatalf("from the record: %+v", rep)
+	}
+	if r.alive(b) {
+		t.Fatal("an actor woken for a Get stayed")
+	}
+	r.cfg.Store = r.store
+	c := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(task.New(r.cfg, r.id, rest)))
+	counted.Send(r.clk, r.sys.Root, c, dueindex.Tick{At: t0.Add(time.Minute)}) // due at 01:00: enqueues run 1
+	if !r.alive(c) {
+		t.Fatal("stopped with a run waiting")
+	}
+	if rep := r.ask(c, task.Command{Cmd: rules.RequestStart{RunID: events.RunID(r.id, 1)}}); rep.Err != nil {
+		t.Fatal(rep.Err)
+	}
+	r.ask(c, task.Command{Cmd: rules.Complete{RunID: events.RunID(r.id, 1)}})
+	if r.alive(c) {
+		t.Fatal("stayed once the run ended")
+	}
+	r.mu.Lock()
+	got := r.tracked[before:]
+	r.mu.Unlock()
+	// One: the answer to the tick. Starting from the record tells the
+	// index nothing it holds already.
+	if len(got) != 1 || !got[0].(dueindex.Track).NextRun.Equal(t0.Add(2*time.Minute)) {
+		t.Fatalf("the shard got %+v, want the tick's Track of 02:00", got)
+	}
+	d := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(task.New(r.cfg, r.id, r.reg.rest)))
+	if rep := r.ask(d, task.Get{Pin: true}); rep.Err != nil {
+		t.Fatal(rep.Err)
+	}
+	r.ask(d, task.Get{})
+	if !r.alive(d) {
+		t.Fatal("a pinned actor left")
 	}
 }
 

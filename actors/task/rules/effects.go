@@ -185,6 +185,14 @@ func Recover(s State) []Effect {
 // with no open run.
 func Idle(s State) bool { return idle(&s) }
 
+// Rests reports whether a task has nothing for an actor to do between
+// messages: no open run (so no deadline or heartbeat to watch, no worker to
+// answer). Whatever its status, its state is all there is to it, and a
+// scheduler may keep that as a record instead of an actor until a tick (its
+// nextRun or a pending retry, still in the due-time index) or a command
+// needs it.
+func Rests(s *State) bool { return len(s.Open) == 0 }
+
 func idle(s *State) bool {
 	return (s.Status == StatusDeleted || s.Status == StatusNone) && len(s.Open) == 0
 }

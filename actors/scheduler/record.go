@@ -1,0 +1,73 @@
+package scheduler
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/cronactor/cronactor/actors/task"
+	"github.com/cronactor/cronactor/actors/task/rules"
+)
+
+// A resting task's record is what the scheduler keeps of a task that has no
+// actor in memory: the position of its latest event (two uvarints) and its
+// folded state in taskstate's binary form — about a hundred bytes for an
+// interval task, against a few kilobytes for an actor. The next actor of
+// the task starts from it, with no store read; the due-time index holds
+// the task meanwhile (task.Initial.Tracked).
+
+var errRecord = errors.New("scheduler: bad record")
+
+// scratch holds the buffers records are encoded in before they are copied
+// to a slice of their exact size (a million of them are kept).
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// newRecord is the record of st, a string of its own size. The position's
+// Prepare is written as its difference from Commit (0 on the embedded
+// store): a byte or two less puts a typical record in the 112-byte size
+// class, not the 128-byte one.
+func newRecord(st *task.Initial) string {
+	p := scratch.Get().(*[]byte)
+	b := binary.AppendUvarint((*p)[:0], st.Position.Commit)
+	b = binary.AppendVarint(b, int64(st.Position.Prepare-st.Position.Commit))
+	b, _ = st.State.AppendBinary(b) // it never fails
+	rec := string(b)
+	*p = b
+	scratch.Put(p)
+	return rec
+}
+
+// readRecord sets st to the task rec is the record of.
+func readRecord(rec string, st *task.Initial) error {
+	// A view of the string's bytes, read only: UnmarshalBinary copies what
+	// it keeps. (A conversion would copy the record on every wake.)
+	b := unsafe.Slice(unsafe.StringData(rec), len(rec))
+	c, n := binary.Uvarint(b)
+	if n <= 0 {
+		return errRecord
+	}
+	d, m := binary.Varint(b[n:])
+	if m <= 0 {
+		return errRecord
+	}
+	st.Position.Commit, st.Position.Prepare = c, c+uint64(d)
+	if err := st.State.UnmarshalBinary(b[n+m:]); err != nil {
+		return fmt.Errorf("%w: %w", errRecord, err)
+	}
+	st.Tracked = true
+	return nil
+}
+
+// recoveredTrack is where a task recovered from the log goes in the
+// due-time index: the Track its actor would send on starting (R9), if
+// active.
+func recoveredTrack(s rules.State) (rules.Track, bool) {
+	for _, e := range rules.Recover(s) {
+		if t, ok := e.(rules.Track); ok {
+			return t, t.Active
+		}
+	}
+	return rules.Track{}, false
+}
