@@ -56,7 +56,11 @@ func TestHTTPRequestIsCancelledWhenTheRunIsForcedToEnd(t *testing.T) {
 	err = s.Register("http", worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
 		// The request is I/O the virtual clock does not see: the handler
 		// leaves the clock's count while it waits (as clock.Sleep does),
-		// so that time moves on.
+		// so that time moves on. It keeps the run alive from before that
+		// (the kind does too, but only once it runs: in between, the clock
+		// could reach the heartbeat timeout).
+		stop := r.KeepAlive()
+		defer stop()
 		clk.End()
 		cp, err := h.Handle(ctx, r)
 		clk.Begin()
