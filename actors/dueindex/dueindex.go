@@ -59,6 +59,14 @@ type Entry struct {
 // package counted): to its actor, started if it has none.
 type DeliverFunc func(id uuid.UUID, t Tick)
 
+// RoomFunc reports whether the scheduler can take another woken task now
+// (see Shard.Room).
+type RoomFunc func() bool
+
+// Resume tells a shard that was out of room (Shard.Room) to go on
+// delivering the ticks it held back.
+type Resume struct{}
+
 // StopTicking is sent to the ticker to stop (graceful shutdown); a request
 // is answered with true.
 type StopTicking struct{}
@@ -133,6 +141,14 @@ type Shard struct {
 	// shard's goroutine, one task at a time, in the order the tasks fall
 	// due (ties in the order of their IDs' text).
 	Deliver DeliverFunc
+	// Room, if set, is asked before each delivery: false holds the due
+	// tasks back — they stay in the index, marked due at the tick being
+	// served — until a Resume or the next tick, which deliver them first
+	// with that tick's instant. So a wave of due tasks wakes no more actors
+	// at once than the scheduler has room for (back-pressure), and every
+	// task still decides at the instant of the tick it fell due at (R1).
+	// Nil: always room.
+	Room RoomFunc
 	// Initial are the tasks in the index when the shard starts (recovery
 	// puts them there without a message each). The shard drops the slice
 	// once it has read it.
@@ -140,6 +156,9 @@ type Shard struct {
 
 	due  dueHeap
 	next map[uuid.UUID]int64 // current nextRun per tracked task, as nanos (see nanos)
+	// behind is the instant of the tick whose due tasks were held back
+	// for want of room; zero when none are.
+	behind time.Time
 }
 
 type dueItem struct {
@@ -189,18 +208,40 @@ func (s *Shard) Receive(ctx actor.Context) {
 		s.next[m.TaskID] = at
 		heap.Push(&s.due, dueItem{at: at, id: m.TaskID})
 	case shardTick:
-		at := nanos(m.at)
-		for len(s.due) > 0 && s.due[0].at <= at {
-			it := heap.Pop(&s.due).(dueItem)
-			cur, ok := s.next[it.id]
-			if !ok || cur != it.at {
-				continue // stale: the task moved or left
-			}
-			// The task answers with a Track for its new nextRun.
-			delete(s.next, it.id)
-			s.Deliver(it.id, Tick{At: m.at})
+		if !s.behind.IsZero() && !s.deliver(s.behind) {
+			return // still no room: this tick's tasks wait behind those
+		}
+		s.deliver(m.at)
+	case Resume:
+		if !s.behind.IsZero() {
+			s.deliver(s.behind)
 		}
 	}
+}
+
+// deliver hands every task due at or before tick its Tick with the tick's
+// instant, while there is room; false when it ran out (behind is then
+// tick).
+func (s *Shard) deliver(tick time.Time) bool {
+	at := nanos(tick)
+	for len(s.due) > 0 && s.due[0].at <= at {
+		it := s.due[0]
+		cur, ok := s.next[it.id]
+		if !ok || cur != it.at {
+			heap.Pop(&s.due)
+			continue // stale: the task moved or left
+		}
+		if s.Room != nil && !s.Room() {
+			s.behind = tick
+			return false
+		}
+		heap.Pop(&s.due)
+		// The task answers with a Track for its new nextRun.
+		delete(s.next, it.id)
+		s.Deliver(it.id, Tick{At: tick})
+	}
+	s.behind = time.Time{}
+	return true
 }
 
 type dueHeap []dueItem

@@ -1,8 +1,10 @@
 package dueindex_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -87,4 +89,69 @@ func TestShardTicksDueTasksOnly(t *testing.T) {
 			t.Fatalf("got %q, want %q", got, want)
 		}
 	}
+}
+
+// TestShardHoldsDueTasksBackWithoutRoom: while Room says no, due tasks
+// stay in the index; a Resume delivers them with the instant of the tick
+// they fell due at, and so does the next tick, before its own due tasks.
+func TestShardHoldsDueTasksBackWithoutRoom(t *testing.T) {
+	clk := clock.NewVirtual(t0)
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	counted.Watch(sys, clk)
+	arch := archetype.Archetype{Clock: clk}
+	var mu sync.Mutex
+	var got []string
+	names := map[uuid.UUID]string{}
+	ids := make([]uuid.UUID, 5)
+	for i := range ids {
+		ids[i] = uuid.MustParse(fmt.Sprintf("0000000%d-0000-0000-0000-000000000000", i)) // delivered in this order
+		names[ids[i]] = string(rune('a' + i))
+	}
+	room := 2 // deliveries allowed until the test gives more
+	deliver := func(id uuid.UUID, tk dueindex.Tick) {
+		mu.Lock()
+		defer mu.Unlock()
+		room--
+		got = append(got, names[id]+" tick "+tk.At.Sub(t0).String())
+	}
+	hasRoom := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return room > 0
+	}
+	setRoom := func(n int) {
+		mu.Lock()
+		room = n
+		mu.Unlock()
+	}
+	var initial []dueindex.Entry
+	for _, id := range ids[:4] {
+		initial = append(initial, dueindex.Entry{TaskID: id, NextRun: t0.Add(10 * time.Second)})
+	}
+	initial = append(initial, dueindex.Entry{TaskID: ids[4], NextRun: t0.Add(15 * time.Second)})
+	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Room: hasRoom, Initial: initial}
+	}))
+	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Ticker{Archetype: arch, Interval: 10 * time.Second, Shards: []*actor.PID{shard}}
+	}))
+	clk.RunUntil(t0.Add(12 * time.Second))
+	check := func(when string, want ...string) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: got %q, want %q", when, got, want)
+		}
+	}
+	check("at 12s, room for two", "a tick 10s", "b tick 10s")
+	setRoom(1)
+	counted.Send(clk, sys.Root, shard, dueindex.Resume{})
+	clk.Quiesce()
+	check("after a Resume with room for one", "a tick 10s", "b tick 10s", "c tick 10s")
+	setRoom(10)
+	clk.RunUntil(t0.Add(25 * time.Second))
+	check("at the next tick", "a tick 10s", "b tick 10s", "c tick 10s", "d tick 10s", "e tick 20s")
 }

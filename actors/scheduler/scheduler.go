@@ -132,6 +132,13 @@ type Config struct {
 	Queues map[string]int
 	// Shards is how many actors keep the due-time index. Default 4; 1–1024.
 	Shards int
+	// MaxActiveTasks bounds the task actors a tick wakes: while that many
+	// actors live (tasks with an open run, or busy with a call), due tasks
+	// wait in the index, and go on — each deciding at the instant of the
+	// tick it fell due at (R1) — as actors leave. It bounds the memory a
+	// wave of due tasks takes. Calls are not held back. Default
+	// DefaultMaxActiveTasks; at least 1.
+	MaxActiveTasks int
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
 	// PickupDelay, if set, delays when a queued run may be taken by a worker
@@ -172,6 +179,8 @@ func (c Config) Validate() error {
 		return validateQueues(c.Queues)
 	case c.Shards < 0 || c.Shards > 1024:
 		return &FieldError{Field: "Shards", Message: fmt.Sprintf("must be between 1 and 1024, got %d", c.Shards)}
+	case c.MaxActiveTasks < 0:
+		return &FieldError{Field: "MaxActiveTasks", Message: fmt.Sprintf("must be at least 1, got %d", c.MaxActiveTasks)}
 	case c.RequestTimeout < 0:
 		return &FieldError{Field: "RequestTimeout", Message: "must not be negative"}
 	case c.StoreTimeout < 0:
@@ -192,6 +201,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Shards == 0 {
 		c.Shards = 4
+	}
+	if c.MaxActiveTasks == 0 {
+		c.MaxActiveTasks = DefaultMaxActiveTasks
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -518,6 +530,11 @@ type entry struct {
 // holding it looks again. e.mu must be held.
 func (e *entry) gone() bool { return e.pid == nil }
 
+// DefaultMaxActiveTasks is Config.MaxActiveTasks when unset: a wave of due
+// tasks keeps at most this many task actors (each with its open run, a few
+// KiB) in memory at once; 64 workers drain far fewer.
+const DefaultMaxActiveTasks = 65536
+
 // Scheduler runs tasks. Build it with New.
 type Scheduler struct {
 	cfg      Config
@@ -538,8 +555,12 @@ type Scheduler struct {
 	ownersMu sync.Mutex
 	owners   map[string]map[uuid.UUID]struct{}
 	stats    *worker.Stats
-	// actors counts the task actors (Stats.Actors).
+	// actors counts the task actors (Stats.Actors); waking the places
+	// room reserved for ticks being delivered; starved is set while a
+	// shard holds due tasks back for want of room (see room).
 	actors  atomic.Int64
+	waking  atomic.Int64
+	starved atomic.Bool
 	base    context.Context
 	abandon context.CancelFunc
 	// infra lists the actors that are not task actors: shards, queue, ticker.
@@ -663,7 +684,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	for i := 0; i < s.cfg.Shards; i++ {
 		initial := index[i]
 		s.shards = append(s.shards, s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
-			return &dueindex.Shard{Archetype: s.arch, Deliver: s.deliver, Initial: initial}
+			return &dueindex.Shard{Archetype: s.arch, Deliver: s.deliver, Room: s.room, Initial: initial}
 		})))
 	}
 	s.queue = s.spawn(root, actor.PropsFromProducer(worker.NewQueue(worker.PoolConfig{
@@ -851,10 +872,33 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error)
 	}
 }
 
+// room is the shards' dueindex.Shard.Room: whether a tick may wake one more
+// task actor (Config.MaxActiveTasks). A yes reserves a place, which the
+// delivery that follows gives back once the actor counts (the shards ask
+// on goroutines of their own). When it says no, the first actor to leave
+// once the count is down to resumeAt tells the shards to go on.
+func (s *Scheduler) room() bool {
+	for {
+		w := s.waking.Load()
+		if s.actors.Load()+w >= int64(s.cfg.MaxActiveTasks) {
+			s.starved.Store(true)
+			return false
+		}
+		if s.waking.CompareAndSwap(w, w+1) {
+			return true
+		}
+	}
+}
+
+// resumeAt is the actor count at which shards held back for room go on:
+// seven eighths of the bound, so that they deliver in batches.
+func (s *Scheduler) resumeAt() int64 { return int64(s.cfg.MaxActiveTasks) * 7 / 8 }
+
 // deliver hands a due task its tick (dueindex.Shard.Deliver): to its
 // actor, woken from its record if it rests, after its leaving if it is
 // leaving. Once the scheduler stopped, ticks go nowhere.
 func (s *Scheduler) deliver(id uuid.UUID, t dueindex.Tick) {
+	defer s.waking.Add(-1) // the place room reserved: the actor counts now
 	e, err := s.lockActor(context.Background(), id)
 	if err != nil {
 		return
@@ -909,7 +953,11 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.
 		return
 	}
 	if stopped {
-		s.actors.Add(-1)
+		if n := s.actors.Add(-1); n <= s.resumeAt() && s.starved.CompareAndSwap(true, false) {
+			for _, sh := range s.shards {
+				counted.Send(s.cfg.Clock, s.sys.Root, sh, dueindex.Resume{})
+			}
+		}
 		if rec != "" && !s.stopped {
 			s.tasks[id] = slot{rec: rec}
 		} else {
