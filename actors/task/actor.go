@@ -74,6 +74,11 @@ var ErrConflictRetries = errors.New("task: version conflicts persisted after ret
 // tries again.
 var ErrLoad = errors.New("task: cannot load the task")
 
+// tickCtx is the context of a tick's store calls: its appends (the run
+// enqueues of a wave of due tasks) wait in the store's bulk lane, behind the
+// decisions that start and end runs (events.Lane).
+var tickCtx = events.WithLane(context.Background(), events.LaneBulk)
+
 // maxConflictRetries bounds reload-and-retry on a version conflict.
 const maxConflictRetries = 5
 
@@ -368,13 +373,13 @@ func (a *Actor) command(ctx actor.Context, m Command) {
 
 // tick decides a tick of the due-time index at its instant.
 func (a *Actor) tick(ctx actor.Context, at time.Time) {
-	if !a.ensureLoaded(ctx, context.Background()) {
+	if !a.ensureLoaded(ctx, tickCtx) {
 		a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", a.loadErr)
 		return
 	}
 	// R1: the decision is taken at the tick's own instant, whenever this
 	// message is processed.
-	if _, err := a.execute(ctx, context.Background(), rules.Tick{}, at); err != nil && !errors.Is(err, rules.ErrNotCreated) {
+	if _, err := a.execute(ctx, tickCtx, rules.Tick{}, at); err != nil && !errors.Is(err, rules.ErrNotCreated) {
 		a.tickFailed(ctx, err)
 	}
 }
