@@ -340,7 +340,14 @@ func LaneOf(ctx context.Context) Lane {
 // AsyncAppender is implemented by stores that can take an append without
 // a goroutine of the caller's waiting for it to be durable (the embedded
 // store can). Callers test for it with a type assertion, or use
-// AppendAsync, which falls back on a goroutine.
+// AppendAsync, which falls back on a goroutine. The task actors append
+// through it.
+//
+// A wrapper that embeds such a store (a struct with an *embedded.Store
+// field, say) and changes Append must change AppendAsync the same way, or
+// the embedded AppendAsync is promoted and appends pass the wrapper by; a
+// wrapper that embeds the events.Store interface hides it, and its appends
+// take the goroutine fallback.
 type AsyncAppender interface {
 	// AppendAsync is Append that returns at once: done is called exactly
 	// once, with the outcome Append would have returned, when the append is
