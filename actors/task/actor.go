@@ -24,13 +24,23 @@
 // worker.StopRun, counted, once durable: the worker cancels the handler's
 // context, so that a hung handler does not run on beside the run's retry.
 //
+// The append is asynchronous (flight.go): the actor hands the events to
+// the store (events.AppendAsync) and its goroutine goes back to the
+// dispatcher; the store's answer comes back as a message, and the actor
+// then evolves, acts and replies as above. Meanwhile it decides nothing
+// for its task: messages that arrive are held, in order, and handled after
+// the answer, so decisions stay serialized exactly as with a synchronous
+// append. A tick's appends go in the store's bulk lane (events.Lane),
+// every other append in the priority lane. docs/architecture.md, "The
+// append path", has the whole protocol.
+//
 // A version conflict (another writer of the same stream) reloads the
 // stream and decides again, a bounded number of times; so two actors for
 // one task can never both start a run.
 //
 // Every store call runs under a deadline (Config.StoreTimeout, within the
 // caller's context for commands that carry one), so a hung store cannot
-// block the actor's mailbox for ever.
+// keep the actor waiting for ever.
 //
 // Lifecycle: an actor is spawned by the scheduler, with the state recovery
 // folded or loading its stream itself. A load that fails answers every
@@ -46,8 +56,9 @@
 // messages that were counted: its own, sent through internal/counted. A
 // message it does not know is ignored and not uncounted either.
 //
-// Concurrency: the actor processes one message at a time, so decisions for
-// one task are serialized (R3), whoever sends them.
+// Concurrency: the actor processes one message at a time and holds every
+// message while an append is in flight, so decisions for one task are
+// serialized (R3), whoever sends them.
 package task
 
 import (

@@ -3,13 +3,34 @@
 //
 // Durability: Append returns only after its events are in a synced Pebble
 // batch (fsync of the write-ahead log), so an acknowledged append survives
-// kill -9 and power loss. Appends from many goroutines are group-committed:
-// a single committer goroutine takes every append waiting at that moment,
-// checks expected versions in order, and writes them all in one batch; the
-// appends are answered once that batch's log sync is done. Global positions
-// are assigned by the committer, so the global log has no gaps. Pebble shows
-// a batch before its sync ends, so reads and subscriptions stop at the last
-// durable position: readers only ever see durable events.
+// kill -9 and power loss. Appends from many writers are group-committed:
+// a single committer goroutine takes the appends waiting at that moment (up
+// to Options.MaxBatchEvents events), checks expected versions in the order
+// it took them, and writes them all in one batch; the appends are answered
+// once that batch's log sync is done. Global positions are assigned by the
+// committer, so the global log has no gaps. Pebble shows a batch before its
+// sync ends, so reads and subscriptions stop at the last durable position:
+// readers only ever see durable events.
+//
+// Lanes: appends wait in two first-in, first-out queues, by the
+// events.Lane their context carries (events.WithLane; the default is
+// events.LanePriority). A group takes priority appends first, up to three
+// quarters of MaxBatchEvents, then bulk appends up to the limit, then
+// priority appends again to fill it: the decisions that start and end runs
+// go ahead of a wave of run enqueues (the task actor puts a tick's appends
+// in the bulk lane), and a flood of priority appends still leaves a quarter
+// of every group to the bulk lane. The lane changes only the order appends
+// are decided in: each is checked against its expected version when its
+// group is cut, and answered only once durable. Two appends to one stream
+// in flight at once, in different lanes, may be decided in either order; a
+// writer that needs them in order waits for the first answer (the task
+// actor does). The queues have no bound: every waiting append is a writer
+// waiting for its answer.
+//
+// Asynchronous appends: AppendAsync (events.AsyncAppender) queues an append
+// as Append does, and the committer calls the caller's callback once the
+// append's group is durable, so no goroutine waits for it; the task actors
+// append this way.
 //
 // Files: open.go opens and checks a data directory, commit.go is the
 // committer, read.go the reads, tuning.go the tuning values with what each
