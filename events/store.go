@@ -294,49 +294,6 @@ func ContentID(stream string, expected ExpectedVersion, index int, typ string, d
 	return sha1UUID(b)
 }
 
-// Lane is the queue an append waits in, at a store that commits the appends
-// of many writers in groups: when appends of both lanes wait at once, a
-// group takes those of LanePriority first. The lane changes only the order
-// in which waiting appends are decided, never what is decided: every append
-// is checked against its expected version when its group is cut, and an
-// append of either lane is answered only once durable. Appends of one lane
-// are decided in the order they were handed over; across lanes only appends
-// in flight together can change places, so a writer that needs its appends
-// decided in order waits for each answer before the next (the task actor
-// does).
-//
-// The lane travels in the append's context (WithLane). A store that has no
-// queue of its own, such as the EventStoreDB adapter, ignores it.
-type Lane uint8
-
-const (
-	// LanePriority is the default lane: every append not marked otherwise,
-	// such as the decisions that start or end a run and the commands of
-	// users.
-	LanePriority Lane = iota
-	// LaneBulk is for appends that may wait behind the priority lane, such as
-	// the run enqueues of a wave of due tasks: ten thousand of them queued at
-	// one tick must not delay the first run's start. A group that finds both
-	// lanes waiting still takes some of the bulk lane (the embedded store
-	// keeps a quarter of each group for it), so the bulk lane is never
-	// starved.
-	LaneBulk
-)
-
-type laneKey struct{}
-
-// WithLane returns ctx marked to append in lane l.
-func WithLane(ctx context.Context, l Lane) context.Context {
-	return context.WithValue(ctx, laneKey{}, l)
-}
-
-// LaneOf returns the lane ctx appends in: LanePriority unless WithLane said
-// otherwise.
-func LaneOf(ctx context.Context) Lane {
-	l, _ := ctx.Value(laneKey{}).(Lane)
-	return l
-}
-
 // AsyncAppender is implemented by stores that can take an append without
 // a goroutine of the caller's waiting for it to be durable (the embedded
 // store can). Callers test for it with a type assertion, or use
@@ -348,6 +305,11 @@ func LaneOf(ctx context.Context) Lane {
 // the embedded AppendAsync is promoted and appends pass the wrapper by; a
 // wrapper that embeds the events.Store interface hides it, and its appends
 // take the goroutine fallback.
+//
+// Appends handed over this way are decided in the order they were handed
+// over, as appends of waiting goroutines are in the order they called
+// Append; a writer that needs two appends to one stream decided in order
+// waits for the first answer before the second (the task actor does).
 type AsyncAppender interface {
 	// AppendAsync is Append that returns at once: done is called exactly
 	// once, with the outcome Append would have returned, when the append is

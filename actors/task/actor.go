@@ -30,9 +30,7 @@
 // then evolves, acts and replies as above. Meanwhile it decides nothing
 // for its task: messages that arrive are held, in order, and handled after
 // the answer, so decisions stay serialized exactly as with a synchronous
-// append. A tick's appends go in the store's bulk lane (events.Lane),
-// every other append in the priority lane. docs/architecture.md, "The
-// append path", has the whole protocol.
+// append. docs/architecture.md, "The append path", has the whole protocol.
 //
 // A version conflict (another writer of the same stream) reloads the
 // stream and decides again, a bounded number of times; so two actors for
@@ -84,11 +82,6 @@ var ErrConflictRetries = errors.New("task: version conflicts persisted after ret
 // ErrLoad: the actor could not load its task's stream; the next command
 // tries again.
 var ErrLoad = errors.New("task: cannot load the task")
-
-// tickCtx is the context of a tick's store calls: its appends (the run
-// enqueues of a wave of due tasks) wait in the store's bulk lane, behind the
-// decisions that start and end runs (events.Lane).
-var tickCtx = events.WithLane(context.Background(), events.LaneBulk)
 
 // maxConflictRetries bounds reload-and-retry on a version conflict.
 const maxConflictRetries = 5
@@ -508,13 +501,13 @@ func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 
 // tick decides a tick of the due-time index at its instant.
 func (a *Actor) tick(ctx actor.Context, at time.Time) {
-	if !a.ensureLoaded(ctx, tickCtx) {
+	if !a.ensureLoaded(ctx, context.Background()) {
 		a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", a.loadErr)
 		return
 	}
 	// R1: the decision is taken at the tick's own instant, whenever this
 	// message is processed.
-	a.execute(ctx, a.newFlight(afterTick, rules.Tick{}, tickCtx, at))
+	a.execute(ctx, a.newFlight(afterTick, rules.Tick{}, context.Background(), at))
 }
 
 // tickFailed logs a tick's failure and tells the index when the task is

@@ -46,8 +46,7 @@ func (r *appendReq) answer() {
 
 // Append implements events.Store. Appends from many goroutines are
 // group-committed: one synced Pebble batch carries the appends waiting at
-// that moment, those of events.LanePriority first (see events.Lane and the
-// package doc).
+// that moment.
 func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
 	req, err := s.handOver(ctx, stream, expected, evs, nil)
 	if err != nil {
@@ -76,8 +75,8 @@ func (s *Store) AppendAsync(ctx context.Context, stream string, expected events.
 
 var _ events.AsyncAppender = (*Store)(nil)
 
-// handOver checks an append and queues it for the committer in the lane its
-// ctx names; cb is AppendAsync's callback (nil for Append). The append's
+// handOver checks an append and queues it for the committer; cb is
+// AppendAsync's callback (nil for Append). The append's
 // ctx is only checked here: the queue has no bound to wait for (see intake).
 func (s *Store) handOver(ctx context.Context, stream string, expected events.ExpectedVersion, evs []events.Proposed, cb func(events.AppendResult, error)) (*appendReq, error) {
 	if err := events.ValidateStream(stream); err != nil {
@@ -96,7 +95,7 @@ func (s *Store) handOver(ctx context.Context, stream string, expected events.Exp
 	req.stream, req.expected, req.evs, req.cb = stream, expected, evs, cb
 	// Queued under use: Close cannot mark the store closed meanwhile, so the
 	// committer (which drains the queue once closed) sees this append.
-	s.intake.put(req, events.LaneOf(ctx))
+	s.intake.put(req)
 	s.release()
 	return req, nil
 }

@@ -12,25 +12,11 @@
 // sync ends, so reads and subscriptions stop at the last durable position:
 // readers only ever see durable events.
 //
-// Lanes: appends wait in two first-in, first-out queues, by the
-// events.Lane their context carries (events.WithLane; the default is
-// events.LanePriority). A group takes priority appends first, up to three
-// quarters of MaxBatchEvents, then bulk appends up to the limit, then
-// priority appends again to fill it: the decisions that start and end runs
-// go ahead of a wave of run enqueues (the task actor puts a tick's appends
-// in the bulk lane), and a flood of priority appends still leaves a quarter
-// of every group to the bulk lane. The lane changes only the order appends
-// are decided in: each is checked against its expected version when its
-// group is cut, and answered only once durable. Two appends to one stream
-// in flight at once, in different lanes, may be decided in either order; a
-// writer that needs them in order waits for the first answer (the task
-// actor does). The queues have no bound: every waiting append is a writer
-// waiting for its answer.
-//
-// Asynchronous appends: AppendAsync (events.AsyncAppender) queues an append
-// as Append does, and the committer calls the caller's callback once the
-// append's group is durable, so no goroutine waits for it; the task actors
-// append this way.
+// Appends wait for the committer first in, first out, in a queue with no
+// bound: every waiting append is a writer waiting for its answer.
+// AppendAsync (events.AsyncAppender) queues an append as Append does, and
+// the committer calls the caller's callback once the append's group is
+// durable, so no goroutine waits for it; the task actors append this way.
 //
 // Files: open.go opens and checks a data directory, commit.go is the
 // committer, read.go the reads, tuning.go the tuning values with what each

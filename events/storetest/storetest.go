@@ -57,7 +57,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"IdempotentRetryAnyVersion", testIdempotentRetryAny},
 		{"SubscribeLiveUnderConcurrentAppends", testSubscribeConcurrent},
 		{"ClosedStore", testClosed},
-		{"AsyncAppendAndLanes", testAsyncAndLanes},
+		{"AsyncAppend", testAsyncAppend},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -693,10 +693,10 @@ func testClosed(t *testing.T, s events.Store) {
 	}
 }
 
-// testAsyncAndLanes: events.AppendAsync (the store's AsyncAppender, or the
+// testAsyncAppend: events.AppendAsync (the store's AsyncAppender, or the
 // fallback) answers once with what Append would, conflicts and an ended
-// context included; an append in either lane lands.
-func testAsyncAndLanes(t *testing.T, s events.Store) {
+// context included.
+func testAsyncAppend(t *testing.T, s events.Store) {
 	ctx := ctxT(t)
 	st := stream()
 	type outcome struct {
@@ -716,11 +716,11 @@ func testAsyncAndLanes(t *testing.T, s events.Store) {
 		}
 		return o
 	}
-	if o := async(events.WithLane(ctx, events.LaneBulk), events.NoStream); o.err != nil || o.res.Version != 0 {
-		t.Fatalf("bulk lane, first append: %+v", o)
+	if o := async(ctx, events.NoStream); o.err != nil || o.res.Version != 0 {
+		t.Fatalf("first append: %+v", o)
 	}
-	if o := async(events.WithLane(ctx, events.LanePriority), events.Exactly(0)); o.err != nil || o.res.Version != 1 {
-		t.Fatalf("priority lane, second append: %+v", o)
+	if o := async(ctx, events.Exactly(0)); o.err != nil || o.res.Version != 1 {
+		t.Fatalf("second append: %+v", o)
 	}
 	if o := async(ctx, events.Exactly(0)); !errors.Is(o.err, events.ErrVersionConflict) {
 		t.Fatalf("stale expected version: %v, want a version conflict", o.err)
@@ -733,8 +733,5 @@ func testAsyncAndLanes(t *testing.T, s events.Store) {
 	recs, err := s.ReadStream(ctx, st, 0, 0)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("stream holds %d events (%v), want 2", len(recs), err)
-	}
-	if events.LaneOf(events.WithLane(ctx, events.LaneBulk)) != events.LaneBulk || events.LaneOf(ctx) != events.LanePriority {
-		t.Fatal("WithLane/LaneOf do not round-trip")
 	}
 }

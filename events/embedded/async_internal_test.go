@@ -53,8 +53,8 @@ type outcome struct {
 	err    error
 }
 
-func queueAsync(s *Store, lane events.Lane, streams []string, out chan<- outcome) {
-	ctx := events.WithLane(context.Background(), lane)
+func queueAsync(s *Store, streams []string, out chan<- outcome) {
+	ctx := context.Background()
 	for _, st := range streams {
 		st := st
 		s.AppendAsync(ctx, st, events.NoStream, []events.Proposed{proposed(st)}, func(r events.AppendResult, err error) {
@@ -88,36 +88,18 @@ func names(prefix string, n int) []string {
 	return s
 }
 
-// TestPriorityLaneGoesFirst: appends of the priority lane that queue behind
-// bulk appends are decided first; each lane keeps its own order.
-func TestPriorityLaneGoesFirst(t *testing.T) {
-	s, release := heldStore(t, Options{})
-	out := make(chan outcome, 16)
-	queueAsync(s, events.LaneBulk, names("bulk", 3), out)
-	queueAsync(s, events.LanePriority, names("prio", 2), out)
-	release()
-	pos := positions(t, out, 5)
-	// "first" is at 1; the priority appends take 2 and 3, in order.
-	want := map[string]uint64{"prio0": 2, "prio1": 3, "bulk0": 4, "bulk1": 5, "bulk2": 6}
-	for st, p := range want {
-		if pos[st] != p {
-			t.Errorf("%s at %d, want %d (all: %v)", st, pos[st], p, pos)
-		}
-	}
-}
-
-// TestBulkLaneNotStarved: a group full of priority appends still takes bulk
-// appends (a quarter of MaxBatchEvents).
-func TestBulkLaneNotStarved(t *testing.T) {
+// TestAppendsDecidedInHandOverOrder: appends that queue while a group
+// syncs are decided, in the next group, in the order they were handed over.
+func TestAppendsDecidedInHandOverOrder(t *testing.T) {
 	s, release := heldStore(t, Options{MaxBatchEvents: 4})
 	out := make(chan outcome, 16)
-	queueAsync(s, events.LaneBulk, names("bulk", 2), out)
-	queueAsync(s, events.LanePriority, names("prio", 8), out)
+	queueAsync(s, names("a", 6), out)
 	release()
-	pos := positions(t, out, 10)
-	// The first group after the held one: prio0-2, then bulk0.
-	if pos["bulk0"] != 5 || pos["prio2"] != 4 || pos["prio3"] <= pos["bulk0"] {
-		t.Errorf("bulk0 at %d, prio2 at %d, prio3 at %d; want 5, 4, after bulk0 (all: %v)", pos["bulk0"], pos["prio2"], pos["prio3"], pos)
+	pos := positions(t, out, 6)
+	for i := range 6 {
+		if want := uint64(2 + i); pos[fmt.Sprintf("a%d", i)] != want { // "first" is at 1
+			t.Errorf("a%d at %d, want %d (all: %v)", i, pos[fmt.Sprintf("a%d", i)], want, pos)
+		}
 	}
 }
 
@@ -127,7 +109,7 @@ func TestBulkLaneNotStarved(t *testing.T) {
 func TestAppendAsyncAnswersOnceDurable(t *testing.T) {
 	s, release := heldStore(t, Options{})
 	out := make(chan outcome, 4)
-	queueAsync(s, events.LanePriority, []string{"first"}, out) // "first" exists once the held group is durable
+	queueAsync(s, []string{"first"}, out) // "first" exists once the held group is durable
 	select {
 	case o := <-out:
 		t.Fatalf("answered %v before the held group was durable", o)
