@@ -293,3 +293,43 @@ func ContentID(stream string, expected ExpectedVersion, index int, typ string, d
 	b = append(b, data...)
 	return sha1UUID(b)
 }
+
+// AsyncAppender is implemented by stores that can take an append without
+// a goroutine of the caller's waiting for it to be durable (the embedded
+// store can). Callers test for it with a type assertion, or use
+// AppendAsync, which falls back on a goroutine. The task actors append
+// through it.
+//
+// A wrapper that embeds such a store (a struct with an *embedded.Store
+// field, say) and changes Append must change AppendAsync the same way, or
+// the embedded AppendAsync is promoted and appends pass the wrapper by; a
+// wrapper that embeds the events.Store interface hides it, and its appends
+// take the goroutine fallback.
+//
+// Appends handed over this way are decided in the order they were handed
+// over, as appends of waiting goroutines are in the order they called
+// Append; a writer that needs two appends to one stream decided in order
+// waits for the first answer before the second (the task actor does).
+type AsyncAppender interface {
+	// AppendAsync is Append that returns at once: done is called exactly
+	// once, with the outcome Append would have returned, when the append is
+	// decided and, if accepted, durable. done may run on a goroutine of the
+	// store's, even before AppendAsync returns; it must not block (hand the
+	// outcome on, as an actor message for instance) nor call the store.
+	// ctx is checked when the append is handed over (an ended ctx gets its
+	// error through done, and nothing is written); once handed over, the
+	// append is decided whatever becomes of ctx, so a durable append is never
+	// reported as failed. evs must not be changed until done is called.
+	AppendAsync(ctx context.Context, stream string, expected ExpectedVersion, evs []Proposed, done func(AppendResult, error))
+}
+
+// AppendAsync appends evs to stream through s's AsyncAppender, or, for a
+// store without one, calls s.Append on a goroutine of its own; either way
+// done gets the outcome once (see AsyncAppender).
+func AppendAsync(ctx context.Context, s Store, stream string, expected ExpectedVersion, evs []Proposed, done func(AppendResult, error)) {
+	if a, ok := s.(AsyncAppender); ok {
+		a.AppendAsync(ctx, stream, expected, evs, done)
+		return
+	}
+	go func() { done(s.Append(ctx, stream, expected, evs...)) }()
+}

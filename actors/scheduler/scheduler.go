@@ -561,8 +561,10 @@ type Scheduler struct {
 	actors  atomic.Int64
 	waking  atomic.Int64
 	starved atomic.Bool
-	base    context.Context
-	abandon context.CancelFunc
+	base     context.Context
+	abandon  context.CancelFunc
+	// dispatch runs the task actors' mailboxes (task.Dispatcher).
+	dispatch *task.Dispatcher
 	// infra lists the actors that are not task actors: shards, queue, ticker.
 	infra []*actor.PID
 	// prefix starts the name of every actor of this scheduler; hosted is
@@ -812,7 +814,10 @@ func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Shard: s.shardOf(id),
 		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true}
 	s.actors.Add(1)
-	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st)), s.prefix)}
+	if s.dispatch == nil {
+		s.dispatch = task.NewDispatcher(0)
+	}
+	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st), actor.WithDispatcher(s.dispatch)), s.prefix)}
 	s.tasks[id] = slot{e: e}
 	return e
 }

@@ -97,5 +97,15 @@ func (s *lifeStore) Append(ctx context.Context, stream string, expected events.E
 	return s.Store.Append(ctx, stream, expected, evs...)
 }
 
+// AppendAsync passes the shared store's asynchronous appends through
+// (events.AsyncAppender), refused as Append is once the life is killed.
+func (s *lifeStore) AppendAsync(ctx context.Context, stream string, expected events.ExpectedVersion, evs []events.Proposed, done func(events.AppendResult, error)) {
+	if s.l.isDead() {
+		done(events.AppendResult{}, errKilled)
+		return
+	}
+	events.AppendAsync(ctx, s.Store, stream, expected, evs, done)
+}
+
 // Close leaves the shared store open: it outlives every life.
 func (s *lifeStore) Close() error { return nil }

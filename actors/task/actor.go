@@ -24,13 +24,21 @@
 // worker.StopRun, counted, once durable: the worker cancels the handler's
 // context, so that a hung handler does not run on beside the run's retry.
 //
+// The append is asynchronous (flight.go): the actor hands the events to
+// the store (events.AppendAsync) and its goroutine goes back to the
+// dispatcher; the store's answer comes back as a message, and the actor
+// then evolves, acts and replies as above. Meanwhile it decides nothing
+// for its task: messages that arrive are held, in order, and handled after
+// the answer, so decisions stay serialized exactly as with a synchronous
+// append. docs/architecture.md, "The append path", has the whole protocol.
+//
 // A version conflict (another writer of the same stream) reloads the
 // stream and decides again, a bounded number of times; so two actors for
 // one task can never both start a run.
 //
 // Every store call runs under a deadline (Config.StoreTimeout, within the
 // caller's context for commands that carry one), so a hung store cannot
-// block the actor's mailbox for ever.
+// keep the actor waiting for ever.
 //
 // Lifecycle: an actor is spawned by the scheduler, with a state it already
 // has (recovery's fold, or the record of a resting task) or loading its
@@ -52,8 +60,9 @@
 // messages that were counted: its own, sent through internal/counted. A
 // message it does not know is ignored and not uncounted either.
 //
-// Concurrency: the actor processes one message at a time, so decisions for
-// one task are serialized (R3), whoever sends them.
+// Concurrency: the actor processes one message at a time and holds every
+// message while an append is in flight, so decisions for one task are
+// serialized (R3), whoever sends them.
 package task
 
 import (
@@ -241,6 +250,11 @@ type Actor struct {
 	recovered bool
 	tracked   bool
 	pinned    bool
+	// fl is the append in flight, if any; held the messages that arrived
+	// meanwhile, from held[heldNext] on (see Receive).
+	fl       *flight
+	held     []held
+	heldNext int
 	// idScope is the stream, a NUL and a random ID of this actor (its
 	// incarnation), which tells its decisions apart from those of another
 	// actor of the same task: event IDs derive from it, so a retry by this
@@ -273,11 +287,19 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 }
 
 // Receive implements actor.Actor.
+//
+// While an append is in flight (see flight) the actor decides nothing: what
+// arrives meanwhile is held, in order, and handled once the store has
+// answered and the effects of the answered append are done.
 func (a *Actor) Receive(ctx actor.Context) {
 	if a.cfg.Host != nil {
 		if req, ok := a.cfg.Host(ctx.Message()); ok {
-			a.serveHost(ctx, req)
-			a.maybeLeave(ctx)
+			if a.fl != nil {
+				a.hold(ctx, false)
+				return
+			}
+			a.serveHost(ctx, req, ctx.Sender())
+			a.settle(ctx)
 			return
 		}
 	}
@@ -295,30 +317,75 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.ensureLoaded(ctx, context.Background())
 		return // the message that made us start says whether we may stop
 	case *actor.Stopping:
+		a.stopping(ctx)
 		a.stopTimers()
 		return
+	case appended:
+		if m.f != a.fl {
+			return // answered already, while the actor stopped
+		}
+		a.acked(ctx, m.f, false)
+		a.settle(ctx)
+		a.replay(ctx)
+		return
+	default:
+		if a.fl != nil {
+			a.hold(ctx, end)
+			end = false // counted still: it is handled later
+			return
+		}
+		switch a.handle(ctx, ctx.Message(), ctx.Sender()) {
+		case stay:
+			return
+		case unknown:
+			end = false // none of ours sends it, so nobody counted it
+			return
+		}
+	}
+	a.settle(ctx)
+}
+
+// settle ends the handling of a message: the actor may leave if it is idle
+// (maybeLeave), but never with an append in flight.
+func (a *Actor) settle(ctx actor.Context) {
+	if a.fl == nil {
+		a.maybeLeave(ctx)
+	}
+}
+
+// handled is what handle did with a message.
+type handled int
+
+const (
+	done    handled = iota // handled; the actor may leave now if idle
+	stay                   // handled; not a moment to leave
+	unknown                // not a message of ours
+)
+
+// handle handles one message that is neither a lifecycle message nor an
+// append's answer, with the sender it came from (it may be handled after
+// being held, when ctx.Sender() is another's).
+func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
+	switch m := msg.(type) {
 	case Command:
-		a.command(ctx, m)
+		a.command(ctx, m, sender)
 	case Get:
 		a.pinned = a.pinned || m.Pin
 		if !a.ensureLoaded(ctx, context.Background()) {
-			a.respondLoadErr(ctx)
+			a.respondLoadErr(ctx, sender)
 			break
 		}
-		a.respond(ctx, nil, nil)
+		a.respond(ctx, sender, nil, nil)
 	case dueindex.Tick:
 		a.tick(ctx, m.At)
 	case deadline:
 		delete(a.timers, m.runID)
-		_, err := a.execute(ctx, context.Background(), rules.ForceEnd{RunID: m.runID, Reason: m.reason}, a.cfg.Archetype.Clock.Now())
-		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
-			a.cfg.Archetype.Logger.Error("forced end failed", "task_id", a.id, "run_id", m.runID, "err", err)
-		}
+		a.execute(ctx, a.newFlight(afterDeadline, rules.ForceEnd{RunID: m.runID, Reason: m.reason}, context.Background(), a.cfg.Archetype.Clock.Now()))
 	case heartbeatDue:
 		a.checkHeartbeat(ctx, m.runID)
 	case passivate:
 		if a.leave != leaving {
-			return
+			return stay
 		}
 		stop := a.idle()
 		if a.cfg.Registry != nil {
@@ -329,18 +396,82 @@ func (a *Actor) Receive(ctx actor.Context) {
 			a.stopTimers()
 			ctx.Stop(a.self)
 		}
-		return
+		return stay
 	default:
-		end = false // none of ours sends it, so nobody counted it
-		return
+		return unknown
 	}
-	a.maybeLeave(ctx)
+	return done
+}
+
+// held is a message that arrived while an append was in flight.
+type held struct {
+	msg    any
+	sender *actor.PID
+	end    bool // counted: the clock's End is due once it is handled
+}
+
+// hold keeps the message being processed for later (see replay). A counted
+// message stays counted on the clock until it is handled.
+func (a *Actor) hold(ctx actor.Context, end bool) {
+	a.held = append(a.held, held{msg: ctx.Message(), sender: ctx.Sender(), end: end})
+}
+
+// replay handles the held messages, in the order they arrived, until one
+// of them starts an append (the rest wait for its answer) or none is left.
+// Each ends as a message handled in Receive does: its count on the clock
+// ends, and the actor may leave.
+func (a *Actor) replay(ctx actor.Context) {
+	for a.fl == nil && a.heldNext < len(a.held) {
+		h := a.held[a.heldNext]
+		a.held[a.heldNext] = held{}
+		a.heldNext++
+		r := done
+		if req, ok := a.hostRequest(h.msg); ok {
+			a.serveHost(ctx, req, h.sender)
+		} else {
+			r = a.handle(ctx, h.msg, h.sender)
+		}
+		if r == done {
+			a.settle(ctx)
+		}
+		if h.end && r != unknown {
+			a.cfg.Archetype.Clock.End()
+		}
+	}
+	if a.heldNext == len(a.held) {
+		a.held, a.heldNext = a.held[:0], 0
+	}
+}
+
+// hostRequest recognizes a host actor's message (Config.Host).
+func (a *Actor) hostRequest(msg any) (HostRequest, bool) {
+	if a.cfg.Host == nil {
+		return HostRequest{}, false
+	}
+	return a.cfg.Host(msg)
+}
+
+// stopping is the actor being stopped (the scheduler stops) with an append
+// in flight: it waits for the store's answer and does what the answer
+// calls for, as the actor would have done before stopping had its append
+// been synchronous, but starts no other append (a version conflict is
+// answered as an error). The held messages go to the dead letters, as those
+// left in the mailbox do (package counted): a requester is answered, a
+// counted message uncounted.
+func (a *Actor) stopping(ctx actor.Context) {
+	if f := a.fl; f != nil {
+		a.acked(ctx, f, true)
+	}
+	for _, h := range a.held[a.heldNext:] {
+		ctx.ActorSystem().DeadLetter.SendUserMessage(a.self, &actor.MessageEnvelope{Message: h.msg, Sender: h.sender})
+	}
+	a.held, a.heldNext = nil, 0
 }
 
 // serveHost answers a host actor's request: like a Command (or a Get),
 // but its outcome is shaped by req.Reply, and a request sent without a
 // sender is decided and not answered.
-func (a *Actor) serveHost(ctx actor.Context, req HostRequest) {
+func (a *Actor) serveHost(ctx actor.Context, req HostRequest, sender *actor.PID) {
 	var r Reply
 	if !a.ensureLoaded(ctx, context.Background()) {
 		r = Reply{Err: a.loadErr}
@@ -351,32 +482,34 @@ func (a *Actor) serveHost(ctx actor.Context, req HostRequest) {
 			cmd, r.Err = req.Command(a.state)
 		}
 		if cmd != nil && r.Err == nil {
-			r.Events, r.Err = a.execute(ctx, context.Background(), cmd, a.cfg.Archetype.Clock.Now())
-			r.State, r.Position = a.state, a.pos
+			f := a.newFlight(afterHost, cmd, context.Background(), a.cfg.Archetype.Clock.Now())
+			f.sender, f.hostReply = sender, req.Reply
+			a.execute(ctx, f)
+			return
 		}
 	}
-	if ctx.Sender() != nil {
-		ctx.Respond(req.Reply(a.id, r))
+	if sender != nil {
+		ctx.Send(sender, req.Reply(a.id, r))
 	}
 }
 
-// command decides m.Cmd and answers it.
-func (a *Actor) command(ctx actor.Context, m Command) {
+// command decides m.Cmd and answers sender.
+func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 	cctx := m.Ctx
 	if cctx == nil {
 		cctx = context.Background()
 	}
 	if err := cctx.Err(); err != nil {
-		a.respond(ctx, nil, err)
+		a.respond(ctx, sender, nil, err)
 		return // an actor started for this command may leave again
 	}
 	if !a.ensureLoaded(ctx, cctx) {
-		a.respondLoadErr(ctx)
+		a.respondLoadErr(ctx, sender)
 		return
 	}
-	evs, err := a.execute(ctx, cctx, m.Cmd, a.cfg.Archetype.Clock.Now())
-	a.noteRunner(m, evs)
-	a.respond(ctx, evs, err)
+	f := a.newFlight(afterCommand, m.Cmd, cctx, a.cfg.Archetype.Clock.Now())
+	f.sender, f.runner = sender, m.Runner
+	a.execute(ctx, f)
 }
 
 // tick decides a tick of the due-time index at its instant.
@@ -387,9 +520,7 @@ func (a *Actor) tick(ctx actor.Context, at time.Time) {
 	}
 	// R1: the decision is taken at the tick's own instant, whenever this
 	// message is processed.
-	if _, err := a.execute(ctx, context.Background(), rules.Tick{}, at); err != nil && !errors.Is(err, rules.ErrNotCreated) {
-		a.tickFailed(ctx, err)
-	}
+	a.execute(ctx, a.newFlight(afterTick, rules.Tick{}, context.Background(), at))
 }
 
 // tickFailed logs a tick's failure and tells the index when the task is
@@ -399,23 +530,37 @@ func (a *Actor) tickFailed(ctx actor.Context, err error) {
 	a.do(ctx, a.effects(rules.Tick{}, nil))
 }
 
-// respond answers the message being processed with the events recorded,
-// the state after them and the error. Like every function that copies the
+// respond answers sender with the events recorded, the state after them
+// and the error. (Not ctx.Respond: the message answered may be one held
+// while an append was in flight, or the append's own answer.) Like every function that copies the
 // whole State, it is kept out of the frames the actor decides under: a
 // Reply built there would sit on the stack through every decision, and
 // the goroutine processing the mailbox would outgrow its stack for it
 // (docs/performance.md).
 //
 //go:noinline
-func (a *Actor) respond(ctx actor.Context, evs []events.Event, err error) {
-	ctx.Respond(Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
+func (a *Actor) respond(ctx actor.Context, sender *actor.PID, evs []events.Event, err error) {
+	if sender != nil { // sent without a sender: nobody to answer
+		ctx.Send(sender, Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
+	}
 }
 
-// respondLoadErr answers with the error of the failed load.
+// respondLoadErr answers sender with the error of the failed load.
 //
 //go:noinline
-func (a *Actor) respondLoadErr(ctx actor.Context) {
-	ctx.Respond(Reply{Err: a.loadErr})
+func (a *Actor) respondLoadErr(ctx actor.Context, sender *actor.PID) {
+	if sender != nil {
+		ctx.Send(sender, Reply{Err: a.loadErr})
+	}
+}
+
+// respondHost answers a host request that decided cmd with its outcome.
+//
+//go:noinline
+func (a *Actor) respondHost(ctx actor.Context, f *flight, evs []events.Event, err error) {
+	if f.sender != nil {
+		ctx.Send(f.sender, f.hostReply(a.id, Reply{Events: evs, State: a.state, Position: a.pos, Err: err}))
+	}
 }
 
 // idle reports whether the actor may stop: its task needs no actor, or its
@@ -519,56 +664,104 @@ func (a *Actor) reload(cctx context.Context) error {
 	return nil
 }
 
-// execute is the actor loop for one command decided at instant at: decide,
-// append, evolve, then do the effects. It returns the events recorded.
-func (a *Actor) execute(ctx actor.Context, cctx context.Context, cmd rules.Command, at time.Time) ([]events.Event, error) {
-	for attempt := 0; ; attempt++ {
-		now := a.cfg.Archetype.Clock.Now()
-		evs, err := rules.Decide(a.state, cmd, at)
-		if err != nil || len(evs) == 0 {
-			if err == nil {
-				a.do(ctx, a.effects(cmd, nil))
-			}
-			return nil, err
+// execute is the actor loop for f's command: decide at f's instant, then
+// append with the stream's expected version. The rest — evolve the state,
+// do the effects, finish what f is for — happens when the store answers
+// (acked); a decision that records nothing finishes at once.
+func (a *Actor) execute(ctx actor.Context, f *flight) {
+	now := a.cfg.Archetype.Clock.Now()
+	evs, err := rules.Decide(a.state, f.cmd, f.at)
+	if err != nil || len(evs) == 0 {
+		if err == nil {
+			a.do(ctx, a.effects(f.cmd, nil))
 		}
-		res, err := a.append(cctx, evs, now)
-		if errors.Is(err, events.ErrVersionConflict) && attempt < maxConflictRetries {
-			a.cfg.Archetype.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
-			if err := a.reload(cctx); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if errors.Is(err, events.ErrVersionConflict) {
-			return nil, fmt.Errorf("%w: %v", ErrConflictRetries, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("task: append to %s: %w", a.stream, err)
-		}
-		a.apply(ctx, cmd, evs, res, now)
-		return evs, nil
+		a.finish(ctx, f, nil, err)
+		return
+	}
+	f.evs, f.now = evs, now
+	if err := a.append(f); err != nil {
+		a.finish(ctx, f, nil, fmt.Errorf("task: append to %s: %w", a.stream, err))
 	}
 }
 
-// append records evs, decided at now, with the stream's expected version.
-func (a *Actor) append(cctx context.Context, evs []events.Event, now time.Time) (events.AppendResult, error) {
+// acked is the store's answer to f's append: apply the events and finish,
+// or after a version conflict reload the stream and decide again (a bounded
+// number of times; not while stopping).
+func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
+	<-f.acked
+	a.fl = nil
+	f.cancel()
+	f.cancel = nil
+	res, err := f.res, f.err
+	if errors.Is(err, events.ErrVersionConflict) && f.attempt < maxConflictRetries && !stopping {
+		a.cfg.Archetype.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
+		if err := a.reload(f.cctx); err != nil {
+			a.finish(ctx, f, nil, err)
+			return
+		}
+		f.attempt++
+		a.execute(ctx, f)
+		return
+	}
+	if errors.Is(err, events.ErrVersionConflict) {
+		a.finish(ctx, f, nil, fmt.Errorf("%w: %v", ErrConflictRetries, err))
+		return
+	}
+	if err != nil {
+		a.finish(ctx, f, nil, fmt.Errorf("task: append to %s: %w", a.stream, err))
+		return
+	}
+	a.apply(ctx, f.cmd, f.evs, res, f.now)
+	a.finish(ctx, f, f.evs, nil)
+}
+
+// finish ends f with the events it recorded or its error, as the message
+// that decided it asks: answer the command's sender, report a failed tick,
+// log a failed forced end.
+func (a *Actor) finish(ctx actor.Context, f *flight, evs []events.Event, err error) {
+	switch f.after {
+	case afterCommand:
+		a.noteRunner(f.cmd, f.runner, evs)
+		a.respond(ctx, f.sender, evs, err)
+	case afterHost:
+		a.respondHost(ctx, f, evs, err)
+	case afterTick:
+		if err != nil && !errors.Is(err, rules.ErrNotCreated) {
+			a.tickFailed(ctx, err)
+		}
+	case afterDeadline, afterHeartbeat:
+		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
+			fe := f.cmd.(rules.ForceEnd)
+			a.cfg.Archetype.Logger.Error("forced end failed", "task_id", a.id, "run_id", fe.RunID, "reason", fe.Reason, "err", err)
+		}
+	}
+	f.release()
+}
+
+// append hands f's events, decided at f.now, to the store with the
+// stream's expected version, and marks f in flight: counted on the clock
+// until its answer (an appended message) is handled.
+func (a *Actor) append(f *flight) error {
 	expected := events.NoStream
 	if a.state.Exists() {
 		expected = events.Exactly(a.state.Version)
 	}
-	proposed := make([]events.Proposed, len(evs))
-	for i, e := range evs {
+	proposed := make([]events.Proposed, len(f.evs))
+	for i, e := range f.evs {
 		// events.Propose, with the ID derived rather than random.
 		typ, schema, data, err := events.Default.Encode(e)
 		if err != nil {
-			return events.AppendResult{}, err
+			return err
 		}
 		proposed[i] = events.Proposed{ID: events.ContentID(a.idScope, expected, i, typ, data), Type: typ, Schema: schema,
-			At: now.UTC(), Data: data}
+			At: f.now.UTC(), Data: data}
 	}
-	actx, cancel := a.storeCtx(cctx)
-	defer cancel()
-	return a.cfg.Store.Append(actx, a.stream, expected, proposed...)
+	actx, cancel := a.storeCtx(f.cctx)
+	f.cancel, f.self, f.sys = cancel, a.self, a.sys
+	a.fl = f
+	a.cfg.Archetype.Clock.Begin()
+	events.AppendAsync(actx, a.cfg.Store, a.stream, expected, proposed, f.done)
+	return nil
 }
 
 // apply evolves the state by evs, recorded as res says, then does the
@@ -621,14 +814,14 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 }
 
 // noteRunner remembers the worker that asked to start a run that started.
-func (a *Actor) noteRunner(m Command, evs []events.Event) {
-	start, ok := m.Cmd.(rules.RequestStart)
-	if !ok || m.Runner == nil {
+func (a *Actor) noteRunner(cmd rules.Command, runner *actor.PID, evs []events.Event) {
+	start, ok := cmd.(rules.RequestStart)
+	if !ok || runner == nil {
 		return
 	}
 	for _, e := range evs {
 		if s, ok := e.(events.RunStarted); ok && s.RunID == start.RunID {
-			a.runners[s.RunID] = m.Runner
+			a.runners[s.RunID] = runner
 		}
 	}
 }
@@ -696,10 +889,7 @@ func (a *Actor) checkHeartbeat(ctx actor.Context, id uuid.UUID) {
 		a.armHeartbeat(id, due)
 		return
 	}
-	_, err := a.execute(ctx, context.Background(), rules.ForceEnd{RunID: id, Reason: events.ForcedHeartbeat, LastHeartbeat: last}, now)
-	if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
-		a.cfg.Archetype.Logger.Error("forced end failed", "task_id", a.id, "run_id", id, "reason", events.ForcedHeartbeat, "err", err)
-	}
+	a.execute(ctx, a.newFlight(afterHeartbeat, rules.ForceEnd{RunID: id, Reason: events.ForcedHeartbeat, LastHeartbeat: last}, context.Background(), now))
 }
 
 func (a *Actor) stopTimer(id uuid.UUID) {

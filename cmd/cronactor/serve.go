@@ -263,6 +263,19 @@ func (t *timedStore) Append(ctx context.Context, stream string, exp events.Expec
 	return res, err
 }
 
+// AppendAsync passes the store's asynchronous appends through
+// (events.AsyncAppender), measured as Append is.
+func (t *timedStore) AppendAsync(ctx context.Context, stream string, exp events.ExpectedVersion, evs []events.Proposed, done func(events.AppendResult, error)) {
+	start := time.Now()
+	events.AppendAsync(ctx, t.Store, stream, exp, evs, func(res events.AppendResult, err error) {
+		t.observe(time.Since(start).Seconds())
+		if err != nil && t.failed != nil {
+			t.failed(err)
+		}
+		done(res, err)
+	})
+}
+
 // Head passes the embedded store's head through, for read-your-writes.
 func (t *timedStore) Head() events.Position {
 	if h, ok := t.Store.(events.HeadReader); ok {

@@ -13,57 +13,44 @@ import (
 	"github.com/google/uuid"
 )
 
-// appendReq is one Append waiting for the committer, which answers it by
-// sending on done (buffered, so it never waits). Requests are reused
-// (appendReqs): nothing refers to one once its answer is read.
+// appendReq is one append waiting for the committer, which answers it with
+// answer. Requests are reused (appendReqs): nothing refers to one once its
+// answer is taken.
 type appendReq struct {
 	stream   string
 	expected events.ExpectedVersion
 	evs      []events.Proposed
 	result   events.AppendResult
 	err      error
-	done     chan struct{}
+	// done (buffered, so the committer never waits) wakes a waiting
+	// Append; cb, when set, is AppendAsync's callback instead.
+	done chan struct{}
+	cb   func(events.AppendResult, error)
 }
 
 var appendReqs = sync.Pool{New: func() any { return &appendReq{done: make(chan struct{}, 1)} }}
 
-// answer tells the waiting Append that r is decided.
-func (r *appendReq) answer() { r.done <- struct{}{} }
+// answer hands the outcome of r to its writer: the waiting Append, or
+// AppendAsync's callback (r goes back to the pool first: the callback may
+// append again at once).
+func (r *appendReq) answer() {
+	if cb := r.cb; cb != nil {
+		res, err := r.result, r.err
+		*r = appendReq{done: r.done}
+		appendReqs.Put(r)
+		cb(res, err)
+		return
+	}
+	r.done <- struct{}{}
+}
 
 // Append implements events.Store. Appends from many goroutines are
-// group-committed: one synced Pebble batch carries every append waiting at
+// group-committed: one synced Pebble batch carries the appends waiting at
 // that moment.
 func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
-	if err := events.ValidateStream(stream); err != nil {
+	req, err := s.handOver(ctx, stream, expected, evs, nil)
+	if err != nil {
 		return events.AppendResult{}, err
-	}
-	if len(evs) == 0 {
-		return events.AppendResult{}, events.ErrNoEvents
-	}
-	if err := ctx.Err(); err != nil {
-		return events.AppendResult{}, err
-	}
-	if err := s.use(); err != nil {
-		return events.AppendResult{}, err
-	}
-	req := appendReqs.Get().(*appendReq)
-	req.stream, req.expected, req.evs = stream, expected, evs
-	// While the queue has room, hand the append over without asking ctx for
-	// its Done channel: a context that arms its timer on the first Done
-	// (context.WithTimeout's is armed at once) then costs no timer.
-	select {
-	case s.appends <- req:
-		s.release()
-	default:
-		select {
-		case s.appends <- req:
-			s.release()
-		case <-ctx.Done():
-			s.release()
-			req.evs = nil
-			appendReqs.Put(req)
-			return events.AppendResult{}, ctx.Err()
-		}
 	}
 	// Once queued, the append is decided by the committer; wait for the
 	// outcome even if ctx ends, so the caller never mistakes a durable append
@@ -75,31 +62,62 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	return res, err
 }
 
+// AppendAsync implements events.AsyncAppender: the append is queued as
+// Append queues it, and done is called by the committer, once the group
+// that decided it is durable, instead of waking a goroutine. An append
+// refused before it is queued (a bad stream, no events, an ended ctx, a
+// closed store) gets its error through done before AppendAsync returns.
+func (s *Store) AppendAsync(ctx context.Context, stream string, expected events.ExpectedVersion, evs []events.Proposed, done func(events.AppendResult, error)) {
+	if _, err := s.handOver(ctx, stream, expected, evs, done); err != nil {
+		done(events.AppendResult{}, err)
+	}
+}
+
+var _ events.AsyncAppender = (*Store)(nil)
+
+// handOver checks an append and queues it for the committer; cb is
+// AppendAsync's callback (nil for Append). The append's
+// ctx is only checked here: the queue has no bound to wait for (see intake).
+func (s *Store) handOver(ctx context.Context, stream string, expected events.ExpectedVersion, evs []events.Proposed, cb func(events.AppendResult, error)) (*appendReq, error) {
+	if err := events.ValidateStream(stream); err != nil {
+		return nil, err
+	}
+	if len(evs) == 0 {
+		return nil, events.ErrNoEvents
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.use(); err != nil {
+		return nil, err
+	}
+	req := appendReqs.Get().(*appendReq)
+	req.stream, req.expected, req.evs, req.cb = stream, expected, evs, cb
+	// Queued under use: Close cannot mark the store closed meanwhile, so the
+	// committer (which drains the queue once closed) sees this append.
+	s.intake.put(req)
+	s.release()
+	return req, nil
+}
+
 func (s *Store) commitLoop() {
 	defer close(s.stopped)
 	var pending []*appendReq
 	for {
-		pending = pending[:0]
 		select {
-		case r := <-s.appends:
-			pending = append(pending, r)
+		case <-s.intake.wake:
 		case <-s.done:
 			s.drainClosed()
 			return
 		}
-		s.letAnsweredQueue()
-		n := len(pending[0].evs)
-	drain:
-		for n < s.opts.MaxBatchEvents {
-			select {
-			case r := <-s.appends:
-				pending = append(pending, r)
-				n += len(r.evs)
-			default:
-				break drain
+		for {
+			s.letAnsweredQueue()
+			if pending = s.intake.take(pending, s.opts.MaxBatchEvents); len(pending) == 0 {
+				break
 			}
+			s.commit(pending)
+			clear(pending) // the requests go back to their pool when answered
 		}
-		s.commit(pending)
 	}
 }
 
@@ -113,9 +131,9 @@ func (s *Store) commitLoop() {
 // yield.
 func (s *Store) letAnsweredQueue() {
 	for range maxAnsweredYields {
-		n := len(s.appends)
+		n := s.intake.waiting.Load()
 		runtime.Gosched()
-		if len(s.appends) == n {
+		if s.intake.waiting.Load() == n {
 			return
 		}
 	}
@@ -125,22 +143,12 @@ func (s *Store) letAnsweredQueue() {
 // closed: Close marks the store closed under closeMu, so none arrive later.
 func (s *Store) drainClosed() {
 	var pending []*appendReq
-	n := 0
 	for {
-		select {
-		case r := <-s.appends:
-			pending = append(pending, r)
-			n += len(r.evs)
-			if n >= s.opts.MaxBatchEvents {
-				s.commit(pending)
-				pending, n = nil, 0
-			}
-		default:
-			if len(pending) > 0 {
-				s.commit(pending)
-			}
+		if pending = s.intake.take(pending, s.opts.MaxBatchEvents); len(pending) == 0 {
 			return
 		}
+		s.commit(pending)
+		clear(pending)
 	}
 }
 

@@ -3,13 +3,20 @@
 //
 // Durability: Append returns only after its events are in a synced Pebble
 // batch (fsync of the write-ahead log), so an acknowledged append survives
-// kill -9 and power loss. Appends from many goroutines are group-committed:
-// a single committer goroutine takes every append waiting at that moment,
-// checks expected versions in order, and writes them all in one batch; the
-// appends are answered once that batch's log sync is done. Global positions
-// are assigned by the committer, so the global log has no gaps. Pebble shows
-// a batch before its sync ends, so reads and subscriptions stop at the last
-// durable position: readers only ever see durable events.
+// kill -9 and power loss. Appends from many writers are group-committed:
+// a single committer goroutine takes the appends waiting at that moment (up
+// to Options.MaxBatchEvents events), checks expected versions in the order
+// it took them, and writes them all in one batch; the appends are answered
+// once that batch's log sync is done. Global positions are assigned by the
+// committer, so the global log has no gaps. Pebble shows a batch before its
+// sync ends, so reads and subscriptions stop at the last durable position:
+// readers only ever see durable events.
+//
+// Appends wait for the committer first in, first out, in a queue with no
+// bound: every waiting append is a writer waiting for its answer.
+// AppendAsync (events.AsyncAppender) queues an append as Append does, and
+// the committer calls the caller's callback once the append's group is
+// durable, so no goroutine waits for it; the task actors append this way.
 //
 // Files: open.go opens and checks a data directory, commit.go is the
 // committer, read.go the reads, tuning.go the tuning values with what each

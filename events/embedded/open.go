@@ -99,7 +99,7 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		dbDir:   dbDir,
 		fs:      fs,
 		opts:    opts,
-		appends: make(chan *appendReq, appendQueueLen),
+		intake:  newIntake(),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		notify:  make(chan struct{}),

@@ -113,7 +113,7 @@ type Store struct {
 	dbDir   string // Pebble's directory inside dir
 	opts    Options
 	lock    *dirLock
-	appends chan *appendReq
+	intake  *intake
 	done    chan struct{} // closed by Close
 	stopped chan struct{} // closed when the committer has exited
 

@@ -19,11 +19,6 @@ const (
 	// below it; the cap bounds a group's batch (and its memory) when many
 	// writers or large appends queue at once.
 	defaultMaxBatchEvents = 8192
-	// appendQueueLen is the buffer of the channel appends wait in for the
-	// committer. It only needs to hold every writer's next append (64 in the
-	// benchmark) so a writer never blocks on the hand-off; 1024 leaves room.
-	// Not measured beyond that.
-	appendQueueLen = 1024
 	// maxAnsweredYields bounds how often the committer yields before cutting
 	// a group, waiting for the writers the last group answered to queue again.
 	// Yielding took groups from about 32 to about 60 of 64 appends (88k -> 94k

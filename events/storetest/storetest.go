@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"IdempotentRetryAnyVersion", testIdempotentRetryAny},
 		{"SubscribeLiveUnderConcurrentAppends", testSubscribeConcurrent},
 		{"ClosedStore", testClosed},
+		{"AsyncAppend", testAsyncAppend},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -689,5 +690,48 @@ func testClosed(t *testing.T, s events.Store) {
 	}
 	if err := s.Subscribe(ctxT(t), events.Start, c.handle); !errors.Is(err, events.ErrClosed) {
 		t.Fatalf("Subscribe after Close: %v, want ErrClosed", err)
+	}
+}
+
+// testAsyncAppend: events.AppendAsync (the store's AsyncAppender, or the
+// fallback) answers once with what Append would, conflicts and an ended
+// context included.
+func testAsyncAppend(t *testing.T, s events.Store) {
+	ctx := ctxT(t)
+	st := stream()
+	type outcome struct {
+		res events.AppendResult
+		err error
+	}
+	async := func(ctx context.Context, expected events.ExpectedVersion) outcome {
+		out := make(chan outcome, 2)
+		events.AppendAsync(ctx, s, st, expected, []events.Proposed{ev("async")}, func(r events.AppendResult, err error) {
+			out <- outcome{r, err}
+		})
+		o := <-out
+		select {
+		case again := <-out:
+			t.Fatalf("answered twice: %v, then %v", o, again)
+		default:
+		}
+		return o
+	}
+	if o := async(ctx, events.NoStream); o.err != nil || o.res.Version != 0 {
+		t.Fatalf("first append: %+v", o)
+	}
+	if o := async(ctx, events.Exactly(0)); o.err != nil || o.res.Version != 1 {
+		t.Fatalf("second append: %+v", o)
+	}
+	if o := async(ctx, events.Exactly(0)); !errors.Is(o.err, events.ErrVersionConflict) {
+		t.Fatalf("stale expected version: %v, want a version conflict", o.err)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if o := async(ended, events.Exactly(1)); o.err == nil {
+		t.Fatalf("ended context: appended %+v", o.res)
+	}
+	recs, err := s.ReadStream(ctx, st, 0, 0)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("stream holds %d events (%v), want 2", len(recs), err)
 	}
 }

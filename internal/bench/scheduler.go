@@ -82,6 +82,9 @@ type SchedulerResult struct {
 	Ratio            float64 `json:"ratio"`
 	LagP50ms         float64 `json:"lag_p50_ms"`
 	LagP99ms         float64 `json:"lag_p99_ms"`
+	// LagFirstMs is due → started of the wave's first run to start: how long
+	// the first start waits behind the wave's enqueues.
+	LagFirstMs float64 `json:"lag_first_ms"`
 
 	// CreateCPUusPerTask and CPUusPerRun are the process's CPU time (user +
 	// system) per task created and per run (due → every run completed):
@@ -178,6 +181,9 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	res.CreateS, res.HeapBytesPerTask, res.RSSBytesPerTask, res.RSSMeasured = w.createS, w.heapPerTask, w.rssPerTask, w.rssMeasured
 	res.RunsS, res.RunsPerS, res.EventsPerS = w.runsS, float64(cfg.Tasks)/w.runsS, 3*float64(cfg.Tasks)/w.runsS
 	res.LagP50ms, res.LagP99ms = ms(percentile(w.lags, 50)), ms(percentile(w.lags, 99))
+	if len(w.lags) > 0 {
+		res.LagFirstMs = ms(w.lags[0])
+	}
 	res.CreateCPUusPerTask, res.CPUusPerRun = w.createCPUusPerTask, w.cpuUsPerRun
 	res.CreateAllocsPerTask, res.AllocsPerRun, res.AllocBytesPerRun = w.createAllocsPerTask, w.allocsPerRun, w.allocBytesPerRun
 	res.Ratio = res.EventsPerS / res.RawEventsPerS

@@ -29,6 +29,16 @@ func (s *fullStore) Append(ctx context.Context, stream string, exp events.Expect
 	return s.Store.Append(ctx, stream, exp, evs...)
 }
 
+// AppendAsync fails as Append does: without it, the embedded store's
+// would be promoted and pass the task actors' appends by.
+func (s *fullStore) AppendAsync(ctx context.Context, stream string, exp events.ExpectedVersion, evs []events.Proposed, done func(events.AppendResult, error)) {
+	if s.full.Load() {
+		done(events.AppendResult{}, fmt.Errorf("%w: /data has 0 bytes free", embedded.ErrNoSpace))
+		return
+	}
+	s.Store.AppendAsync(ctx, stream, exp, evs, done)
+}
+
 // TestDiskFullIs507: a write refused for lack of space answers 507 with the
 // JSON error shape and says so; reads still answer; once space is back the
 // same write succeeds.

@@ -87,8 +87,11 @@ func calledFrom(fn string) bool {
 
 func (l *lockstep) Begin() {
 	// Start and Stop talk to the clock's and the queue's actors, not to a
-	// task's.
-	if calledFrom("scheduler.(*Scheduler)") && !calledFrom("scheduler.(*Scheduler).Start") && !calledFrom("scheduler.(*Scheduler).Stop") {
+	// task's. A task actor's append in flight counts as the call that
+	// decided it, still in flight: its answer is processed (and ended) by
+	// the actor as a message, and the call is answered then.
+	if calledFrom("scheduler.(*Scheduler)") && !calledFrom("scheduler.(*Scheduler).Start") && !calledFrom("scheduler.(*Scheduler).Stop") ||
+		calledFrom("task.(*Actor).append") {
 		l.mu.Lock()
 		l.inFlight++
 		l.begun++
