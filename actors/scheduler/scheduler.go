@@ -561,8 +561,8 @@ type Scheduler struct {
 	actors  atomic.Int64
 	waking  atomic.Int64
 	starved atomic.Bool
-	base     context.Context
-	abandon  context.CancelFunc
+	base    context.Context
+	abandon context.CancelFunc
 	// dispatch runs the task actors' mailboxes (task.Dispatcher).
 	dispatch *task.Dispatcher
 	// infra lists the actors that are not task actors: shards, queue, ticker.
