@@ -195,12 +195,15 @@ func (v flatValue) time() (time.Time, bool) {
 	return t, t.UnmarshalJSON(v.raw) == nil
 }
 
+// duration parses the string as Duration's UnmarshalJSON does: a plain
+// string (no escapes) unquotes to its bytes, so that is time.ParseDuration
+// of them, without the detour through encoding/json.
 func (v flatValue) duration() (Duration, bool) {
-	var d Duration
 	if !v.str {
-		return d, false
+		return 0, false
 	}
-	return d, d.UnmarshalJSON(v.raw) == nil
+	d, err := time.ParseDuration(string(v.raw[1 : len(v.raw)-1]))
+	return Duration(d), err == nil
 }
 
 func (v flatValue) string() (string, bool) {
