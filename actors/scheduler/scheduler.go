@@ -663,6 +663,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.tasks, s.owners = make(map[uuid.UUID]slot, len(states)), map[string]map[uuid.UUID]struct{}{}
 	ids := make([]uuid.UUID, 0, len(states))
 	index := make([][]dueindex.Entry, s.cfg.Shards)
+	for i := range index { // IDs are random: about as many per shard, and a little room
+		index[i] = make([]dueindex.Entry, 0, len(states)/s.cfg.Shards+len(states)/s.cfg.Shards/16+16)
+	}
 	rested := 0
 	for id, st := range states {
 		if rules.Idle(st.State) {
