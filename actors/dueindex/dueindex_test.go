@@ -43,17 +43,23 @@ func (r recorder) Receive(ctx actor.Context) {
 	r.mu.Unlock()
 }
 
-// TestShardTicksDueTasksOnly: ticks reach only the tasks due at the tick's
-// instant, carrying that instant, through Deliver; tasks the shard starts
-// with are in the index; a Track at the same time changes nothing, one at a
-// new time moves the task, an inactive one takes it out.
-func TestShardTicksDueTasksOnly(t *testing.T) {
+// newSystem is an actor system on a virtual clock at t0, with the clock
+// watching its dead letters, and the archetype of that clock.
+func newSystem() (*clock.Virtual, *actor.ActorSystem, archetype.Archetype) {
 	clk := clock.NewVirtual(t0)
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
 	counted.Watch(sys, clk)
-	arch := archetype.Archetype{Clock: clk}
+	return clk, sys, archetype.Archetype{Clock: clk}
+}
+
+// TestShardTicksDueTasksOnly: ticks reach only the tasks due at the tick's
+// instant, carrying that instant, through Deliver; tasks the shard starts
+// with are in the index; a Track at the same time changes nothing, one at a
+// new time moves the task, an inactive one takes it out.
+func TestShardTicksDueTasksOnly(t *testing.T) {
+	clk, sys, arch := newSystem()
 	var mu sync.Mutex
 	var got []string
 	spawn := func(name string) *actor.PID {
@@ -95,12 +101,7 @@ func TestShardTicksDueTasksOnly(t *testing.T) {
 // stay in the index; a Resume delivers them with the instant of the tick
 // they fell due at, and so does the next tick, before its own due tasks.
 func TestShardHoldsDueTasksBackWithoutRoom(t *testing.T) {
-	clk := clock.NewVirtual(t0)
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	counted.Watch(sys, clk)
-	arch := archetype.Archetype{Clock: clk}
+	clk, sys, arch := newSystem()
 	var mu sync.Mutex
 	var got []string
 	names := map[uuid.UUID]string{}
