@@ -121,22 +121,6 @@ func scanObject(body []byte, i int, out []flatValue, nest bool) (n, end int, ok 
 	}
 }
 
-// members scans body into vals and hands set each member in turn; false —
-// the body is not plain, or set refused a member (unknown, or a value that
-// does not parse) — leaves the body to encoding/json.
-func members(body []byte, vals []flatValue, set func(v flatValue) bool) bool {
-	n, ok := scanFlat(body, vals)
-	if !ok {
-		return false
-	}
-	for _, v := range vals[:n] {
-		if !set(v) {
-			return false
-		}
-	}
-	return true
-}
-
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
@@ -230,9 +214,13 @@ func (v flatValue) string() (string, bool) {
 }
 
 func decodeRunEnqueued(body []byte) (Event, bool) {
-	var e RunEnqueued
 	var vals [14]flatValue
-	ok := members(body, vals[:], func(v flatValue) (ok bool) {
+	n, ok := scanFlat(body, vals[:])
+	if !ok {
+		return nil, false
+	}
+	var e RunEnqueued
+	for _, v := range vals[:n] {
 		switch string(v.key) {
 		case "run_id":
 			e.RunID, ok = v.uuid()
@@ -266,16 +254,24 @@ func decodeRunEnqueued(body []byte) (Event, bool) {
 			e.RetryOf = &id
 		case "trigger":
 			e.Trigger, ok = v.string()
+		default:
+			return nil, false
 		}
-		return ok // false for a key not listed
-	})
-	return e, ok
+		if !ok {
+			return nil, false
+		}
+	}
+	return e, true
 }
 
 func decodeRunStarted(body []byte) (Event, bool) {
-	var e RunStarted
 	var vals [3]flatValue
-	ok := members(body, vals[:], func(v flatValue) (ok bool) {
+	n, ok := scanFlat(body, vals[:])
+	if !ok {
+		return nil, false
+	}
+	var e RunStarted
+	for _, v := range vals[:n] {
 		switch string(v.key) {
 		case "run_id":
 			e.RunID, ok = v.uuid()
@@ -283,28 +279,40 @@ func decodeRunStarted(body []byte) (Event, bool) {
 			e.Run, ok = v.int()
 		case "deadline":
 			e.Deadline, ok = v.time()
+		default:
+			return nil, false
 		}
-		return ok // false for a key not listed
-	})
-	return e, ok
+		if !ok {
+			return nil, false
+		}
+	}
+	return e, true
 }
 
 func decodeRunCompleted(body []byte) (Event, bool) {
 	if bytes.Contains(body, []byte(`"checkpoint"`)) {
 		return nil, false // a raw JSON value: encoding/json checks and keeps it
 	}
-	var e RunCompleted
 	var vals [2]flatValue
-	ok := members(body, vals[:], func(v flatValue) (ok bool) {
+	n, ok := scanFlat(body, vals[:])
+	if !ok {
+		return nil, false
+	}
+	var e RunCompleted
+	for _, v := range vals[:n] {
 		switch string(v.key) {
 		case "run_id":
 			e.RunID, ok = v.uuid()
 		case "run":
 			e.Run, ok = v.int()
+		default:
+			return nil, false
 		}
-		return ok // false for a key not listed
-	})
-	return e, ok
+		if !ok {
+			return nil, false
+		}
+	}
+	return e, true
 }
 
 func (v flatValue) timePtr() (*time.Time, bool) {
@@ -315,9 +323,13 @@ func (v flatValue) timePtr() (*time.Time, bool) {
 // decodeTaskCreated reads a task created without a payload, a retry
 // policy or a cron or at schedule (those go to encoding/json).
 func decodeTaskCreated(body []byte) (Event, bool) {
-	var e TaskCreated
 	var vals [24]flatValue
-	ok := members(body, vals[:], func(v flatValue) (ok bool) {
+	n, ok := scanFlat(body, vals[:])
+	if !ok {
+		return nil, false
+	}
+	var e TaskCreated
+	for _, v := range vals[:n] {
 		switch string(v.key) {
 		case "task_id":
 			e.TaskID, ok = v.uuid()
@@ -359,10 +371,14 @@ func decodeTaskCreated(body []byte) (Event, bool) {
 			e.StartDeadline, ok = v.duration()
 		case "heartbeat_timeout":
 			e.HeartbeatTimeout, ok = v.duration()
+		default:
+			return nil, false
 		}
-		return ok // false for a key not listed
-	})
-	return e, ok
+		if !ok {
+			return nil, false
+		}
+	}
+	return e, true
 }
 
 // schedule reads an interval schedule, with its time zone and DST
