@@ -547,6 +547,9 @@ type Scheduler struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+	// gateClosed: StopStarting has stopped the ticking and the admission
+	// of runs.
+	gateClosed bool
 	sys     *actor.ActorSystem
 	ticker  *actor.PID
 	queue   *actor.PID
@@ -1027,6 +1030,27 @@ func (s *Scheduler) shardIndex(id uuid.UUID) int {
 	return int(binary.BigEndian.Uint32(id[:4]) % uint32(s.cfg.Shards))
 }
 
+// StopStarting is the first step of a graceful stop, for a caller that
+// has more to stop (an HTTP server, say) before Stop: ticking stops, no run
+// is admitted any more, and it returns once the start of every run
+// admitted before has been decided (or ctx ends) — from then on no run
+// starts. Tasks still answer calls; running runs go on. Stop calls it.
+func (s *Scheduler) StopStarting(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.started {
+		s.mu.Unlock()
+		return ErrNotStarted
+	}
+	first := !s.gateClosed
+	s.gateClosed = true
+	s.mu.Unlock()
+	if first {
+		_, _ = counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout)
+		s.stats.Close() // no run is admitted from now on
+	}
+	return s.stats.WaitStarts(ctx)
+}
+
 // Stop shuts the scheduler down gracefully: ticking stops and no further
 // run starts, then running runs may finish or reach their deadline until
 // ctx ends; runs still going then are abandoned (their outcome is left for
@@ -1040,8 +1064,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	_, _ = counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout)
-	s.stats.Close() // no run starts from now on
+	_ = s.StopStarting(ctx)
 	if stopHook != nil {
 		stopHook()
 	}

@@ -125,6 +125,8 @@ type Stats struct {
 	running int           // runs admitted and not ended
 	closed  bool          // no run is admitted any more
 	drained chan struct{} // closed once closed and running == 0
+	asking  int           // admitted runs whose start is not decided yet
+	decided chan struct{} // closed once closed and asking == 0
 
 	qmu    sync.Mutex
 	queues map[string]*queueStats
@@ -187,7 +189,41 @@ func (s *Stats) enter() bool {
 		return false
 	}
 	s.running++
+	s.asking++
 	return true
+}
+
+// asked says the start of an admitted run was decided (started or not).
+func (s *Stats) asked() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asking--
+	if s.closed && s.asking == 0 && s.decided != nil {
+		close(s.decided)
+		s.decided = nil
+	}
+}
+
+// WaitStarts waits until Close was called and the start of every run
+// admitted before has been decided, or ctx ends (returning its error):
+// from then on no run starts.
+func (s *Stats) WaitStarts(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed && s.asking == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.decided == nil {
+		s.decided = make(chan struct{})
+	}
+	ch := s.decided
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // exit ends an admitted run.
@@ -402,6 +438,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 		return
 	}
 	reply, err := w.ask(ctx, m.run, rules.RequestStart{RunID: m.run.RunID})
+	w.cfg.Stats.asked()
 	if err != nil || len(reply.Events) == 0 {
 		w.cfg.Stats.exit()
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {

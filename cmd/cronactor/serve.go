@@ -200,9 +200,14 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 			os.Exit(1)
 		}
 	}()
-	logger.Info("shutting down: ticking stops, running runs may finish", "drain_timeout", cfg.drainTimeout)
 	shutCtx, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)
 	defer cancel()
+	// First no run starts any more (a start already asked for is decided
+	// first), then the line, then the HTTP server and the running runs.
+	if err := sched.StopStarting(shutCtx); err != nil {
+		logger.Error("scheduler stop", "error", err)
+	}
+	logger.Info("shutting down: ticking stopped, no run starts any more, running runs may finish", "drain_timeout", cfg.drainTimeout)
 	_ = srv.Shutdown(shutCtx)
 	if err := sched.Stop(shutCtx); err != nil {
 		logger.Error("scheduler stop", "error", err)
