@@ -550,11 +550,11 @@ type Scheduler struct {
 	// gateClosed: StopStarting has stopped the ticking and the admission
 	// of runs.
 	gateClosed bool
-	sys     *actor.ActorSystem
-	ticker  *actor.PID
-	queue   *actor.PID
-	shards  []*actor.PID
-	tasks   map[uuid.UUID]slot
+	sys        *actor.ActorSystem
+	ticker     *actor.PID
+	queue      *actor.PID
+	shards     []*actor.PID
+	tasks      map[uuid.UUID]slot
 	// ownersMu guards owners: the tasks not deleted, by owner (R6).
 	ownersMu sync.Mutex
 	owners   map[string]map[uuid.UUID]struct{}
