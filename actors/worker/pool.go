@@ -122,11 +122,9 @@ type Stats struct {
 	Busy   atomic.Int64 // workers executing a run, every queue
 
 	mu      sync.Mutex
-	running int           // runs admitted and not ended
-	closed  bool          // no run is admitted any more
-	drained chan struct{} // closed once closed and running == 0
-	asking  int           // admitted runs whose start is not decided yet
-	decided chan struct{} // closed once closed and asking == 0
+	closed  bool      // no run is admitted any more
+	running countdown // runs admitted and not ended
+	asking  countdown // admitted runs whose start is not decided yet
 
 	qmu    sync.Mutex
 	queues map[string]*queueStats
@@ -181,6 +179,21 @@ func (s *Stats) Queues() []QueueStats {
 	return out
 }
 
+// countdown counts admitted runs in some state; its waiters are released
+// once the Stats are closed and the count is zero. Guarded by Stats.mu.
+type countdown struct {
+	n    int
+	zero chan struct{} // made by the first waiter, closed on release
+}
+
+// release wakes the waiters if closed and the count is zero.
+func (c *countdown) release(closed bool) {
+	if closed && c.n == 0 && c.zero != nil {
+		close(c.zero)
+		c.zero = nil
+	}
+}
+
 // enter admits one run; false once Close was called.
 func (s *Stats) enter() bool {
 	s.mu.Lock()
@@ -188,53 +201,22 @@ func (s *Stats) enter() bool {
 	if s.closed {
 		return false
 	}
-	s.running++
-	s.asking++
+	s.running.n++
+	s.asking.n++
 	return true
 }
 
 // asked says the start of an admitted run was decided (started or not).
-func (s *Stats) asked() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.asking--
-	if s.closed && s.asking == 0 && s.decided != nil {
-		close(s.decided)
-		s.decided = nil
-	}
-}
-
-// WaitStarts waits until Close was called and the start of every run
-// admitted before has been decided, or ctx ends (returning its error):
-// from then on no run starts.
-func (s *Stats) WaitStarts(ctx context.Context) error {
-	s.mu.Lock()
-	if s.closed && s.asking == 0 {
-		s.mu.Unlock()
-		return nil
-	}
-	if s.decided == nil {
-		s.decided = make(chan struct{})
-	}
-	ch := s.decided
-	s.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (s *Stats) asked() { s.down(&s.asking) }
 
 // exit ends an admitted run.
-func (s *Stats) exit() {
+func (s *Stats) exit() { s.down(&s.running) }
+
+func (s *Stats) down(c *countdown) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.running--
-	if s.closed && s.running == 0 && s.drained != nil {
-		close(s.drained)
-		s.drained = nil
-	}
+	c.n--
+	c.release(s.closed)
 }
 
 // Close admits no more runs: a worker that takes a run from the queue
@@ -243,20 +225,29 @@ func (s *Stats) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.running.release(true)
+	s.asking.release(true)
 }
 
 // Wait waits until Close was called and every admitted run has ended, or
 // ctx ends (returning its error).
-func (s *Stats) Wait(ctx context.Context) error {
+func (s *Stats) Wait(ctx context.Context) error { return s.wait(ctx, &s.running) }
+
+// WaitStarts waits until Close was called and the start of every run
+// admitted before has been decided, or ctx ends (returning its error):
+// from then on no run starts.
+func (s *Stats) WaitStarts(ctx context.Context) error { return s.wait(ctx, &s.asking) }
+
+func (s *Stats) wait(ctx context.Context, c *countdown) error {
 	s.mu.Lock()
-	if s.closed && s.running == 0 {
+	if s.closed && c.n == 0 {
 		s.mu.Unlock()
 		return nil
 	}
-	if s.drained == nil {
-		s.drained = make(chan struct{})
+	if c.zero == nil {
+		c.zero = make(chan struct{})
 	}
-	ch := s.drained
+	ch := c.zero
 	s.mu.Unlock()
 	select {
 	case <-ch:
