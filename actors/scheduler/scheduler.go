@@ -1221,6 +1221,12 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 // the actor would have given it, unless the scheduler is stopping.
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
+	return s.decision(r, err)
+}
+
+// decision is a task actor's reply to a worker; a dead letter (the actor
+// had left) is answered as workerAsk says.
+func (s *Scheduler) decision(r task.Reply, err error) (worker.Decision, error) {
 	if errors.Is(err, actor.ErrDeadLetter) && !s.stopping() {
 		err = fmt.Errorf("%w (its task's actor has left: %v)", rules.ErrUnknownRun, err)
 	}
@@ -1231,13 +1237,7 @@ func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid
 // actor's dead letter answered as workerAsk answers it.
 func (s *Scheduler) workerPost(from actor.SenderContext, pid *actor.PID, cmd rules.Command) func() (worker.Decision, error) {
 	wait := task.Post(context.Background(), s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
-	return func() (worker.Decision, error) {
-		r, err := wait()
-		if errors.Is(err, actor.ErrDeadLetter) && !s.stopping() {
-			err = fmt.Errorf("%w (its task's actor has left: %v)", rules.ErrUnknownRun, err)
-		}
-		return worker.Decision{Events: r.Events, State: &r.State}, err
-	}
+	return func() (worker.Decision, error) { return s.decision(wait()) }
 }
 
 // stopping reports whether Stop has begun.
