@@ -237,6 +237,34 @@ type HeadReader interface {
 	Head() Position
 }
 
+// SnapshotStore is implemented by stores that keep a table of snapshots
+// beside the log (the embedded store does): the scheduler keeps its tasks'
+// folded state there, so that a restart reads one entry per task and the
+// log's tail instead of the whole log. Callers test for it with a type
+// assertion; a store without it is recovered from the log alone.
+//
+// Snapshot entries are not events: no read of the log sees them, and they
+// are not durable until FlushSnapshot returns. A crash keeps the writes up
+// to some point, in the order they were made: never a part of one write,
+// and never a write without the ones before it.
+type SnapshotStore interface {
+	// WriteSnapshot sets every entry, all or none.
+	WriteSnapshot(ctx context.Context, entries []SnapshotEntry) error
+	// FlushSnapshot returns once every write made before it is durable.
+	FlushSnapshot(ctx context.Context) error
+	// ReadSnapshot calls fn with every entry, in the order of their keys;
+	// key and value are valid only until fn returns. An error of fn ends
+	// the read and is returned.
+	ReadSnapshot(ctx context.Context, fn func(key, value []byte) error) error
+	// ClearSnapshot deletes every entry, durably.
+	ClearSnapshot(ctx context.Context) error
+}
+
+// SnapshotEntry is one entry of a SnapshotStore.
+type SnapshotEntry struct {
+	Key, Value []byte
+}
+
 // TaskStreamPrefix starts the name of every task stream.
 const TaskStreamPrefix = "task-"
 

@@ -140,6 +140,14 @@ type Config struct {
 	// wave of due tasks takes. Calls are not held back. Default
 	// DefaultMaxActiveTasks; at least 1.
 	MaxActiveTasks int
+	// SnapshotEvery is how many events the log may gain before the
+	// scheduler snapshots the tasks that changed, on a store that keeps
+	// snapshots (events.SnapshotStore; the embedded store does): Start
+	// then reads one entry per task and the log after the snapshot instead
+	// of the whole log (docs/architecture.md, "Snapshots"). Stop always
+	// snapshots. Default DefaultSnapshotEvery; negative: no snapshots are
+	// read or written. Only one scheduler may use a store's snapshots.
+	SnapshotEvery int
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
 	// PickupDelay, if set, delays when a queued run may be taken by a worker
@@ -205,6 +213,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxActiveTasks == 0 {
 		c.MaxActiveTasks = DefaultMaxActiveTasks
+	}
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = DefaultSnapshotEvery
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -580,6 +591,8 @@ type Scheduler struct {
 	deadLetters *eventstream.Subscription
 	// host is hostRequest, made once for every task actor's config.
 	host func(any) (task.HostRequest, bool)
+	// snap is what keeps the tasks' snapshots (snapshot.go), nil without.
+	snap *snapshots
 }
 
 // schedulers numbers the Schedulers of the process, for their actors'
@@ -645,7 +658,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	defer recoveryGC()()
-	states, err := s.recoverStates(ctx)
+	states, changed, err := s.recover(ctx)
 	if err != nil {
 		return err
 	}
@@ -710,6 +723,29 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.ticker = s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
 		return &dueindex.Ticker{Archetype: s.arch, Interval: s.cfg.Tick, Shards: s.shards}
 	}))
+	if sn := s.snap; sn != nil {
+		// The resting tasks whose state is not their snapshot's record
+		// are written by the next sweep (all of them after a fold of the
+		// whole log); the tasks with an actor are in its list of them.
+		if changed == nil {
+			for id, sl := range s.tasks {
+				if sl.rec != "" {
+					sn.dirty[id] = sl.rec
+				}
+			}
+		}
+		for id := range changed {
+			switch st := states[id]; {
+			case st == nil: // no stream
+			case s.tasks[id].rec != "":
+				sn.dirty[id] = s.tasks[id].rec
+			case rules.Idle(st.State): // its deletion is the last word
+				sn.dirty[id] = newRecord(st)
+			}
+		}
+		go s.runSweeper(sn)
+		sn.poke()
+	}
 	s.started = true
 	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
 		"queues", len(s.cfg.Queues))
@@ -742,13 +778,61 @@ func recoveryGC() (restore func()) {
 	return func() { debug.SetGCPercent(prev) }
 }
 
+// recover rebuilds the state of every task: from the store's snapshot and
+// the log after it when there is one to use, else from the whole log.
+// changed lists the tasks whose state is not their snapshot's record (nil:
+// none is; the whole log was read).
+func (s *Scheduler) recover(ctx context.Context) (states map[uuid.UUID]*task.Initial, changed map[uuid.UUID]struct{}, err error) {
+	s.snap = newSnapshots(s.cfg)
+	if s.snap != nil {
+		states, changed, err = s.recoverFromSnapshot(ctx)
+		if err == nil {
+			return states, changed, nil
+		}
+		if !errors.Is(err, errNoSnapshot) {
+			return nil, nil, err
+		}
+		s.cfg.Logger.Info("recovering from the whole log", "reason", err)
+	}
+	if states, err = s.recoverStates(ctx); err != nil {
+		return nil, nil, err
+	}
+	if s.snap != nil {
+		// What the snapshot holds may be of tasks the log no longer has
+		// in that state: start afresh.
+		if err := s.snap.store.ClearSnapshot(ctx); err != nil {
+			s.cfg.Logger.Warn("snapshots off: the snapshot table cannot be cleared", "err", err)
+			s.snap = nil
+		}
+	}
+	return states, nil, nil
+}
+
 // recoverStates folds the global log into the state of every task.
+func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]*task.Initial, error) {
+	states := map[uuid.UUID]*task.Initial{}
+	err := s.foldLog(ctx, events.Start, func(r *events.Recorded, id uuid.UUID, e events.Event) {
+		st := states[id]
+		if st == nil {
+			st = &task.Initial{}
+			states[id] = st
+		}
+		st.State.Apply(r.Metadata, e) // rules.Evolve in place
+		st.Position = r.Position
+	})
+	if err != nil {
+		return nil, err
+	}
+	return states, nil
+}
+
+// foldLog calls fold with every event of the task streams after the
+// position after, in the log's order.
 //
 // Recovery reads every event of the log, so it is a pipeline: one
 // goroutine reads the next page while this one decodes the current page
-// in parallel (decoding is most of the work) and then folds it in the
-// log's order, each task's state in place.
-func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]*task.Initial, error) {
+// in parallel (decoding is most of the work) and then folds it.
+func (s *Scheduler) foldLog(ctx context.Context, after events.Position, fold func(r *events.Recorded, id uuid.UUID, e events.Event)) error {
 	const pageSize = 4096
 	type page struct {
 		recs []events.Recorded
@@ -759,7 +843,6 @@ func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]*task.Init
 	pages := make(chan page, 2)
 	go func() {
 		defer close(pages)
-		after := events.Start
 		for {
 			recs, err := s.cfg.Store.ReadAll(ctx, after, pageSize)
 			select {
@@ -773,33 +856,29 @@ func (s *Scheduler) recoverStates(ctx context.Context) (map[uuid.UUID]*task.Init
 			after = recs[len(recs)-1].Position
 		}
 	}()
-	states := map[uuid.UUID]*task.Initial{}
 	decoded := make([]recovered, pageSize)
 	for p := range pages {
 		if p.err != nil {
-			return nil, fmt.Errorf("scheduler: recover: %w", p.err)
+			return fmt.Errorf("scheduler: recover: %w", p.err)
 		}
 		recs := p.recs
 		if err := decodePage(recs, decoded[:len(recs)]); err != nil {
-			return nil, err
+			return err
 		}
 		for i := range recs {
 			d := &decoded[i]
 			if d.e == nil {
 				continue // not a task stream
 			}
-			st := states[d.id]
-			if st == nil {
-				st = &task.Initial{}
-				states[d.id] = st
-			}
-			st.State.Apply(recs[i].Metadata, d.e) // rules.Evolve in place
-			st.Position = recs[i].Position
+			fold(&recs[i], d.id, d.e)
 			d.e = nil
 		}
 	}
-	return states, nil
+	return nil
 }
+
+// parallelism is how many goroutines recovery splits CPU work over.
+func parallelism() int { return runtime.GOMAXPROCS(0) }
 
 // recovered is one event of the log as recovery decoded it: nil e for an
 // event outside the task streams.
@@ -810,7 +889,7 @@ type recovered struct {
 
 // decodePage decodes recs into out, split over the machine's processors.
 func decodePage(recs []events.Recorded, out []recovered) error {
-	parts := min(runtime.GOMAXPROCS(0), 1+len(recs)/256)
+	parts := min(parallelism(), 1+len(recs)/256)
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
 	for p := range parts {
@@ -847,6 +926,9 @@ func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 	}
 	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st), actor.WithDispatcher(s.dispatch)), s.prefix)}
 	s.tasks[id] = slot{e: e}
+	if s.snap != nil {
+		s.snap.live[id] = struct{}{}
+	}
 	return e
 }
 
@@ -970,8 +1052,10 @@ func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.Initial) {
 	s := (*Scheduler)(r)
 	var rec string
+	idle := false
 	if stopped && rest != nil {
 		rec = newRecord(rest) // before taking the locks
+		idle = rules.Idle(rest.State)
 	}
 	s.mu.Lock()
 	e := s.tasks[id].e
@@ -991,10 +1075,16 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.
 				counted.Send(s.cfg.Clock, s.sys.Root, sh, dueindex.Resume{})
 			}
 		}
-		if rec != "" && !s.stopped {
+		if rec != "" && !idle && !s.stopped {
 			s.tasks[id] = slot{rec: rec}
 		} else {
 			delete(s.tasks, id)
+		}
+		if s.snap != nil {
+			delete(s.snap.live, id)
+			if rec != "" { // while stopping too: the last sweep is still to come
+				s.snap.rested(id, rec)
+			}
 		}
 		e.pid = nil // gone
 	}
@@ -1073,6 +1163,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		_ = s.stats.Wait(context.Background()) // handlers end with their context
 	}
 	s.abandon()
+	if s.snap != nil {
+		s.stopSweeper(ctx)
+	}
 	s.mu.Lock()
 	pids := make([]*actor.PID, 0, len(s.tasks)+len(s.infra))
 	entries := make([]*entry, 0, len(s.tasks))

@@ -167,10 +167,11 @@ type Registry interface {
 	Leave(id uuid.UUID, self *actor.PID, send func())
 	// Left ends a Leave: stopped true removes self; false (the task needed
 	// its actor again in the meantime) hands out self again. rest, when
-	// stopped, is the resting task's state (nil: the task needs nothing
-	// kept — deleted, never created, or its load failed): the Registry
-	// keeps it and starts the next actor of the task from it
-	// (Initial.Tracked), with no store read.
+	// stopped, is the resting task's state (nil: never created, or its
+	// load failed): the Registry keeps it and starts the next actor of the
+	// task from it (Initial.Tracked), with no store read. A task deleted
+	// with nothing open (rules.Idle) needs no actor again, but its state
+	// is handed over too: it is the last word on the task (snapshots).
 	Left(id uuid.UUID, self *actor.PID, stopped bool, rest *Initial)
 }
 
@@ -580,11 +581,12 @@ func (a *Actor) idle() bool {
 }
 
 // rest is what the actor hands the Registry when it stops: the state of a
-// resting task, nil when the task needs nothing kept (see Registry.Left).
+// resting task, or of one deleted with nothing open; nil when there is no
+// task or its load failed (see Registry.Left).
 //
 //go:noinline
 func (a *Actor) rest(stop bool) *Initial {
-	if !stop || !a.loaded || rules.Idle(a.state) {
+	if !stop || !a.loaded || a.state.Status == rules.StatusNone {
 		return nil
 	}
 	return &Initial{State: a.state, Position: a.pos, Tracked: true}

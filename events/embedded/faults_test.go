@@ -192,7 +192,15 @@ func TestWALDamagedInTheMiddleIsRefused(t *testing.T) {
 // saying what was cut.
 func TestWALDamageAcceptedIsRecorded(t *testing.T) {
 	const n = 2000
-	_, src := filledStore(t, n)
+	st, src := filledStore(t, n)
+	// A snapshot of the events that are about to be cut must not outlive
+	// them.
+	if err := st.WriteSnapshot(context.Background(), []events.SnapshotEntry{{Key: []byte("meta"), Value: []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FlushSnapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	dir := killedCopy(t, src)
 	wal := newestWAL(t, dir)
 	info, _ := os.Stat(wal)
@@ -209,6 +217,9 @@ func TestWALDamageAcceptedIsRecorded(t *testing.T) {
 	}
 	if all, err := s.ReadAll(context.Background(), events.Start, 0); err != nil || uint64(len(all)) != head {
 		t.Fatalf("read %d events (%v), head %d", len(all), err, head)
+	}
+	if got := readSnapshot(t, s); len(got) != 0 {
+		t.Fatalf("the snapshot table outlived the cut: %v", got)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

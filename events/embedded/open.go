@@ -116,6 +116,10 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		return nil, noSpace(err)
 	}
 	if loss != nil {
+		if err := dropSnapshots(s); err != nil {
+			db.Close()
+			return nil, err
+		}
 		if err := loss.finish(fs, dir, s.head, cleanHead, opts.Logger); err != nil {
 			db.Close()
 			return nil, noSpace(err)

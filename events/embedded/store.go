@@ -148,6 +148,12 @@ type Store struct {
 	head   uint64        // last durable global position
 	notify chan struct{} // closed and replaced after each durable group
 	broken error
+
+	// snapDB is the snapshot table (snapshot.go), opened on first use:
+	// snapMu is held for writing to open, close or clear it, and for
+	// reading while it is used.
+	snapMu sync.RWMutex
+	snapDB *pebble.DB
 }
 
 type streamVersion struct {
@@ -198,6 +204,9 @@ func (s *Store) Close() error {
 		<-s.stopped
 		// A stuck database may hold Pebble's own locks: closing it could
 		// hang, and the process is about to restart anyway.
+		if cerr := s.closeSnapshots(); cerr != nil {
+			s.opts.Logger.Warn("embedded: close the snapshot table", "dir", s.dir, "err", cerr)
+		}
 		if s.db == nil || s.stuck {
 			err = s.brokenErr()
 		} else if err = s.db.Close(); err == nil {
