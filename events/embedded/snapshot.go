@@ -19,9 +19,13 @@ import (
 // some point, in order (what events.SnapshotStore promises).
 const snapshotsDir = "snapshots"
 
-// snapshotMemTableSize is the snapshot table's memtable: a sweep of the
-// scheduler writes about 130 bytes per task that changed.
-const snapshotMemTableSize = 8 << 20
+// snapshotMemTableSize is the snapshot table's memtable (a sweep of the
+// scheduler writes about 130 bytes per task that changed), and
+// snapshotCacheSize its block cache: the table is read once, by a start.
+const (
+	snapshotMemTableSize = 4 << 20
+	snapshotCacheSize    = 1 << 20
+)
 
 var _ events.SnapshotStore = (*Store)(nil)
 
@@ -50,9 +54,12 @@ func openSnapshots(s *Store, dir string) (db *pebble.DB, err error) {
 			db, err = nil, noSpace(fmt.Errorf("embedded: open the snapshot table %s: %v", dir, r))
 		}
 	}()
+	cache := pebble.NewCache(snapshotCacheSize)
+	defer cache.Unref() // the database holds its own reference
 	db, err = pebble.Open(dir, &pebble.Options{
 		FS:           s.fs,
 		MemTableSize: snapshotMemTableSize,
+		Cache:        cache,
 		DisableWAL:   true,
 		Logger:       quietLogger{},
 	})
