@@ -280,7 +280,9 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (map[uuid.UUID]*tas
 	}
 	// next is the version each task touched by the tail expects next.
 	next := map[uuid.UUID]uint64{}
+	tail := 0
 	err = s.foldLog(ctx, meta.mark, func(r *events.Recorded, id uuid.UUID, e events.Event) {
+		tail++
 		if _, ok := reread[id]; ok {
 			return
 		}
@@ -311,6 +313,8 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (map[uuid.UUID]*tas
 	if err != nil {
 		return nil, nil, err
 	}
+	s.cfg.Logger.Info("recovering from a snapshot", "tasks", len(states), "mark", meta.mark.Commit,
+		"events_after", tail, "streams_read_whole", len(reread))
 	if err := s.rereadTasks(ctx, reread, states); err != nil {
 		return nil, nil, err
 	}
