@@ -889,27 +889,34 @@ type recovered struct {
 
 // decodePage decodes recs into out, split over the machine's processors.
 func decodePage(recs []events.Recorded, out []recovered) error {
-	parts := min(parallelism(), 1+len(recs)/256)
+	return inParallel(len(recs), 256, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			r := &recs[i]
+			id, err := events.TaskIDFromStream(r.Stream)
+			if err != nil {
+				out[i] = recovered{}
+				continue
+			}
+			e, err := events.Decode(*r)
+			if err != nil {
+				return fmt.Errorf("scheduler: recover %s version %d: %w", r.Stream, r.Version, err)
+			}
+			out[i] = recovered{id: id, e: e}
+		}
+		return nil
+	})
+}
+
+// inParallel splits [0, n) into one part per processor, of at least per
+// items each, calls work with each part on a goroutine of its own, and
+// returns their errors joined.
+func inParallel(n, per int, work func(lo, hi int) error) error {
+	parts := min(parallelism(), 1+n/per)
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
 	for p := range parts {
-		lo, hi := p*len(recs)/parts, (p+1)*len(recs)/parts
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				r := &recs[i]
-				id, err := events.TaskIDFromStream(r.Stream)
-				if err != nil {
-					out[i] = recovered{}
-					continue
-				}
-				e, err := events.Decode(*r)
-				if err != nil {
-					errs[p] = fmt.Errorf("scheduler: recover %s version %d: %w", r.Stream, r.Version, err)
-					return
-				}
-				out[i] = recovered{id: id, e: e}
-			}
-		})
+		lo, hi := p*n/parts, (p+1)*n/parts
+		wg.Go(func() { errs[p] = work(lo, hi) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -337,27 +337,19 @@ func decodeRecords(recs map[uuid.UUID]string, head events.Position) (map[uuid.UU
 		items = append(items, item{id, rec})
 	}
 	out := make([]task.Initial, len(items))
-	parts := min(parallelism(), 1+len(items)/1024)
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := p*len(items)/parts, (p+1)*len(items)/parts
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				if err := readRecord(items[i].rec, &out[i]); err != nil {
-					errs[p] = fmt.Errorf("task %s: %w", items[i].id, err)
-					return
-				}
-				if out[i].Position.Commit > head.Commit {
-					errs[p] = fmt.Errorf("task %s: its record is of position %d, past the log's head %d",
-						items[i].id, out[i].Position.Commit, head.Commit)
-					return
-				}
+	err := inParallel(len(items), 1024, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if err := readRecord(items[i].rec, &out[i]); err != nil {
+				return fmt.Errorf("task %s: %w", items[i].id, err)
 			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+			if out[i].Position.Commit > head.Commit {
+				return fmt.Errorf("task %s: its record is of position %d, past the log's head %d",
+					items[i].id, out[i].Position.Commit, head.Commit)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	states := make(map[uuid.UUID]*task.Initial, len(items))
