@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/actors/clock"
-	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
@@ -234,5 +233,4 @@ func TestSnapshotPastTheHeadIsRefused(t *testing.T) {
 	if _, _, err := s.recoverFromSnapshot(ctx); !errors.Is(err, errNoSnapshot) {
 		t.Fatalf("got %v, want errNoSnapshot", err)
 	}
-	var _ = task.Initial{}
 }
