@@ -658,10 +658,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	defer recoveryGC()()
-	states, changed, err := s.recover(ctx)
+	r, err := s.recover(ctx)
 	if err != nil {
 		return err
 	}
+	states := r.states
 	c := s.cfg.Clock
 	logger := s.cfg.Logger
 	if s.cfg.ActorSystem != nil {
@@ -684,7 +685,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	rested := 0
 	for id, st := range states {
-		if rules.Idle(st.State) {
+		if rules.Idle(&st.State) {
 			continue // deleted, nothing open: no actor until asked
 		}
 		if st.State.Status != rules.StatusDeleted {
@@ -697,7 +698,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			continue
 		}
 		// Resting: a record and its place in the index, no actor.
-		s.tasks[id] = slot{rec: newRecord(st)}
+		rec, ok := r.records[id]
+		if !ok {
+			rec = newRecord(st)
+		}
+		s.tasks[id] = slot{rec: rec}
 		if t, ok := recoveredTrack(st.State); ok {
 			i := s.shardIndex(id)
 			index[i] = append(index[i], dueindex.Entry{TaskID: id, NextRun: t.NextRun})
@@ -727,19 +732,19 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		// The resting tasks whose state is not their snapshot's record
 		// are written by the next sweep (all of them after a fold of the
 		// whole log); the tasks with an actor are in its list of them.
-		if changed == nil {
+		if r.changed == nil {
 			for id, sl := range s.tasks {
 				if sl.rec != "" {
 					sn.dirty[id] = sl.rec
 				}
 			}
 		}
-		for id := range changed {
+		for id := range r.changed {
 			switch st := states[id]; {
 			case st == nil: // no stream
 			case s.tasks[id].rec != "":
 				sn.dirty[id] = s.tasks[id].rec
-			case rules.Idle(st.State): // its deletion is the last word
+			case rules.Idle(&st.State): // its deletion is the last word
 				sn.dirty[id] = newRecord(st)
 			}
 		}
@@ -778,24 +783,33 @@ func recoveryGC() (restore func()) {
 	return func() { debug.SetGCPercent(prev) }
 }
 
+// recovery is what Start rebuilt of the tasks: the state of every task;
+// from a snapshot, also the tasks whose state is not their snapshot's
+// record (changed), and the records of the others, as read; from the whole
+// log, changed and records are nil.
+type recovery struct {
+	states  map[uuid.UUID]*task.Initial
+	changed map[uuid.UUID]struct{}
+	records map[uuid.UUID]string
+}
+
 // recover rebuilds the state of every task: from the store's snapshot and
 // the log after it when there is one to use, else from the whole log.
-// changed lists the tasks whose state is not their snapshot's record (nil:
-// none is; the whole log was read).
-func (s *Scheduler) recover(ctx context.Context) (states map[uuid.UUID]*task.Initial, changed map[uuid.UUID]struct{}, err error) {
+func (s *Scheduler) recover(ctx context.Context) (recovery, error) {
 	s.snap = newSnapshots(s.cfg)
 	if s.snap != nil {
-		states, changed, err = s.recoverFromSnapshot(ctx)
+		r, err := s.recoverFromSnapshot(ctx)
 		if err == nil {
-			return states, changed, nil
+			return r, nil
 		}
 		if !errors.Is(err, errNoSnapshot) {
-			return nil, nil, err
+			return recovery{}, err
 		}
 		s.cfg.Logger.Info("recovering from the whole log", "reason", err)
 	}
-	if states, err = s.recoverStates(ctx); err != nil {
-		return nil, nil, err
+	states, err := s.recoverStates(ctx)
+	if err != nil {
+		return recovery{}, err
 	}
 	if s.snap != nil {
 		// What the snapshot holds may be of tasks the log no longer has
@@ -805,7 +819,7 @@ func (s *Scheduler) recover(ctx context.Context) (states map[uuid.UUID]*task.Ini
 			s.snap = nil
 		}
 	}
-	return states, nil, nil
+	return recovery{states: states}, nil
 }
 
 // recoverStates folds the global log into the state of every task.
@@ -1062,7 +1076,7 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.
 	idle := false
 	if stopped && rest != nil {
 		rec = newRecord(rest) // before taking the locks
-		idle = rules.Idle(rest.State)
+		idle = rules.Idle(&rest.State)
 	}
 	s.mu.Lock()
 	e := s.tasks[id].e

@@ -238,7 +238,7 @@ var errNoSnapshot = errors.New("scheduler: no snapshot")
 // recoverFromSnapshot folds the store's snapshot and the log after its mark
 // into the state of every task (see the comment at the top). It returns
 // errNoSnapshot, wrapped with the reason, when there is none to use.
-func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (map[uuid.UUID]*task.Initial, map[uuid.UUID]struct{}, error) {
+func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 	sn := s.snap
 	head := sn.head.Head()
 	var (
@@ -262,17 +262,16 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (map[uuid.UUID]*tas
 	})
 	switch {
 	case err != nil:
-		return nil, nil, fmt.Errorf("%w: %w", errNoSnapshot, err)
+		return recovery{}, fmt.Errorf("%w: %w", errNoSnapshot, err)
 	case !hasMeta:
-		return nil, nil, fmt.Errorf("%w: none written", errNoSnapshot)
+		return recovery{}, fmt.Errorf("%w: none written", errNoSnapshot)
 	case meta.mark.Commit > head.Commit:
-		return nil, nil, fmt.Errorf("%w: its mark %d is past the log's head %d", errNoSnapshot, meta.mark.Commit, head.Commit)
+		return recovery{}, fmt.Errorf("%w: its mark %d is past the log's head %d", errNoSnapshot, meta.mark.Commit, head.Commit)
 	}
 	states, err := decodeRecords(recs, head)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errNoSnapshot, err)
+		return recovery{}, fmt.Errorf("%w: %w", errNoSnapshot, err)
 	}
-	clear(recs)
 	sn.mark.Store(meta.mark.Commit)
 	reread := make(map[uuid.UUID]struct{}, len(meta.active))
 	for _, id := range meta.active {
@@ -311,18 +310,21 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (map[uuid.UUID]*tas
 		next[id] = want + 1
 	})
 	if err != nil {
-		return nil, nil, err
+		return recovery{}, err
 	}
 	s.cfg.Logger.Info("recovering from a snapshot", "tasks", len(states), "mark", meta.mark.Commit,
 		"events_after", tail, "streams_read_whole", len(reread))
 	if err := s.rereadTasks(ctx, reread, states); err != nil {
-		return nil, nil, err
+		return recovery{}, err
 	}
 	changed := reread
 	for id := range next {
 		changed[id] = struct{}{}
 	}
-	return states, changed, nil
+	for id := range changed {
+		delete(recs, id)
+	}
+	return recovery{states: states, changed: changed, records: recs}, nil
 }
 
 // decodeRecords decodes the snapshot's records, in parallel; a record of an

@@ -180,14 +180,20 @@ func compareRecoveries(t *testing.T, cfg Config, at string) {
 		t.Fatal(err)
 	}
 	fresh.snap = newSnapshots(fresh.cfg)
-	snapped, _, err := fresh.recoverFromSnapshot(ctx)
+	r, err := fresh.recoverFromSnapshot(ctx)
 	if err != nil {
 		t.Fatalf("%s: %v", at, err)
 	}
+	snapped := r.states
+	for id, rec := range r.records {
+		if want := newRecord(full[id]); rec != want {
+			t.Fatalf("%s: task %s: the record kept from the snapshot is not the task's record", at, id)
+		}
+	}
 	for id, want := range full {
 		got := snapped[id]
-		if rules.Idle(want.State) {
-			if got != nil && !rules.Idle(got.State) {
+		if rules.Idle(&want.State) {
+			if got != nil && !rules.Idle(&got.State) {
 				t.Fatalf("%s: task %s is deleted and idle in the log, but the snapshot has it %s", at, id, got.State.Status)
 			}
 			continue
@@ -230,7 +236,7 @@ func TestSnapshotPastTheHeadIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.snap = newSnapshots(s.cfg)
-	if _, _, err := s.recoverFromSnapshot(ctx); !errors.Is(err, errNoSnapshot) {
+	if _, err := s.recoverFromSnapshot(ctx); !errors.Is(err, errNoSnapshot) {
 		t.Fatalf("got %v, want errNoSnapshot", err)
 	}
 }

@@ -577,7 +577,7 @@ func (a *Actor) idle() bool {
 	if len(a.timers) != 0 || len(a.beatTimers) != 0 {
 		return false
 	}
-	return rules.Idle(a.state) || (a.cfg.Rest && !a.pinned && rules.Rests(&a.state))
+	return rules.Idle(&a.state) || (a.cfg.Rest && !a.pinned && rules.Rests(&a.state))
 }
 
 // rest is what the actor hands the Registry when it stops: the state of a

@@ -183,7 +183,7 @@ func Recover(s State) []Effect {
 
 // Idle reports whether a task needs no actor: deleted or never created,
 // with no open run.
-func Idle(s State) bool { return idle(&s) }
+func Idle(s *State) bool { return idle(s) }
 
 // Rests reports whether a task has nothing for an actor to do between
 // messages: no open run (so no deadline or heartbeat to watch, no worker to
