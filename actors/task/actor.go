@@ -107,6 +107,8 @@ type Command struct {
 	// record the run's forced end — its deadline timer, its heartbeat
 	// watch — it tells it with a worker.StopRun.
 	Runner *actor.PID
+	// answer, set by Post, is where the Reply goes instead of the sender.
+	answer *answer
 }
 
 // Reply is the answer to a Command or Get: the events recorded (none when
@@ -372,10 +374,10 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 	case Get:
 		a.pinned = a.pinned || m.Pin
 		if !a.ensureLoaded(ctx, context.Background()) {
-			a.respondLoadErr(ctx, sender)
+			a.respondLoadErr(ctx, sender, nil)
 			break
 		}
-		a.respond(ctx, sender, nil, nil)
+		a.respond(ctx, sender, nil, nil, nil)
 	case dueindex.Tick:
 		a.tick(ctx, m.At)
 	case deadline:
@@ -500,15 +502,15 @@ func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 		cctx = context.Background()
 	}
 	if err := cctx.Err(); err != nil {
-		a.respond(ctx, sender, nil, err)
+		a.respond(ctx, sender, m.answer, nil, err)
 		return // an actor started for this command may leave again
 	}
 	if !a.ensureLoaded(ctx, cctx) {
-		a.respondLoadErr(ctx, sender)
+		a.respondLoadErr(ctx, sender, m.answer)
 		return
 	}
 	f := a.newFlight(afterCommand, m.Cmd, cctx, a.cfg.Archetype.Clock.Now())
-	f.sender, f.runner = sender, m.Runner
+	f.sender, f.answer, f.runner = sender, m.answer, m.Runner
 	a.execute(ctx, f)
 }
 
@@ -539,8 +541,12 @@ func (a *Actor) tickFailed(ctx actor.Context, err error) {
 // (docs/performance.md).
 //
 //go:noinline
-func (a *Actor) respond(ctx actor.Context, sender *actor.PID, evs []events.Event, err error) {
-	if sender != nil { // sent without a sender: nobody to answer
+func (a *Actor) respond(ctx actor.Context, sender *actor.PID, ans *answer, evs []events.Event, err error) {
+	switch {
+	case ans != nil: // sent by Post
+		ans.reply = Reply{Events: evs, State: a.state, Position: a.pos, Err: err}
+		ans.answer(false)
+	case sender != nil: // sent without a sender: nobody to answer
 		ctx.Send(sender, Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
 	}
 }
@@ -548,8 +554,12 @@ func (a *Actor) respond(ctx actor.Context, sender *actor.PID, evs []events.Event
 // respondLoadErr answers sender with the error of the failed load.
 //
 //go:noinline
-func (a *Actor) respondLoadErr(ctx actor.Context, sender *actor.PID) {
-	if sender != nil {
+func (a *Actor) respondLoadErr(ctx actor.Context, sender *actor.PID, ans *answer) {
+	switch {
+	case ans != nil:
+		ans.reply = Reply{Err: a.loadErr}
+		ans.answer(false)
+	case sender != nil:
 		ctx.Send(sender, Reply{Err: a.loadErr})
 	}
 }
@@ -722,7 +732,7 @@ func (a *Actor) finish(ctx actor.Context, f *flight, evs []events.Event, err err
 	switch f.after {
 	case afterCommand:
 		a.noteRunner(f.cmd, f.runner, evs)
-		a.respond(ctx, f.sender, evs, err)
+		a.respond(ctx, f.sender, f.answer, evs, err)
 	case afterHost:
 		a.respondHost(ctx, f, evs, err)
 	case afterTick:
@@ -933,22 +943,27 @@ func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *acto
 // Post sends cmd to the task actor at pid as Ask does, and returns once
 // the command is in the actor's mailbox — so that whatever from sends
 // after it reaches the actor after it — with the function that waits for
-// the Reply. The wait must be called once.
+// the Reply. The wait must be called once. The actor answers through a
+// reusable slot (answer), not a protoactor future.
 func Post(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (wait func() (Reply, error)) {
 	msg := Command{Ctx: ctx, Cmd: cmd}
 	if _, start := cmd.(rules.RequestStart); start {
 		msg.Runner = from.Self() // a worker: told if the actor forces the run to end
 	}
-	f := counted.RequestFuture(c, from, pid, msg, timeout)
+	watchDeadLetters(from.ActorSystem())
+	w := answers.Get().(*answer)
+	msg.answer = w
+	counted.Send(c, from, pid, msg)
 	return func() (reply Reply, err error) {
-		res, err := counted.Await(ctx, f)
+		lost, err := w.wait(ctx, timeout)
+		if err == nil && lost {
+			w.take(nil)
+			err = actor.ErrDeadLetter
+		}
 		if err != nil {
 			return Reply{}, fmt.Errorf("task: ask: %w", err)
 		}
-		var ok bool
-		if reply, ok = res.(Reply); !ok {
-			return Reply{}, fmt.Errorf("task: ask: answered %T", res)
-		}
+		w.take(&reply)
 		return reply, reply.Err
 	}
 }

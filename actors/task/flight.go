@@ -32,6 +32,7 @@ type flight struct {
 	now    time.Time       // when the events were decided: their At
 	evs    []events.Event
 	sender *actor.PID // answered once done (a command, a host request)
+	answer *answer    // a Command's answer (Post), in place of a sender
 	// runner is a RequestStart's Command.Runner; hostReply a host
 	// request's HostRequest.Reply.
 	runner    *actor.PID
