@@ -766,7 +766,7 @@ func (a *Actor) append(f *flight) error {
 		proposed[i] = events.Proposed{ID: events.ContentID(a.idScope, expected, i, typ, data), Type: typ, Schema: schema,
 			At: f.now.UTC(), Data: data}
 	}
-	actx, cancel := a.storeCtx(f.cctx)
+	actx, cancel := a.appendCtx(f)
 	f.cancel, f.self, f.sys = cancel, a.self, a.sys
 	a.fl = f
 	a.cfg.Archetype.Clock.Begin()
