@@ -279,8 +279,11 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 		// stream is a string of its own, not a prefix of scope: the store
 		// may keep it (the embedded store's head versions do) long after
 		// the actor rested, and it is the shorter one.
+		// beats and beatTimers are made by the first run watched for
+		// heartbeats: most tasks have none, and an actor is started for
+		// every run of a resting task.
 		a := &Actor{cfg: cfg, id: id, stream: stream, idScope: scope, timers: map[uuid.UUID]clock.Timer{},
-			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, runners: map[uuid.UUID]*actor.PID{}}
+			runners: map[uuid.UUID]*actor.PID{}}
 		if initial != nil {
 			a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked
 		}
@@ -808,6 +811,9 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 			a.armDeadline(e.Run, e.Reason)
 		case rules.ArmHeartbeat:
 			// The start counts as the first heartbeat.
+			if a.beats == nil {
+				a.beats = map[uuid.UUID]time.Time{}
+			}
 			a.beats[e.Run.ID] = e.Run.StartedAt
 			a.armHeartbeat(e.Run.ID, e.Run.StartedAt.Add(e.Timeout))
 		case rules.NoteHeartbeat:
@@ -873,6 +879,9 @@ func (a *Actor) armHeartbeat(id uuid.UUID, at time.Time) {
 		t.Stop()
 	}
 	c, sys, self := a.cfg.Archetype.Clock, a.sys, a.self
+	if a.beatTimers == nil {
+		a.beatTimers = map[uuid.UUID]clock.Timer{}
+	}
 	a.beatTimers[id] = c.AfterFunc(at.Sub(c.Now()), func() {
 		counted.Send(c, sys.Root, self, heartbeatDue{runID: id})
 	})
