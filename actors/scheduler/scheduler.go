@@ -945,7 +945,8 @@ func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 	if s.dispatch == nil {
 		s.dispatch = task.NewDispatcher(0)
 	}
-	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st), actor.WithDispatcher(s.dispatch)), s.prefix)}
+	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st),
+		actor.WithDispatcher(s.dispatch), actor.WithMailbox(task.NewMailbox)), s.prefix)}
 	s.tasks[id] = slot{e: e}
 	if s.snap != nil {
 		s.snap.live[id] = struct{}{}

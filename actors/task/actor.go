@@ -107,6 +107,8 @@ type Command struct {
 	// record the run's forced end — its deadline timer, its heartbeat
 	// watch — it tells it with a worker.StopRun.
 	Runner *actor.PID
+	// answer, set by Post, is where the Reply goes instead of the sender.
+	answer *answer
 }
 
 // Reply is the answer to a Command or Get: the events recorded (none when
@@ -278,8 +280,11 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 		// stream is a string of its own, not a prefix of scope: the store
 		// may keep it (the embedded store's head versions do) long after
 		// the actor rested, and it is the shorter one.
+		// beats and beatTimers are made by the first run watched for
+		// heartbeats: most tasks have none, and an actor is started for
+		// every run of a resting task.
 		a := &Actor{cfg: cfg, id: id, stream: stream, idScope: scope, timers: map[uuid.UUID]clock.Timer{},
-			beats: map[uuid.UUID]time.Time{}, beatTimers: map[uuid.UUID]clock.Timer{}, runners: map[uuid.UUID]*actor.PID{}}
+			runners: map[uuid.UUID]*actor.PID{}}
 		if initial != nil {
 			a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked
 		}
@@ -373,10 +378,10 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 	case Get:
 		a.pinned = a.pinned || m.Pin
 		if !a.ensureLoaded(ctx, context.Background()) {
-			a.respondLoadErr(ctx, sender)
+			a.respondLoadErr(ctx, sender, nil)
 			break
 		}
-		a.respond(ctx, sender, nil, nil)
+		a.respond(ctx, sender, nil, nil, nil)
 	case dueindex.Tick:
 		a.tick(ctx, m.At)
 	case deadline:
@@ -501,15 +506,15 @@ func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 		cctx = context.Background()
 	}
 	if err := cctx.Err(); err != nil {
-		a.respond(ctx, sender, nil, err)
+		a.respond(ctx, sender, m.answer, nil, err)
 		return // an actor started for this command may leave again
 	}
 	if !a.ensureLoaded(ctx, cctx) {
-		a.respondLoadErr(ctx, sender)
+		a.respondLoadErr(ctx, sender, m.answer)
 		return
 	}
 	f := a.newFlight(afterCommand, m.Cmd, cctx, a.cfg.Archetype.Clock.Now())
-	f.sender, f.runner = sender, m.Runner
+	f.sender, f.answer, f.runner = sender, m.answer, m.Runner
 	a.execute(ctx, f)
 }
 
@@ -540,8 +545,12 @@ func (a *Actor) tickFailed(ctx actor.Context, err error) {
 // (docs/performance.md).
 //
 //go:noinline
-func (a *Actor) respond(ctx actor.Context, sender *actor.PID, evs []events.Event, err error) {
-	if sender != nil { // sent without a sender: nobody to answer
+func (a *Actor) respond(ctx actor.Context, sender *actor.PID, ans *answer, evs []events.Event, err error) {
+	switch {
+	case ans != nil: // sent by Post
+		ans.reply = Reply{Events: evs, State: a.state, Position: a.pos, Err: err}
+		ans.answer(false)
+	case sender != nil: // sent without a sender: nobody to answer
 		ctx.Send(sender, Reply{Events: evs, State: a.state, Position: a.pos, Err: err})
 	}
 }
@@ -549,8 +558,12 @@ func (a *Actor) respond(ctx actor.Context, sender *actor.PID, evs []events.Event
 // respondLoadErr answers sender with the error of the failed load.
 //
 //go:noinline
-func (a *Actor) respondLoadErr(ctx actor.Context, sender *actor.PID) {
-	if sender != nil {
+func (a *Actor) respondLoadErr(ctx actor.Context, sender *actor.PID, ans *answer) {
+	switch {
+	case ans != nil:
+		ans.reply = Reply{Err: a.loadErr}
+		ans.answer(false)
+	case sender != nil:
 		ctx.Send(sender, Reply{Err: a.loadErr})
 	}
 }
@@ -724,7 +737,7 @@ func (a *Actor) finish(ctx actor.Context, f *flight, evs []events.Event, err err
 	switch f.after {
 	case afterCommand:
 		a.noteRunner(f.cmd, f.runner, evs)
-		a.respond(ctx, f.sender, evs, err)
+		a.respond(ctx, f.sender, f.answer, evs, err)
 	case afterHost:
 		a.respondHost(ctx, f, evs, err)
 	case afterTick:
@@ -758,7 +771,7 @@ func (a *Actor) append(f *flight) error {
 		proposed[i] = events.Proposed{ID: events.ContentID(a.idScope, expected, i, typ, data), Type: typ, Schema: schema,
 			At: f.now.UTC(), Data: data}
 	}
-	actx, cancel := a.storeCtx(f.cctx)
+	actx, cancel := a.appendCtx(f)
 	f.cancel, f.self, f.sys = cancel, a.self, a.sys
 	a.fl = f
 	a.cfg.Archetype.Clock.Begin()
@@ -800,6 +813,9 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 			a.armDeadline(e.Run, e.Reason)
 		case rules.ArmHeartbeat:
 			// The start counts as the first heartbeat.
+			if a.beats == nil {
+				a.beats = map[uuid.UUID]time.Time{}
+			}
 			a.beats[e.Run.ID] = e.Run.StartedAt
 			a.armHeartbeat(e.Run.ID, e.Run.StartedAt.Add(e.Timeout))
 		case rules.NoteHeartbeat:
@@ -865,6 +881,9 @@ func (a *Actor) armHeartbeat(id uuid.UUID, at time.Time) {
 		t.Stop()
 	}
 	c, sys, self := a.cfg.Archetype.Clock, a.sys, a.self
+	if a.beatTimers == nil {
+		a.beatTimers = map[uuid.UUID]clock.Timer{}
+	}
 	a.beatTimers[id] = c.AfterFunc(at.Sub(c.Now()), func() {
 		counted.Send(c, sys.Root, self, heartbeatDue{runID: id})
 	})
@@ -935,22 +954,27 @@ func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *acto
 // Post sends cmd to the task actor at pid as Ask does, and returns once
 // the command is in the actor's mailbox — so that whatever from sends
 // after it reaches the actor after it — with the function that waits for
-// the Reply. The wait must be called once.
+// the Reply. The wait must be called once. The actor answers through a
+// reusable slot (answer), not a protoactor future.
 func Post(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (wait func() (Reply, error)) {
 	msg := Command{Ctx: ctx, Cmd: cmd}
 	if _, start := cmd.(rules.RequestStart); start {
 		msg.Runner = from.Self() // a worker: told if the actor forces the run to end
 	}
-	f := counted.RequestFuture(c, from, pid, msg, timeout)
+	watchDeadLetters(from.ActorSystem())
+	w := answers.Get().(*answer)
+	msg.answer = w
+	counted.Send(c, from, pid, msg)
 	return func() (reply Reply, err error) {
-		res, err := counted.Await(ctx, f)
+		lost, err := w.wait(ctx, timeout)
+		if err == nil && lost {
+			w.take(nil)
+			err = actor.ErrDeadLetter
+		}
 		if err != nil {
 			return Reply{}, fmt.Errorf("task: ask: %w", err)
 		}
-		var ok bool
-		if reply, ok = res.(Reply); !ok {
-			return Reply{}, fmt.Errorf("task: ask: answered %T", res)
-		}
+		w.take(&reply)
 		return reply, reply.Err
 	}
 }

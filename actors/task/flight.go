@@ -32,6 +32,7 @@ type flight struct {
 	now    time.Time       // when the events were decided: their At
 	evs    []events.Event
 	sender *actor.PID // answered once done (a command, a host request)
+	answer *answer    // a Command's answer (Post), in place of a sender
 	// runner is a RequestStart's Command.Runner; hostReply a host
 	// request's HostRequest.Reply.
 	runner    *actor.PID
@@ -40,10 +41,15 @@ type flight struct {
 
 	// For the store's callback.
 	cancel context.CancelFunc // ends the append's store context
-	self   *actor.PID
-	sys    *actor.ActorSystem
-	res    events.AppendResult
-	err    error
+	// sd is the append's store context when the command has none of its
+	// own (Actor.appendCtx), and sdCancel its cancel: both made once per
+	// flight and reused.
+	sd       *storeDeadline
+	sdCancel context.CancelFunc
+	self     *actor.PID
+	sys      *actor.ActorSystem
+	res      events.AppendResult
+	err      error
 	// acked receives a token once res and err are set: the actor takes it
 	// when it handles the appended message, or waits for it when it is
 	// stopped with the append in flight (Actor.stopping).
@@ -67,8 +73,8 @@ const (
 type appended struct{ f *flight }
 
 var flights = sync.Pool{New: func() any {
-	f := &flight{acked: make(chan struct{}, 1)}
-	f.done = f.answered
+	f := &flight{acked: make(chan struct{}, 1), sd: &storeDeadline{}}
+	f.done, f.sdCancel = f.answered, f.sd.cancel
 	return f
 }}
 
@@ -90,6 +96,6 @@ func (f *flight) answered(res events.AppendResult, err error) {
 
 // release returns f to the pool once finished.
 func (f *flight) release() {
-	*f = flight{acked: f.acked, done: f.done}
+	*f = flight{acked: f.acked, done: f.done, sd: f.sd, sdCancel: f.sdCancel}
 	flights.Put(f)
 }

@@ -20,6 +20,9 @@ type storeDeadline struct {
 	err   error
 	done  chan struct{} // made by the first Done
 	timer *time.Timer   // armed by the first Done
+	// use counts the resets (a flight's context serves each of its
+	// appends): a timer armed in an earlier use ends nothing.
+	use uint64
 }
 
 // storeCtx bounds one store call by Config.StoreTimeout (wall clock)
@@ -30,6 +33,30 @@ func (a *Actor) storeCtx(parent context.Context) (context.Context, context.Cance
 		return c, c.cancel
 	}
 	return context.WithTimeout(parent, a.cfg.StoreTimeout)
+}
+
+// appendCtx bounds f's append by Config.StoreTimeout within f.cctx, as
+// storeCtx does, in the context f keeps for its appends (flights are
+// reused, so an append allocates no context in the common case).
+func (a *Actor) appendCtx(f *flight) (context.Context, context.CancelFunc) {
+	if _, ok := f.cctx.Deadline(); !ok && f.cctx.Done() == nil {
+		f.sd.reset(f.cctx, time.Now().Add(a.cfg.StoreTimeout))
+		return f.sd, f.sdCancel
+	}
+	return context.WithTimeout(f.cctx, a.cfg.StoreTimeout)
+}
+
+// reset makes c a context ending at deadline within parent, for a new use:
+// whatever the last use armed ended with its cancel, and its timer, should
+// it fire late, no longer counts.
+func (c *storeDeadline) reset(parent context.Context, deadline time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.parent, c.deadline, c.err, c.done, c.timer = parent, deadline, nil, nil, nil
+	c.use++
 }
 
 // Deadline implements context.Context.
@@ -57,14 +84,21 @@ func (c *storeDeadline) Done() <-chan struct{} {
 		if c.err != nil {
 			close(c.done)
 		} else {
-			c.timer = time.AfterFunc(time.Until(c.deadline), func() {
-				c.mu.Lock()
-				defer c.mu.Unlock()
-				c.end(context.DeadlineExceeded)
-			})
+			use := c.use
+			c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.expire(use) })
 		}
 	}
 	return c.done
+}
+
+// expire is the timer of use: it ends the context at its deadline unless
+// the context was reset since.
+func (c *storeDeadline) expire(use uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.use == use {
+		c.end(context.DeadlineExceeded)
+	}
 }
 
 func (c *storeDeadline) cancel() {

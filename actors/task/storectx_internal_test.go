@@ -80,3 +80,55 @@ func TestStoreCtxEndsLikeWithTimeout(t *testing.T) {
 	stop()
 	<-ctx.Done()
 }
+
+// TestAppendCtxIsReusedAndFresh: a flight's append context is the same
+// object on every use (no allocation), and each use starts live, whatever
+// the last one did — cancelled, past its deadline, or with a timer that
+// fires late.
+func TestAppendCtxIsReusedAndFresh(t *testing.T) {
+	a := &Actor{cfg: Config{StoreTimeout: -time.Second}}
+	f := flights.Get().(*flight)
+	defer f.release()
+	f.cctx = context.Background()
+
+	ctx1, cancel1 := a.appendCtx(f)
+	<-ctx1.Done() // past its deadline: Done is closed, its timer armed
+	if !errors.Is(ctx1.Err(), context.DeadlineExceeded) {
+		t.Fatalf("first use: Err() = %v", ctx1.Err())
+	}
+	old := f.sd.use
+	cancel1()
+
+	a.cfg.StoreTimeout = time.Hour
+	ctx2, cancel2 := a.appendCtx(f)
+	if ctx2 != ctx1 {
+		t.Fatalf("second use got a new context %p, want the flight's %p", ctx2, ctx1)
+	}
+	if err := ctx2.Err(); err != nil {
+		t.Fatalf("second use starts ended: %v", err)
+	}
+	done := ctx2.Done()
+	f.sd.expire(old) // the first use's timer, late
+	if err := ctx2.Err(); err != nil {
+		t.Fatalf("an earlier use's timer ended the second use: %v", err)
+	}
+	cancel2()
+	select {
+	case <-done:
+	default:
+		t.Fatal("cancel did not close Done")
+	}
+	if !errors.Is(ctx2.Err(), context.Canceled) {
+		t.Fatalf("after cancel: Err() = %v", ctx2.Err())
+	}
+
+	// A command with a context of its own gets a context of its own.
+	cctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	f.cctx = cctx
+	ctx3, cancel3 := a.appendCtx(f)
+	defer cancel3()
+	if ctx3 == ctx1 {
+		t.Fatal("a command's own context was replaced by the flight's")
+	}
+}

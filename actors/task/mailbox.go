@@ -1,0 +1,162 @@
+package task
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// NewMailbox is the mailbox of the task actors (actor.WithMailbox): what
+// protoactor's default mailbox does for them, for fewer allocations. A task
+// actor of a resting task is started and stopped for every run, and the
+// default mailbox allocated five objects per actor (a ring buffer and a
+// lock-free queue), one per system message (a queue node) and one each
+// time it scheduled itself on the dispatcher (the method value it hands
+// over); this one allocates itself with room for a few messages, and the
+// function it hands the dispatcher once (docs/performance.md).
+//
+// The order is the default mailbox's: system messages first, each time
+// round; user messages in the order posted, not while suspended; the
+// dispatcher's throughput between yields; a panic escalated to the actor's
+// supervisor. Not supported (task actors use neither): mailbox middlewares,
+// and actor.MessageBatch (a batch is delivered as one message).
+func NewMailbox() actor.Mailbox {
+	m := &mailbox{}
+	m.user, m.system = m.userBuf[:0], m.systemBuf[:0]
+	m.process = m.processMessages
+	return m
+}
+
+const (
+	mailboxIdle int32 = iota
+	mailboxRunning
+)
+
+type mailbox struct {
+	mu sync.Mutex
+	// user and system are the messages waiting, from userHead and
+	// systemHead on; mu guards them.
+	user, system         []any
+	userHead, systemHead int
+	userBuf              [4]any
+	systemBuf            [2]any
+
+	status    atomic.Int32 // mailboxIdle or mailboxRunning
+	userN     atomic.Int32 // user messages waiting
+	systemN   atomic.Int32 // system messages waiting
+	suspended atomic.Bool
+
+	invoker    actor.MessageInvoker
+	dispatcher actor.Dispatcher
+	process    func() // m.processMessages, made once
+}
+
+// PostUserMessage implements actor.Mailbox.
+func (m *mailbox) PostUserMessage(msg any) {
+	m.mu.Lock()
+	m.user = append(m.user, msg)
+	m.mu.Unlock()
+	m.userN.Add(1)
+	m.schedule()
+}
+
+// PostSystemMessage implements actor.Mailbox.
+func (m *mailbox) PostSystemMessage(msg any) {
+	m.mu.Lock()
+	m.system = append(m.system, msg)
+	m.mu.Unlock()
+	m.systemN.Add(1)
+	m.schedule()
+}
+
+// RegisterHandlers implements actor.Mailbox.
+func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
+	m.invoker, m.dispatcher = invoker, dispatcher
+}
+
+// Start implements actor.Mailbox.
+func (m *mailbox) Start() {}
+
+// UserMessageCount implements actor.Mailbox.
+func (m *mailbox) UserMessageCount() int { return int(m.userN.Load()) }
+
+func (m *mailbox) schedule() {
+	if m.status.CompareAndSwap(mailboxIdle, mailboxRunning) {
+		m.dispatcher.Schedule(m.process)
+	}
+}
+
+func (m *mailbox) processMessages() {
+	for {
+		m.run()
+		m.status.Store(mailboxIdle)
+		// Messages posted after the loop ended, while still running,
+		// did not schedule the mailbox: go round again for them.
+		sys, user := m.systemN.Load(), m.userN.Load()
+		if !(sys > 0 || (!m.suspended.Load() && user > 0)) || !m.status.CompareAndSwap(mailboxIdle, mailboxRunning) {
+			return
+		}
+	}
+}
+
+func (m *mailbox) run() {
+	var msg any
+	defer func() {
+		if r := recover(); r != nil {
+			m.invoker.EscalateFailure(r, msg)
+		}
+	}()
+	i, t := 0, m.dispatcher.Throughput()
+	for {
+		if i > t {
+			i = 0
+			runtime.Gosched()
+		}
+		i++
+		if m.systemN.Load() > 0 {
+			if msg = m.pop(&m.system, &m.systemHead); msg != nil {
+				m.systemN.Add(-1)
+				switch msg.(type) {
+				case *actor.SuspendMailbox:
+					m.suspended.Store(true)
+				case *actor.ResumeMailbox:
+					m.suspended.Store(false)
+				default:
+					m.invoker.InvokeSystemMessage(msg)
+				}
+				continue
+			}
+		}
+		if m.suspended.Load() {
+			return
+		}
+		if msg = m.pop(&m.user, &m.userHead); msg == nil {
+			return
+		}
+		m.userN.Add(-1)
+		m.invoker.InvokeUserMessage(msg)
+	}
+}
+
+// pop takes the first message waiting in q (from *head on), nil if none.
+func (m *mailbox) pop(q *[]any, head *int) any {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if *head == len(*q) {
+		return nil
+	}
+	msg := (*q)[*head]
+	(*q)[*head] = nil
+	*head++
+	switch {
+	case *head == len(*q): // drained: start again at the front
+		*q, *head = (*q)[:0], 0
+	case *head >= 64 && *head*2 >= len(*q): // mostly taken: move the rest up
+		n := copy(*q, (*q)[*head:])
+		clear((*q)[n:])
+		*q, *head = (*q)[:n], 0
+	}
+	return msg
+}
