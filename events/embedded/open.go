@@ -147,10 +147,12 @@ func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (db *pebble.
 		}
 	}()
 	db, err = pebble.Open(dbDir, &pebble.Options{
-		FS:               fs,
-		MemTableSize:     opts.MemTableSize,
-		Logger:           quietLogger{},
-		ErrorIfNotExists: existing,
+		FS:                    fs,
+		MemTableSize:          opts.MemTableSize,
+		L0CompactionThreshold: l0CompactionThreshold,
+		L0StopWritesThreshold: l0StopWritesThreshold,
+		Logger:                quietLogger{},
+		ErrorIfNotExists:      existing,
 	})
 	if err != nil {
 		if pebble.IsCorruptionError(err) {

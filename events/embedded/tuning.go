@@ -10,6 +10,17 @@ const (
 	// memtable arena is paid for in page faults while a group is applied; a
 	// small memtable also keeps the daemon's memory down.
 	defaultMemTableSize = 4 << 20
+	// l0CompactionThreshold and l0StopWritesThreshold are Pebble's L0
+	// read amplification that starts a compaction and the one that stops
+	// writes (Pebble's defaults: 4 and 12). Every flushed file of the log
+	// spans the whole key space (the stream index's keys are as random as
+	// the task IDs), so at the defaults a wave merged its L0 files into the
+	// base level again and again: 14-19% of a 100,000-task wave's CPU. At
+	// 16 and 48 the merging waits until after the wave (docs/performance.md,
+	// "CPU per run in a wave"). Reads of the log's recent part merge more
+	// files meanwhile; a restart reads the snapshots, not the log.
+	l0CompactionThreshold = 16
+	l0StopWritesThreshold = 48
 	// minMemTableSize is the smallest memtable Options accepts (1 MiB). It is
 	// a floor against misconfiguration, not a measured optimum: below it every
 	// few groups would rotate the memtable and its write-ahead log.
