@@ -170,7 +170,7 @@ func (s *Scheduler) runSweeper(sn *snapshots) {
 		if sn.head.Head().Commit-sn.mark.Load() < sn.every {
 			continue
 		}
-		if err := s.sweep(context.Background(), sweepPause); err != nil {
+		if err := s.sweep(context.Background(), sn.quit); err != nil {
 			s.cfg.Logger.Warn("snapshot failed; a restart reads more of the log", "err", err)
 		}
 	}
@@ -180,7 +180,8 @@ func (s *Scheduler) runSweeper(sn *snapshots) {
 // records that changed since the last cut and the tasks with an actor;
 // then it writes the records, the meta entry, and flushes. What it could
 // not write goes back to be written by the next sweep.
-func (s *Scheduler) sweep(ctx context.Context, pause time.Duration) error {
+// A sweep given a quit channel is paced (sweepPause) until it closes.
+func (s *Scheduler) sweep(ctx context.Context, quit <-chan struct{}) error {
 	sn := s.snap
 	sn.sweeping.Lock()
 	defer sn.sweeping.Unlock()
@@ -193,7 +194,7 @@ func (s *Scheduler) sweep(ctx context.Context, pause time.Duration) error {
 		meta.active = append(meta.active, id)
 	}
 	s.mu.Unlock()
-	err := writeSnapshot(ctx, sn.store, dirty, meta, pause)
+	err := writeSnapshot(ctx, sn.store, dirty, meta, quit)
 	if err != nil {
 		s.mu.Lock()
 		for id, rec := range dirty {
@@ -209,7 +210,12 @@ func (s *Scheduler) sweep(ctx context.Context, pause time.Duration) error {
 	return nil
 }
 
-func writeSnapshot(ctx context.Context, store events.SnapshotStore, dirty map[uuid.UUID]string, meta snapshotMeta, pause time.Duration) error {
+func writeSnapshot(ctx context.Context, store events.SnapshotStore, dirty map[uuid.UUID]string, meta snapshotMeta, quit <-chan struct{}) error {
+	var pause *time.Timer // wall clock: it paces real I/O and CPU
+	if quit != nil {
+		pause = time.NewTimer(sweepPause)
+		defer pause.Stop()
+	}
 	batch := make([]events.SnapshotEntry, 0, min(len(dirty), snapshotBatch))
 	keys := make([]byte, 0, 16*cap(batch))
 	for id, rec := range dirty {
@@ -220,8 +226,13 @@ func writeSnapshot(ctx context.Context, store events.SnapshotStore, dirty map[uu
 				return err
 			}
 			batch, keys = batch[:0], keys[:0]
-			if pause > 0 {
-				time.Sleep(pause) // wall clock: this paces real I/O and CPU
+			if pause != nil {
+				pause.Reset(sweepPause)
+				select {
+				case <-pause.C:
+				case <-quit: // Stop: the rest at once
+					pause = nil
+				}
 			}
 		}
 	}
@@ -239,7 +250,7 @@ func (s *Scheduler) stopSweeper(ctx context.Context) {
 	sn := s.snap
 	close(sn.quit)
 	<-sn.done
-	if err := s.sweep(context.WithoutCancel(ctx), 0); err != nil {
+	if err := s.sweep(context.WithoutCancel(ctx), nil); err != nil {
 		s.cfg.Logger.Warn("snapshot at stop failed; the next start reads more of the log", "err", err)
 	}
 }

@@ -127,7 +127,7 @@ func snapshotFoldRun(t *testing.T, seed uint64) {
 		clk.Quiesce() // what the call set going (a run, say) is done
 		switch r := rng.IntN(10); {
 		case r < 3:
-			if err := s.sweep(ctx, 0); err != nil {
+			if err := s.sweep(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
 			sweeps++
