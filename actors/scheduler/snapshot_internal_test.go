@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/actors/worker"
-	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/google/uuid"
