@@ -28,6 +28,11 @@ type LagConfig struct {
 	// Load is the fraction of the measured peak the paced phase drives:
 	// more than 0, at most 1.
 	Load float64
+	// Rate, if more than 0, is the paced phase's rate of due times in runs/s
+	// (up to 1,000,000), and the peak phase is skipped: builds compared on a
+	// busy machine then see the same rate, which Load × a measured peak is
+	// not. 0: Load × the peak.
+	Rate float64
 	// Tick is the scheduler's tick: 0 (DefaultTick) or 1ms to 1h.
 	Tick time.Duration
 	// Dir is where the measured files go; empty: a new temporary directory,
@@ -45,6 +50,8 @@ func (c LagConfig) Validate() error {
 		return fmt.Errorf("bench: LagConfig.Tasks %d: want 1 to 10000000", c.Tasks)
 	case c.Workers < 1 || c.Workers > 10000:
 		return fmt.Errorf("bench: LagConfig.Workers %d: want 1 to 10000", c.Workers)
+	case !(c.Rate == 0 || c.Rate >= 1 && c.Rate <= 1e6):
+		return fmt.Errorf("bench: LagConfig.Rate %g: want 0, or 1 to 1000000", c.Rate)
 	case !(c.Load > 0 && c.Load <= 1):
 		return fmt.Errorf("bench: LagConfig.Load %g: want more than 0, at most 1", c.Load)
 	case c.Tick != 0 && (c.Tick < time.Millisecond || c.Tick > time.Hour):
@@ -68,7 +75,8 @@ type LagResult struct {
 	TickMs  float64 `json:"tick_ms"`
 	Load    float64 `json:"load"`
 	// PeakRunsPerS is the first phase: Tasks tasks all due at once, runs/s
-	// until every run completed (as `bench scheduler`).
+	// until every run completed (as `bench scheduler`). With a Rate, there
+	// is no peak phase: PeakRunsPerS and Load are 0.
 	PeakRunsPerS float64 `json:"peak_runs_per_s"`
 	// RatePerS is Load × PeakRunsPerS: the rate the paced phase's due
 	// times arrive at; RunsPerS is what completed (Tasks / (last run
@@ -134,13 +142,19 @@ func Lag(ctx context.Context, cfg LagConfig) (LagResult, error) {
 	}
 	res.RawEventsPerS = raw.rate()
 
-	peak, err := lagPeak(ctx, cfg, filepath.Join(base, "peak"))
-	if err != nil {
-		return res, err
+	var createS float64 // creating the tasks took this long in the peak phase
+	if cfg.Rate > 0 {
+		res.RatePerS, res.Load = cfg.Rate, 0
+	} else {
+		peak, err := lagPeak(ctx, cfg, filepath.Join(base, "peak"))
+		if err != nil {
+			return res, err
+		}
+		res.PeakRunsPerS = float64(cfg.Tasks) / peak.runsS
+		res.RatePerS = cfg.Load * res.PeakRunsPerS
+		createS = peak.createS
 	}
-	res.PeakRunsPerS = float64(cfg.Tasks) / peak.runsS
-	res.RatePerS = cfg.Load * res.PeakRunsPerS
-	if err := paced(ctx, cfg, filepath.Join(base, "paced"), peak.createS, &res); err != nil {
+	if err := paced(ctx, cfg, filepath.Join(base, "paced"), createS, &res); err != nil {
 		return res, err
 	}
 	res.Peers, res.PeersNote, err = cfg.Peers.measure(ctx, cfg.Tasks, cfg.Progress)
@@ -191,8 +205,8 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res 
 	spacing := time.Duration(float64(time.Second) / res.RatePerS)
 	res.DurationS = (time.Duration(n-1) * spacing).Seconds()
 	// The first due time is far enough ahead that creating the tasks ends
-	// first: twice as long as in the peak phase, and at least as long as
-	// at 2,000 tasks/s (see allDue).
+	// first: twice as long as in the peak phase (when there was one), and
+	// at least as long as at 2,000 tasks/s (see allDue).
 	margin := max(time.Duration(2*createS*float64(time.Second)), time.Duration(n)*time.Second/2000) + 3*time.Second
 	first := time.Now().Add(margin)
 	cfg.Progress.note("bench lag: %d tasks due from %s, one every %s (%.0f/s = %.2f × peak %.0f/s)...",
