@@ -212,7 +212,7 @@ object with --json. See docs/benchmarks.md.`,
 	},
 	"bench lag": {
 		summary: "p99 lag beyond the tick with due times arriving at a fraction of the measured peak",
-		usage:   "cronactor bench lag [--tasks N] [--load F] [--workers N] [--tick DUR] [--peers PATH|none] [--dir DIR] [--json]",
+		usage:   "cronactor bench lag [--tasks N] [--load F | --rate R] [--workers N] [--tick DUR] [--peers PATH|none] [--dir DIR] [--json]",
 		about: `Two phases in one run. Peak: N noop tasks all due at one instant, as bench scheduler; peak_runs_per_s
 is N / (last run completed − due). Paced: on a fresh data directory and scheduler, N interval tasks
 (1h) whose first due times are spaced evenly at rate_per_s = load × peak, each run once. For every run,
@@ -220,7 +220,12 @@ the tick that enqueued it is read from its RunEnqueued event (an interval task's
 tick's instant + the interval) and lag = RunStarted's time − that tick: due → started minus the
 tick's quantization (the wait from due to the next tick, tick_wait_p99_ms, at most one tick).
 lag_p50_ms, lag_p99_ms and lag_max_ms are over all N runs; due_lag_p99_ms is due → started with the
-tick. The raw append limit and the peers are measured in the same run, as in bench scheduler.`,
+tick. tick_p99_median_ms is the median over the ticks of each tick's own p99 lag, ticks_over_50ms
+the ticks whose p99 was above 50 ms: a lag_p99_ms far above the median comes from a few slow ticks
+(stalls), not from every tick's burst. The raw append limit and the peers are measured in the same
+run, as in bench scheduler. --rate R skips the peak phase and paces the due times at R per second
+(peak_runs_per_s 0): the same rate for every build when comparing builds on a busy machine, where
+the measured peak, and so the paced rate, moves from run to run.`,
 		example: "cronactor bench lag --tasks 100000 --load 0.5 --json",
 	},
 	"bench report": {

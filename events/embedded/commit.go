@@ -100,9 +100,13 @@ func (s *Store) handOver(ctx context.Context, stream string, expected events.Exp
 	return req, nil
 }
 
+// yield is runtime.Gosched; tests count the committer's yields with it.
+var yield = runtime.Gosched
+
 func (s *Store) commitLoop() {
 	defer close(s.stopped)
 	var pending []*appendReq
+	answered := 0 // the appends the last group answered
 	for {
 		select {
 		case <-s.intake.wake:
@@ -111,28 +115,40 @@ func (s *Store) commitLoop() {
 			return
 		}
 		for {
-			s.letAnsweredQueue()
+			s.letAnsweredQueue(answered)
 			if pending = s.intake.take(pending, s.opts.MaxBatchEvents); len(pending) == 0 {
+				answered = 0
 				break
 			}
+			answered = len(pending)
 			s.commit(pending)
 			clear(pending) // the requests go back to their pool when answered
 		}
 	}
 }
 
-// letAnsweredQueue yields until the appends queue stops growing (at most
-// maxAnsweredYields times). The writers the last group answered are runnable but may not have
+// letAnsweredQueue yields until the appends queue stops growing or holds
+// as many appends as the last group answered (at most maxAnsweredYields
+// times). The writers the last group answered are runnable but may not have
 // run yet; cutting the next group at once would leave about half of them
 // for the group after, and 64 writers would settle into two cohorts of ~32
 // appends per sync. Yielding first lets each of them queue its next append,
 // so a group carries ~60 of 64 (measured: 88k -> 94k events/s with a 4 MiB
 // memtable, docs/decisions/0001-embedded-store.md). A lone writer pays one
 // yield.
-func (s *Store) letAnsweredQueue() {
+//
+// The bound by answered is for writers that arrive one by one rather than
+// come back: a tick's task actors deciding in turn, each appending once. The
+// queue then grows at every yield, and without the bound the committer
+// yielded up to 32 times — on a busy machine 5-15 ms — while every append
+// of the tick waited (docs/performance.md, "Lag at half load").
+func (s *Store) letAnsweredQueue(answered int) {
 	for range maxAnsweredYields {
 		n := s.intake.waiting.Load()
-		runtime.Gosched()
+		if n >= int64(answered) {
+			return // as many as the last group: those it answered may be among them
+		}
+		yield()
 		if s.intake.waiting.Load() == n {
 			return
 		}

@@ -178,7 +178,7 @@ func TestResultsCarryTheContractFields(t *testing.T) {
 	m = jsonFields(t, LagResult{Tasks: 1, Peers: []PeerResult{peer}})
 	wantNumbers(t, m, lagContract...)
 	wantNumbers(t, m, "load", "tick_ms", "peak_runs_per_s", "rate_per_s", "runs_per_s", "lag_p50_ms", "lag_max_ms",
-		"tick_wait_p99_ms", "due_lag_p50_ms", "due_lag_p99_ms", "load_avg_1m")
+		"tick_wait_p99_ms", "due_lag_p50_ms", "due_lag_p99_ms", "load_avg_1m", "ticks", "tick_p99_median_ms", "ticks_over_50ms")
 	for _, v := range []any{SchedulerResult{Peers: []PeerResult{peer}}, LagResult{Peers: []PeerResult{peer}}} {
 		ps, ok := jsonFields(t, v)["peers"].([]any)
 		if !ok || len(ps) != 1 {
@@ -343,10 +343,41 @@ func TestLagSmoke(t *testing.T) {
 		t.Errorf("tick wait p99 %vms, tick %vms", res.TickWaitP99ms, res.TickMs)
 	case res.DueLagP99ms < res.LagP99ms-res.TickMs:
 		t.Errorf("due lag p99 %v, beyond the tick %v", res.DueLagP99ms, res.LagP99ms)
+	case res.Ticks < 1 || res.TickP99MedianMs > res.LagMaxms || res.TicksOver50ms > res.Ticks:
+		t.Errorf("%d ticks, median of their p99 %vms (max %vms), %d over 50ms", res.Ticks, res.TickP99MedianMs, res.LagMaxms, res.TicksOver50ms)
 	case len(res.Peers) != 0 || res.PeersNote != "not asked":
 		t.Errorf("peers %+v (%s)", res.Peers, res.PeersNote)
 	}
 	if ps, ok := jsonFields(t, res)["peers"].([]any); !ok || len(ps) != 0 {
 		t.Errorf("peers not measured must read [], not %v", jsonFields(t, res)["peers"])
+	}
+}
+
+// TestTickFigures: each tick's own p99, their median, and the ticks above
+// 50 ms.
+func TestTickFigures(t *testing.T) {
+	ms := time.Millisecond
+	at := func(i int) time.Time { return time.Unix(0, 0).Add(time.Duration(i) * 100 * ms) }
+	burst := func(last time.Duration) []time.Duration { // 100 runs: 0.5 to 49.5 ms, then last
+		l := make([]time.Duration, 0, 100)
+		for i := 1; i < 100; i++ {
+			l = append(l, time.Duration(i)*ms/2)
+		}
+		return append(l, last)
+	}
+	byTick := map[time.Time][]time.Duration{
+		at(0): burst(10 * ms),  // p99 49 ms (the 99th of 100)
+		at(1): burst(500 * ms), // p99 49.5: one slow run is not a tick's 1%
+		at(2): {60 * ms, 70 * ms},
+		at(3): {20 * ms},
+		at(4): {80 * ms, 30 * ms, 90 * ms},
+	}
+	ticks, median, over := tickFigures(byTick)
+	// p99s: 49, 49.5, 60, 20, 80 -> sorted 20, 49, 49.5, 60, 80.
+	if ticks != 5 || median != 49.5 || over != 2 {
+		t.Errorf("tickFigures = %d ticks, median %v ms, %d over 50 ms; want 5, 49.5, 2", ticks, median, over)
+	}
+	if ticks, median, over := tickFigures(nil); ticks != 0 || median != 0 || over != 0 {
+		t.Errorf("no ticks: %d, %v, %d", ticks, median, over)
 	}
 }

@@ -28,6 +28,11 @@ type LagConfig struct {
 	// Load is the fraction of the measured peak the paced phase drives:
 	// more than 0, at most 1.
 	Load float64
+	// Rate, if more than 0, is the paced phase's rate of due times in runs/s
+	// (up to 1,000,000), and the peak phase is skipped: builds compared on a
+	// busy machine then see the same rate, which Load × a measured peak is
+	// not. 0: Load × the peak.
+	Rate float64
 	// Tick is the scheduler's tick: 0 (DefaultTick) or 1ms to 1h.
 	Tick time.Duration
 	// Dir is where the measured files go; empty: a new temporary directory,
@@ -45,6 +50,8 @@ func (c LagConfig) Validate() error {
 		return fmt.Errorf("bench: LagConfig.Tasks %d: want 1 to 10000000", c.Tasks)
 	case c.Workers < 1 || c.Workers > 10000:
 		return fmt.Errorf("bench: LagConfig.Workers %d: want 1 to 10000", c.Workers)
+	case !(c.Rate == 0 || c.Rate >= 1 && c.Rate <= 1e6):
+		return fmt.Errorf("bench: LagConfig.Rate %g: want 0, or 1 to 1000000", c.Rate)
 	case !(c.Load > 0 && c.Load <= 1):
 		return fmt.Errorf("bench: LagConfig.Load %g: want more than 0, at most 1", c.Load)
 	case c.Tick != 0 && (c.Tick < time.Millisecond || c.Tick > time.Hour):
@@ -68,7 +75,8 @@ type LagResult struct {
 	TickMs  float64 `json:"tick_ms"`
 	Load    float64 `json:"load"`
 	// PeakRunsPerS is the first phase: Tasks tasks all due at once, runs/s
-	// until every run completed (as `bench scheduler`).
+	// until every run completed (as `bench scheduler`). With a Rate, there
+	// is no peak phase: PeakRunsPerS and Load are 0.
 	PeakRunsPerS float64 `json:"peak_runs_per_s"`
 	// RatePerS is Load × PeakRunsPerS: the rate the paced phase's due
 	// times arrive at; RunsPerS is what completed (Tasks / (last run
@@ -88,6 +96,16 @@ type LagResult struct {
 	// DueLagP50ms and DueLagP99ms are due → started, the tick included.
 	DueLagP50ms float64 `json:"due_lag_p50_ms"`
 	DueLagP99ms float64 `json:"due_lag_p99_ms"`
+	// Ticks is how many ticks enqueued the paced phase's runs;
+	// TickP99MedianMs is the median over them of each tick's own p99 lag
+	// (what a tick's burst costs when nothing else gets in the way), and
+	// TicksOver50ms counts the ticks whose p99 was above 50 ms. A LagP99ms
+	// far above TickP99MedianMs comes from a few slow ticks: stalls (the
+	// store's compactions, a snapshot sweep, other programs on the
+	// machine), not the bursts themselves (docs/performance.md).
+	Ticks           int     `json:"ticks"`
+	TickP99MedianMs float64 `json:"tick_p99_median_ms"`
+	TicksOver50ms   int     `json:"ticks_over_50ms"`
 	// RawEventsPerS is the store's raw append limit measured in the same
 	// run (as in `bench scheduler`).
 	RawEventsPerS float64      `json:"raw_events_per_s"`
@@ -124,13 +142,19 @@ func Lag(ctx context.Context, cfg LagConfig) (LagResult, error) {
 	}
 	res.RawEventsPerS = raw.rate()
 
-	peak, err := lagPeak(ctx, cfg, filepath.Join(base, "peak"))
-	if err != nil {
-		return res, err
+	var createS float64 // creating the tasks took this long in the peak phase
+	if cfg.Rate > 0 {
+		res.RatePerS, res.Load = cfg.Rate, 0
+	} else {
+		peak, err := lagPeak(ctx, cfg, filepath.Join(base, "peak"))
+		if err != nil {
+			return res, err
+		}
+		res.PeakRunsPerS = float64(cfg.Tasks) / peak.runsS
+		res.RatePerS = cfg.Load * res.PeakRunsPerS
+		createS = peak.createS
 	}
-	res.PeakRunsPerS = float64(cfg.Tasks) / peak.runsS
-	res.RatePerS = cfg.Load * res.PeakRunsPerS
-	if err := paced(ctx, cfg, filepath.Join(base, "paced"), peak.createS, &res); err != nil {
+	if err := paced(ctx, cfg, filepath.Join(base, "paced"), createS, &res); err != nil {
 		return res, err
 	}
 	res.Peers, res.PeersNote, err = cfg.Peers.measure(ctx, cfg.Tasks, cfg.Progress)
@@ -181,8 +205,8 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res 
 	spacing := time.Duration(float64(time.Second) / res.RatePerS)
 	res.DurationS = (time.Duration(n-1) * spacing).Seconds()
 	// The first due time is far enough ahead that creating the tasks ends
-	// first: twice as long as in the peak phase, and at least as long as
-	// at 2,000 tasks/s (see allDue).
+	// first: twice as long as in the peak phase (when there was one), and
+	// at least as long as at 2,000 tasks/s (see allDue).
 	margin := max(time.Duration(2*createS*float64(time.Second)), time.Duration(n)*time.Second/2000) + 3*time.Second
 	first := time.Now().Add(margin)
 	cfg.Progress.note("bench lag: %d tasks due from %s, one every %s (%.0f/s = %.2f × peak %.0f/s)...",
@@ -200,6 +224,7 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res 
 	var (
 		mu        sync.Mutex
 		runs      = make(map[uuid.UUID]enqueued, n)
+		byTick    = map[time.Time][]time.Duration{}
 		beyond    = make([]time.Duration, 0, n)
 		dueLag    = make([]time.Duration, 0, n)
 		tickWait  = make([]time.Duration, 0, n)
@@ -239,6 +264,7 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res 
 				}
 				delete(runs, e.RunID)
 				beyond = append(beyond, r.At.Sub(q.tick))
+				byTick[q.tick] = append(byTick[q.tick], r.At.Sub(q.tick))
 				dueLag = append(dueLag, r.At.Sub(q.due))
 				tickWait = append(tickWait, q.tick.Sub(q.due))
 			}
@@ -267,15 +293,33 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res 
 	res.LagP50ms, res.LagP99ms, res.LagMaxms = ms(percentile(beyond, 50)), ms(percentile(beyond, 99)), ms(percentile(beyond, 100))
 	res.TickWaitP99ms = ms(percentile(tickWait, 99))
 	res.DueLagP50ms, res.DueLagP99ms = ms(percentile(dueLag, 50)), ms(percentile(dueLag, 99))
+	res.Ticks, res.TickP99MedianMs, res.TicksOver50ms = tickFigures(byTick)
 	return nil
+}
+
+// tickFigures are LagResult's Ticks, TickP99MedianMs and TicksOver50ms of
+// the lags by the tick that enqueued their run.
+func tickFigures(byTick map[time.Time][]time.Duration) (ticks int, medianP99ms float64, over50 int) {
+	p99s := make([]time.Duration, 0, len(byTick))
+	for _, l := range byTick {
+		slices.Sort(l)
+		p := percentile(l, 99)
+		p99s = append(p99s, p)
+		if p > 50*time.Millisecond {
+			over50++
+		}
+	}
+	slices.Sort(p99s)
+	return len(p99s), ms(percentile(p99s, 50)), over50
 }
 
 // Text is the result as lines for people: ours first, then the peers.
 func (res LagResult) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tasks=%d workers=%d tick=%.0fms load=%.2f: peak %.0f runs/s; due times at %.0f/s for %.1fs, completed %.0f runs/s | lag beyond the tick p50 %.1fms p99 %.1fms max %.1fms | due→started p50 %.0fms p99 %.0fms (tick wait p99 %.0fms)",
+	fmt.Fprintf(&b, "tasks=%d workers=%d tick=%.0fms load=%.2f: peak %.0f runs/s; due times at %.0f/s for %.1fs, completed %.0f runs/s | lag beyond the tick p50 %.1fms p99 %.1fms max %.1fms | due→started p50 %.0fms p99 %.0fms (tick wait p99 %.0fms) | %d ticks: median of their p99 %.1fms, %d over 50ms",
 		res.Tasks, res.Workers, res.TickMs, res.Load, res.PeakRunsPerS, res.RatePerS, res.DurationS, res.RunsPerS,
-		res.LagP50ms, res.LagP99ms, res.LagMaxms, res.DueLagP50ms, res.DueLagP99ms, res.TickWaitP99ms)
+		res.LagP50ms, res.LagP99ms, res.LagMaxms, res.DueLagP50ms, res.DueLagP99ms, res.TickWaitP99ms,
+		res.Ticks, res.TickP99MedianMs, res.TicksOver50ms)
 	b.WriteString(peersText(res.Peers, res.PeersNote, res.RawEventsPerS))
 	return b.String()
 }
