@@ -276,7 +276,7 @@ func runBenchLag(ctx context.Context, env *cliEnv, args []string) error {
 	workers := fs.Int("workers", 64, "scheduler workers (and raw-append writers)")
 	load := fs.Float64("load", 0.5, "the fraction of the measured peak the paced phase drives: more than 0, at most 1")
 	rate := fs.Float64("rate", 0, "the paced phase's rate of due times, runs/s, instead of load × a measured peak (no peak phase): 0 or 1 to 1000000")
-	tick := fs.Duration("tick", bench.DefaultTick, "the scheduler's tick")
+	tick := fs.Duration("tick", bench.DefaultLagTick, "the scheduler's tick, in both phases")
 	peers := fs.String("peers", "", "the peers' program: a path, or none (default: "+peersBinary+" next to this executable, else on PATH)")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")

@@ -225,7 +225,10 @@ the ticks whose p99 was above 50 ms: a lag_p99_ms far above the median comes fro
 (stalls), not from every tick's burst. The raw append limit and the peers are measured in the same
 run, as in bench scheduler. --rate R skips the peak phase and paces the due times at R per second
 (peak_runs_per_s 0): the same rate for every build when comparing builds on a busy machine, where
-the measured peak, and so the paced rate, moves from run to run.`,
+the measured peak, and so the paced rate, moves from run to run. The tick is 25ms unless --tick says
+otherwise (bench scheduler's is 100ms): a tick hands the workers every run due since the last one at
+once, and at half load that burst takes about half a tick to start, so half a tick is the floor of the
+lag beyond the tick.`,
 		example: "cronactor bench lag --tasks 100000 --load 0.5 --json",
 	},
 	"bench report": {

@@ -33,7 +33,7 @@ type LagConfig struct {
 	// busy machine then see the same rate, which Load × a measured peak is
 	// not. 0: Load × the peak.
 	Rate float64
-	// Tick is the scheduler's tick: 0 (DefaultTick) or 1ms to 1h.
+	// Tick is the scheduler's tick: 0 (DefaultLagTick) or 1ms to 1h.
 	Tick time.Duration
 	// Dir is where the measured files go; empty: a new temporary directory,
 	// removed afterwards.
@@ -62,7 +62,7 @@ func (c LagConfig) Validate() error {
 
 func (c LagConfig) tick() time.Duration {
 	if c.Tick == 0 {
-		return DefaultTick
+		return DefaultLagTick
 	}
 	return c.Tick
 }

@@ -17,9 +17,19 @@ import (
 	"github.com/cronactor/cronactor/events/embedded"
 )
 
-// DefaultTick is the scheduler's tick in the scheduler and lag
-// measurements when their Config names none.
+// DefaultTick is the scheduler's tick in the scheduler measurement (and the
+// restart's) when its Config names none.
 const DefaultTick = 100 * time.Millisecond
+
+// DefaultLagTick is the scheduler's tick in the lag measurement when its
+// Config names none. A tick hands the workers every run that fell due
+// since the last one at once, and at a load L of the peak that burst takes
+// about L × the tick to start (each tick's own p99, measured at half load:
+// 50.2 ms at a 100 ms tick, 24.6 ms at 50 ms, 10.2 ms at 25 ms): at half
+// load the lag beyond the tick cannot be below half a tick. At 25 ms the
+// burst leaves room under the bar of 50 ms for a tick that loses some CPU
+// (docs/performance.md, "Lag at half load").
+const DefaultLagTick = 25 * time.Millisecond
 
 // SchedulerConfig says what `bench scheduler` measures.
 type SchedulerConfig struct {
