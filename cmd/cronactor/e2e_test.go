@@ -25,9 +25,10 @@ import (
 
 // daemon is a real cronactor process under test.
 type daemon struct {
-	t   *testing.T
-	cmd *exec.Cmd
-	url string
+	t    *testing.T
+	cmd  *exec.Cmd
+	url  string
+	logs *syncBuf
 }
 
 func buildBinary(t *testing.T) string {
@@ -67,7 +68,7 @@ func startDaemon(t *testing.T, bin, data, addr string) *daemon {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{t: t, cmd: cmd, url: "http://" + addr}
+	d := &daemon{t: t, cmd: cmd, url: "http://" + addr, logs: logs}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
@@ -224,15 +225,17 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 		}
 	}
 	ep.mu.Lock()
-	defer ep.mu.Unlock()
 	for run, cp := range ep.given {
 		if started[run] != 1 {
+			ep.mu.Unlock()
 			t.Fatalf("run %d reached the endpoint but has %d RunStarted events", run, started[run])
 		}
 		if cp != handed[run] {
+			ep.mu.Unlock()
 			t.Fatalf("run %d was handed checkpoint %s, want %s (the last one recorded before it started)", run, cp, handed[run])
 		}
 	}
+	ep.mu.Unlock()
 	for run, n := range started {
 		if n > 1 {
 			t.Fatalf("run %d started %d times", run, n)
@@ -300,6 +303,15 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("daemon did not stop after SIGTERM")
 	}
+
+	// After a graceful stop the next start reads the tasks from the
+	// snapshot the stop wrote, and they go on running.
+	seen = ep.runs()
+	d3 := startDaemon(t, bin, data, addr)
+	if !strings.Contains(d3.logs.String(), "recovering from a snapshot") {
+		t.Fatalf("the start after a graceful stop did not read a snapshot:\n%s", d3.logs.String())
+	}
+	waitFor(t, 30*time.Second, "runs after the start from the snapshot", func() bool { return ep.runs() >= seen+2 })
 }
 
 func (d *daemon) events(id string) []events.Recorded {

@@ -104,7 +104,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	m := newMetrics()
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
-	sched, err := scheduler.New(scheduler.Config{Store: timed, Tick: cfg.tick, Workers: cfg.workers, Queues: cfg.queues, Clock: arch.Clock, Logger: arch.Logger,
+	sched, err := scheduler.New(scheduler.Config{Store: timed.withSnapshots(), Tick: cfg.tick, Workers: cfg.workers, Queues: cfg.queues, Clock: arch.Clock, Logger: arch.Logger,
 		TracerProvider: tracer.provider()})
 	if err != nil {
 		return err
@@ -279,6 +279,24 @@ func (t *timedStore) AppendAsync(ctx context.Context, stream string, exp events.
 		}
 		done(res, err)
 	})
+}
+
+// withSnapshots is t, and the snapshot table of t's store when it keeps
+// one (events.SnapshotStore: the embedded store does), so that the
+// scheduler reads its tasks from their snapshots at start. An interface
+// field hides what its store has besides events.Store; the table passes
+// through unmeasured.
+func (t *timedStore) withSnapshots() events.Store {
+	if ss, ok := t.Store.(events.SnapshotStore); ok {
+		return &timedSnapshotStore{timedStore: t, SnapshotStore: ss}
+	}
+	return t
+}
+
+// timedSnapshotStore is a timedStore whose store keeps snapshots.
+type timedSnapshotStore struct {
+	*timedStore
+	events.SnapshotStore
 }
 
 // Head passes the embedded store's head through, for read-your-writes.
