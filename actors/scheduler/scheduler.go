@@ -805,7 +805,7 @@ func (s *Scheduler) recover(ctx context.Context) (recovery, error) {
 		if !errors.Is(err, errNoSnapshot) {
 			return recovery{}, err
 		}
-		s.cfg.Logger.Info("recovering from the whole log", "reason", err)
+		s.cfg.Logger.Info("no snapshot to start from: reading the whole log", "reason", err)
 	}
 	states, err := s.recoverStates(ctx)
 	if err != nil {

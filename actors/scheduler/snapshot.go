@@ -336,7 +336,7 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 	if err != nil {
 		return recovery{}, err
 	}
-	s.cfg.Logger.Info("recovering from a snapshot", "tasks", len(states), "mark", meta.mark.Commit,
+	s.cfg.Logger.Info("tasks read from a snapshot", "tasks", len(states), "mark", meta.mark.Commit,
 		"events_after", tail, "streams_read_whole", len(reread))
 	if err := s.rereadTasks(ctx, reread, states); err != nil {
 		return recovery{}, err

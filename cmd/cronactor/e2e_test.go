@@ -308,7 +308,7 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	// snapshot the stop wrote, and they go on running.
 	seen = ep.runs()
 	d3 := startDaemon(t, bin, data, addr)
-	if !strings.Contains(d3.logs.String(), "recovering from a snapshot") {
+	if !strings.Contains(d3.logs.String(), "tasks read from a snapshot") {
 		t.Fatalf("the start after a graceful stop did not read a snapshot:\n%s", d3.logs.String())
 	}
 	waitFor(t, 30*time.Second, "runs after the start from the snapshot", func() bool { return ep.runs() >= seen+2 })
