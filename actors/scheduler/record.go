@@ -9,6 +9,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/events"
 )
 
 // A resting task's record is what the scheduler keeps of a task that has no
@@ -28,11 +29,15 @@ var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }
 // Prepare is written as its difference from Commit (0 on the embedded
 // store): a byte or two less puts a typical record in the 112-byte size
 // class, not the 128-byte one.
-func newRecord(st *task.Initial) string {
+func newRecord(st *task.Initial) string { return recordOf(&st.State, st.Position) }
+
+// recordOf is the record of a task in state st whose latest event is at
+// pos.
+func recordOf(st *rules.State, pos events.Position) string {
 	p := scratch.Get().(*[]byte)
-	b := binary.AppendUvarint((*p)[:0], st.Position.Commit)
-	b = binary.AppendVarint(b, int64(st.Position.Prepare-st.Position.Commit))
-	b, _ = st.State.AppendBinary(b) // it never fails
+	b := binary.AppendUvarint((*p)[:0], pos.Commit)
+	b = binary.AppendVarint(b, int64(pos.Prepare-pos.Commit))
+	b, _ = st.AppendBinary(b) // it never fails
 	rec := string(b)
 	*p = b
 	scratch.Put(p)
@@ -41,6 +46,16 @@ func newRecord(st *task.Initial) string {
 
 // readRecord sets st to the task rec is the record of.
 func readRecord(rec string, st *task.Initial) error {
+	if err := readRecordInto(rec, &st.State, &st.Position); err != nil {
+		return err
+	}
+	st.Tracked = true
+	return nil
+}
+
+// readRecordInto sets st and pos to the state and the latest event's
+// position of the task rec is the record of.
+func readRecordInto(rec string, st *rules.State, pos *events.Position) error {
 	// A view of the string's bytes, read only: UnmarshalBinary copies what
 	// it keeps. (A conversion would copy the record on every wake.)
 	b := unsafe.Slice(unsafe.StringData(rec), len(rec))
@@ -52,11 +67,10 @@ func readRecord(rec string, st *task.Initial) error {
 	if m <= 0 {
 		return errRecord
 	}
-	st.Position.Commit, st.Position.Prepare = c, c+uint64(d)
-	if err := st.State.UnmarshalBinary(b[n+m:]); err != nil {
+	pos.Commit, pos.Prepare = c, c+uint64(d)
+	if err := st.UnmarshalBinary(b[n+m:]); err != nil {
 		return fmt.Errorf("%w: %w", errRecord, err)
 	}
-	st.Tracked = true
 	return nil
 }
 

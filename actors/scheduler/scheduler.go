@@ -939,13 +939,23 @@ func inParallel(n, per int, work func(lo, hi int) error) error {
 // spawnTask starts the actor of a task in a new entry, from st (nil: it
 // loads the task from the store); s.mu must be held.
 func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
-	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Shard: s.shardOf(id),
+	return s.spawnActor(id, task.New(s.taskConfig(id), id, st))
+}
+
+// taskConfig is the configuration of task id's actor.
+func (s *Scheduler) taskConfig(id uuid.UUID) task.Config {
+	return task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Shard: s.shardOf(id),
 		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true}
+}
+
+// spawnActor starts a task's actor from produce in a new entry; s.mu must
+// be held.
+func (s *Scheduler) spawnActor(id uuid.UUID, produce actor.Producer) *entry {
 	s.actors.Add(1)
 	if s.dispatch == nil {
 		s.dispatch = task.NewDispatcher(0)
 	}
-	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(task.New(cfg, id, st),
+	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(produce,
 		actor.WithDispatcher(s.dispatch), actor.WithMailbox(task.NewMailbox)), s.prefix)}
 	s.tasks[id] = slot{e: e}
 	if s.snap != nil {
@@ -958,12 +968,13 @@ func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 // be held. A record that does not read (it cannot happen: this process
 // wrote it) is logged, and the actor loads the task from the store.
 func (s *Scheduler) wake(id uuid.UUID, rec string) *entry {
-	var st task.Initial
-	if err := readRecord(rec, &st); err != nil {
-		s.cfg.Logger.Error("resting task's record unreadable, loading the task", "task_id", id, "err", err)
-		return s.spawnTask(id, nil)
-	}
-	return s.spawnTask(id, &st)
+	return s.spawnActor(id, task.NewFrom(s.taskConfig(id), id, func(st *rules.State, pos *events.Position) error {
+		err := readRecordInto(rec, st, pos)
+		if err != nil {
+			s.cfg.Logger.Error("resting task's record unreadable, loading the task", "task_id", id, "err", err)
+		}
+		return err
+	}))
 }
 
 // lockActor returns task id's entry with its actor, e.mu held: the actor
@@ -1071,13 +1082,13 @@ func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 
 // Left implements task.Registry: an actor that stopped leaves the record
 // of its resting task in its slot, or takes the slot with it.
-func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.Initial) {
+func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules.State, pos events.Position) {
 	s := (*Scheduler)(r)
 	var rec string
 	idle := false
 	if stopped && rest != nil {
-		rec = newRecord(rest) // before taking the locks
-		idle = rules.Idle(&rest.State)
+		rec = recordOf(rest, pos) // before taking the locks
+		idle = rules.Idle(rest)
 	}
 	s.mu.Lock()
 	e := s.tasks[id].e
@@ -1342,17 +1353,29 @@ func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid
 // decision is a task actor's reply to a worker; a dead letter (the actor
 // had left) is answered as workerAsk says.
 func (s *Scheduler) decision(r task.Reply, err error) (worker.Decision, error) {
+	return worker.Decision{Events: r.Events, State: &r.State}, s.deadLetter(err)
+}
+
+// deadLetter is err, or the answer to a command that reached no actor
+// because the task's actor had left (see workerAsk).
+func (s *Scheduler) deadLetter(err error) error {
 	if errors.Is(err, actor.ErrDeadLetter) && !s.stopping() {
-		err = fmt.Errorf("%w (its task's actor has left: %v)", rules.ErrUnknownRun, err)
+		return fmt.Errorf("%w (its task's actor has left: %v)", rules.ErrUnknownRun, err)
 	}
-	return worker.Decision{Events: r.Events, State: &r.State}, err
+	return err
 }
 
 // workerPost is the workers' worker.PostFunc: task.Post, with a gone
-// actor's dead letter answered as workerAsk answers it.
+// actor's dead letter answered as workerAsk answers it. Workers post only
+// runs' outcomes, and read only the events of the decision (Worker.report),
+// so its State is left nil: a copy of the task's state for every outcome
+// was a tenth of the bytes a wave allocated.
 func (s *Scheduler) workerPost(from actor.SenderContext, pid *actor.PID, cmd rules.Command) func() (worker.Decision, error) {
 	wait := task.Post(context.Background(), s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
-	return func() (worker.Decision, error) { return s.decision(wait()) }
+	return func() (worker.Decision, error) {
+		r, err := wait()
+		return worker.Decision{Events: r.Events}, s.deadLetter(err)
+	}
 }
 
 // stopping reports whether Stop has begun.

@@ -50,12 +50,15 @@ type registry struct {
 
 func (g *registry) Leave(id uuid.UUID, self *actor.PID, send func()) { send() }
 
-func (g *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *task.Initial) {
+func (g *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules.State, pos events.Position) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if stopped {
 		g.stopped[self.String()] = true
-		g.rest = rest
+		g.rest = nil
+		if rest != nil {
+			g.rest = &task.Initial{State: *rest, Position: pos, Tracked: true}
+		}
 	}
 }
 
@@ -182,6 +185,39 @@ func TestRestingTaskActorLeaves(t *testing.T) {
 	r.ask(d, task.Get{})
 	if !r.alive(d) {
 		t.Fatal("a pinned actor left")
+	}
+}
+
+// TestNewFromRecord: an actor whose state read fills in answers from it,
+// reading nothing; one whose read fails starts from nothing it read and
+// loads its stream instead.
+func TestNewFromRecord(t *testing.T) {
+	r := newRig(t, nil)
+	r.cfg.Rest = true
+	r.create(r.spawn(), time.Minute, t0.Add(time.Minute))
+	r.clk.Quiesce()
+	r.reg.mu.Lock()
+	rest := r.reg.rest
+	r.reg.mu.Unlock()
+	if rest == nil {
+		t.Fatal("nothing handed over")
+	}
+	r.cfg.Store = nil // read from the record: nothing from the store
+	a := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(task.NewFrom(r.cfg, r.id, func(st *rules.State, pos *events.Position) error {
+		*st, *pos = rest.State, rest.Position
+		return nil
+	})))
+	if rep := r.ask(a, task.Get{}); rep.Err != nil || rep.State.Version != rest.State.Version || rep.Position != rest.Position {
+		t.Fatalf("from the record: %+v", rep)
+	}
+	r.cfg.Store = r.store
+	b := counted.Spawn(r.clk, r.sys.Root, actor.PropsFromProducer(task.NewFrom(r.cfg, r.id, func(st *rules.State, pos *events.Position) error {
+		st.Version, st.Spec.Name, pos.Commit = 99, "half-read", 99 // a read that fails halfway
+		return errors.New("bad record")
+	})))
+	rep := r.ask(b, task.Get{})
+	if rep.Err != nil || rep.State.Version != rest.State.Version || rep.State.Spec.Name != "A" || rep.Position != rest.Position {
+		t.Fatalf("after a failed read: %+v, want the stream's state (version %d)", rep, rest.State.Version)
 	}
 }
 

@@ -68,6 +68,8 @@ type AskFunc func(ctx context.Context, from actor.SenderContext, task *actor.PID
 // PostFunc sends cmd to the task actor at task, from from, as AskFunc
 // does, but returns once cmd is in the task actor's mailbox, with the
 // function that waits for the decision (called once).
+// Workers post only runs' outcomes and read only the decision's events, so
+// the decision's State may be nil.
 type PostFunc func(from actor.SenderContext, task *actor.PID, cmd rules.Command) (wait func() (Decision, error))
 
 // PoolConfig configures the queue and its workers.

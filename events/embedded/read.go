@@ -120,12 +120,14 @@ func (s *Store) ReadAll(ctx context.Context, after events.Position, limit int) (
 	s.mu.RLock()
 	head := s.head
 	s.mu.RUnlock()
-	return s.readAll(after.Commit, head, limit)
+	return s.readAll(nil, after.Commit, head, limit)
 }
 
-func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error) {
+// readAll appends to out[:0] the records after position after up to head,
+// at most limit of them (limit ≤ 0: all); out nil makes a new page.
+func (s *Store) readAll(out []events.Recorded, after, head uint64, limit int) ([]events.Recorded, error) {
 	if after >= head {
-		return nil, nil
+		return out[:0], nil
 	}
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: globalKey(after + 1), UpperBound: globalKey(head + 1)})
 	if err != nil {
@@ -137,7 +139,10 @@ func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error
 	if limit > 0 && uint64(limit) < n {
 		n = uint64(limit)
 	}
-	out := make([]events.Recorded, 0, min(n, maxPagePrealloc))
+	if out == nil {
+		out = make([]events.Recorded, 0, min(n, maxPagePrealloc))
+	}
+	out = out[:0]
 	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
 		pos := binary.BigEndian.Uint64(it.Key()[1:])
 		rec, err := decodeRecord(pos, it.Value())
@@ -155,6 +160,11 @@ func (s *Store) readAll(after, head uint64, limit int) ([]events.Recorded, error
 // Subscribe implements events.Store.
 func (s *Store) Subscribe(ctx context.Context, after events.Position, handle func(events.Recorded) error) error {
 	pos := after.Commit
+	// One page, reused: handle gets each record by value, and a record's
+	// data is its own copy (decodeRecord), so nothing handle keeps points
+	// into the page. A page a wave's subscriber read anew each time it
+	// caught up was 5% of the wave's allocated bytes.
+	var page []events.Recorded
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -175,7 +185,8 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 		if err := s.use(); err != nil {
 			return err
 		}
-		page, err := s.readAll(pos, head, subscribePage)
+		var err error
+		page, err = s.readAll(page, pos, head, subscribePage)
 		s.release()
 		if err != nil {
 			return err

@@ -11,9 +11,10 @@ import (
 // `go tool pprof`: where the CPU time and the allocations of creating the
 // tasks and of running them go. Empty fields write nothing.
 type Profiles struct {
-	// CPU is the CPU profile of the wave, from every task created (the
-	// wait until the due instant adds only idle ticks) until every run
-	// completed; CPU+".create" is the one of creating the tasks.
+	// CPU is the CPU profile of the wave, from the due instant until every
+	// run completed (the store's compactions of the created tasks during
+	// the wait are left out); CPU+".create" is the one of creating the
+	// tasks.
 	CPU string
 	// Mem is the allocation profile (allocs) at the end of the wave;
 	// Mem+".created" is the same profile when every task was created and

@@ -283,8 +283,18 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	}
 	progress.note("%s: created in %.1fs; waiting for %s, then every run...", name, createS, due.Format(time.RFC3339))
 
-	// The wave's CPU profile starts here, not at the due instant: the wait
-	// until then adds only the idle ticks.
+	// The wave's CPU profile starts at the due instant: the wait until then
+	// holds the store's compactions of what creating the tasks wrote,
+	// which are not the wave's. (The subscription below starts at the
+	// head taken now, so it misses nothing while this waits.)
+	head := store.Head()
+	if prof.CPU != "" {
+		select {
+		case <-time.After(time.Until(due)):
+		case <-ctx.Done():
+			return w, ctx.Err()
+		}
+	}
 	stopCPU, err = prof.startCPU("")
 	if err != nil {
 		return w, err
@@ -301,7 +311,6 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 		dueCPU.Store(int64(cpuTime()))
 	})
 	defer atDue.Stop()
-	head := store.Head()
 	var completed atomic.Int64
 	var lagMu sync.Mutex
 	lags := make([]time.Duration, 0, n)
