@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -345,11 +344,11 @@ func (q *Queue) Receive(ctx actor.Context) {
 				return
 			}
 		}
-		heap.Push(&l.waiting, it)
+		l.waiting.push(it)
 		q.dispatch(ctx, l)
 	case ready:
 		l := q.lanes[m.q.run.Queue]
-		heap.Push(&l.waiting, m.q)
+		l.waiting.push(m.q)
 		q.dispatch(ctx, l)
 	case idle:
 		l := q.lanes[m.queue]
@@ -387,9 +386,14 @@ func (q *Queue) open(ctx actor.Context, name string) *lane {
 // dispatch hands l's waiting runs to its idle workers.
 func (q *Queue) dispatch(ctx actor.Context, l *lane) {
 	for len(l.idle) > 0 && len(l.waiting) > 0 {
-		it := heap.Pop(&l.waiting).(queued)
+		it := l.waiting.pop()
+		// The longest idle worker first. Shifted down in place: re-slicing
+		// past the first made the next append copy the slice to a new
+		// array, about every other run.
 		w := l.idle[0]
-		l.idle = l.idle[1:]
+		n := copy(l.idle, l.idle[1:])
+		l.idle[n] = nil
+		l.idle = l.idle[:n]
 		q.cfg.Stats.Queued.Add(-1)
 		l.stats.depth.Add(-1)
 		counted.Send(q.cfg.Archetype.Clock, ctx, w, work{run: it.run})
@@ -617,20 +621,55 @@ func taskErr(run QueuedRun, err error) error {
 	return fmt.Errorf("worker: task %s: %w", run.TaskID, err)
 }
 
+// runHeap is a lane's waiting runs, highest priority first, then in the
+// order they came (seq): a binary heap of its own rather than
+// container/heap's, whose any-typed Push and Pop put every run in an
+// allocation of its own twice (2 of a wave's ~100 allocations per run).
 type runHeap []queued
 
-func (h runHeap) Len() int { return len(h) }
-func (h runHeap) Less(i, j int) bool {
+func (h runHeap) less(i, j int) bool {
 	if h[i].run.Priority != h[j].run.Priority {
 		return h[i].run.Priority > h[j].run.Priority
 	}
 	return h[i].seq < h[j].seq
 }
-func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)   { *h = append(*h, x.(queued)) }
-func (h *runHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
+
+// push adds it.
+func (h *runHeap) push(it queued) {
+	*h = append(*h, it)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+// pop removes and returns the first run; h must not be empty.
+func (h *runHeap) pop() queued {
+	q := *h
+	n := len(q) - 1
+	top := q[0]
+	q[0] = q[n]
+	q[n] = queued{} // the run's PID and strings go with it
+	q = q[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && q.less(r, c) {
+			c = r
+		}
+		if !q.less(c, i) {
+			break
+		}
+		q[i], q[c] = q[c], q[i]
+		i = c
+	}
+	*h = q
+	return top
 }
