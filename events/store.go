@@ -308,7 +308,7 @@ var idNamespace = uuid.MustParse("6f1c2a52-2f4e-4d57-9a43-7d0f0c6f6e11")
 // so that retrying the same append is idempotent while a different event at
 // the same place still conflicts.
 func ContentID(stream string, expected ExpectedVersion, index int, typ string, data []byte) uuid.UUID {
-	var buf [nameBuf]byte
+	var buf [contentBuf]byte
 	b := append(buf[:0], idNamespace[:]...)
 	b = append(b, stream...)
 	b = append(b, 0)
