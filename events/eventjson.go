@@ -96,7 +96,7 @@ func (e RunCompleted) fastJSON() ([]byte, bool) {
 
 func appendJSONUUID(b []byte, id uuid.UUID) []byte {
 	b = append(b, '"')
-	b = appendUUID(b, id)
+	b = AppendUUID(b, id)
 	return append(b, '"')
 }
 

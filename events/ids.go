@@ -24,8 +24,9 @@ const nameBuf = 256
 // a wave); a body longer than this still does.
 const contentBuf = 1024
 
-// appendUUID appends id's text form (36 bytes, lowercase, as id.String()).
-func appendUUID(b []byte, id uuid.UUID) []byte {
+// AppendUUID appends id's text form (36 bytes, lowercase, as id.String()),
+// with no allocation of its own.
+func AppendUUID(b []byte, id uuid.UUID) []byte {
 	var t [36]byte
 	hex.Encode(t[0:8], id[0:4])
 	t[8] = '-'

@@ -271,7 +271,7 @@ const TaskStreamPrefix = "task-"
 // TaskStream names the stream of the task with the given ID.
 func TaskStream(id uuid.UUID) string {
 	var b [len(TaskStreamPrefix) + 36]byte
-	return string(appendUUID(append(b[:0], TaskStreamPrefix...), id))
+	return string(AppendUUID(append(b[:0], TaskStreamPrefix...), id))
 }
 
 // TaskIDFromStream parses a task stream name back into the task ID.

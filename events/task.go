@@ -561,7 +561,7 @@ var runIDNamespace = uuid.MustParse("0b5a3c8e-7f0e-4d8b-b1d4-2e61b7f1c9a0")
 func RunID(task uuid.UUID, n int) uuid.UUID {
 	var buf [16 + 36 + 1 + 20]byte
 	b := append(buf[:0], runIDNamespace[:]...)
-	b = appendUUID(b, task)
+	b = AppendUUID(b, task)
 	b = append(b, '/')
 	b = strconv.AppendInt(b, int64(n), 10)
 	return sha1UUID(b)

@@ -70,6 +70,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/archetype"
@@ -259,6 +260,7 @@ type Actor struct {
 	// fl is the append in flight, if any; held the messages that arrived
 	// meanwhile, from held[heldNext] on (see Receive).
 	fl       *flight
+	effs     []rules.Effect // the last decision's effects (apply)
 	held     []held
 	heldNext int
 	// idScope is the stream, a NUL and a random ID of this actor (its
@@ -279,7 +281,7 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 	cfg.Archetype = cfg.Archetype.WithDefaults()
 	return func() actor.Actor {
 		stream := events.TaskStream(id)
-		scope := stream + "\x00" + uuid.NewString()
+		scope := newScope(stream)
 		// stream is a string of its own, not a prefix of scope: the store
 		// may keep it (the embedded store's head versions do) long after
 		// the actor rested, and it is the shorter one.
@@ -293,6 +295,15 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 		}
 		return a
 	}
+}
+
+// newScope is stream, a NUL and a new random ID (Actor.idScope), made in
+// one allocation.
+func newScope(stream string) string {
+	b := make([]byte, 0, len(stream)+1+36)
+	b = append(append(b, stream...), 0)
+	b = events.AppendUUID(b, uuid.New())
+	return unsafe.String(unsafe.SliceData(b), len(b)) // b is not used again
 }
 
 // NewFrom returns the producer of the actor for task id whose state read
@@ -555,7 +566,7 @@ func (a *Actor) tick(ctx actor.Context, at time.Time) {
 // due, since the index forgot the task when it sent the tick.
 func (a *Actor) tickFailed(ctx actor.Context, err error) {
 	a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", err)
-	a.do(ctx, a.effects(rules.Tick{}, nil))
+	a.doEffects(ctx, rules.Tick{}, nil)
 }
 
 // respond answers sender with the events recorded, the state after them
@@ -709,7 +720,7 @@ func (a *Actor) execute(ctx actor.Context, f *flight) {
 	evs, err := rules.Decide(a.state, f.cmd, f.at)
 	if err != nil || len(evs) == 0 {
 		if err == nil {
-			a.do(ctx, a.effects(f.cmd, nil))
+			a.doEffects(ctx, f.cmd, nil)
 		}
 		a.finish(ctx, f, nil, err)
 		return
@@ -809,15 +820,22 @@ func (a *Actor) apply(ctx actor.Context, cmd rules.Command, evs []events.Event, 
 	}
 	a.pos = res.Position
 	a.stopRunners(ctx, evs)
+	a.doEffects(ctx, cmd, evs)
+}
+
+// doEffects does the effects of cmd and evs on the state (see do).
+func (a *Actor) doEffects(ctx actor.Context, cmd rules.Command, evs []events.Event) {
 	a.do(ctx, a.effects(cmd, evs))
+	clear(a.effs) // what the effects carried goes with them
 }
 
 // effects is rules.Effects of cmd and evs on the state, in a frame of its
-// own (see respond).
+// own (see respond), in the actor's one slice of effects.
 //
 //go:noinline
 func (a *Actor) effects(cmd rules.Command, evs []events.Event) []rules.Effect {
-	return rules.Effects(cmd, a.state, evs)
+	a.effs = rules.AppendEffects(a.effs[:0], cmd, &a.state, evs)
+	return a.effs
 }
 
 // do carries out effects, in order, once the events that call for them are

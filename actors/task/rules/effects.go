@@ -76,9 +76,19 @@ func (Passivate) effect()     {}
 // after, so that no frame holds a copy of the State while the actor's
 // goroutine does them (docs/performance.md).
 func Effects(cmd Command, after State, evs []events.Event) []Effect {
-	s := &after
-	var out []Effect
-	if len(evs) > 0 {
+	out := AppendEffects(nil, cmd, &after, evs)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// AppendEffects appends Effects(cmd, *after, evs) to out, for a caller that
+// reuses one slice (a task actor makes about three decisions per run). It
+// does not keep after.
+func AppendEffects(out []Effect, cmd Command, after *State, evs []events.Event) []Effect {
+	s := after
+	if len(evs) > 0 && out == nil {
 		out = make([]Effect, 0, len(evs)+2) // each event's, Track, Passivate
 	}
 	track := false
@@ -107,9 +117,6 @@ func Effects(cmd Command, after State, evs []events.Event) []Effect {
 	}
 	if idle(s) {
 		out = append(out, Passivate{})
-	}
-	if len(out) == 0 {
-		return nil
 	}
 	return out
 }
