@@ -26,7 +26,7 @@ package dueindex
 
 import (
 	"bytes"
-	"container/heap"
+	"github.com/cronactor/cronactor/internal/heapq"
 	"math"
 	"time"
 
@@ -195,7 +195,7 @@ func (s *Shard) Receive(ctx actor.Context) {
 			s.due = append(s.due, dueItem{at: at, id: e.TaskID})
 		}
 		s.Initial = nil
-		heap.Init(&s.due)
+		heapq.Init(s.due, dueBefore)
 	case Track:
 		if !m.Active {
 			delete(s.next, m.TaskID)
@@ -206,7 +206,7 @@ func (s *Shard) Receive(ctx actor.Context) {
 			return
 		}
 		s.next[m.TaskID] = at
-		heap.Push(&s.due, dueItem{at: at, id: m.TaskID})
+		s.due = heapq.Push(s.due, dueItem{at: at, id: m.TaskID}, dueBefore)
 	case shardTick:
 		if !s.behind.IsZero() && !s.deliver(s.behind) {
 			return // still no room: this tick's tasks wait behind those
@@ -228,14 +228,14 @@ func (s *Shard) deliver(tick time.Time) bool {
 		it := s.due[0]
 		cur, ok := s.next[it.id]
 		if !ok || cur != it.at {
-			heap.Pop(&s.due)
+			s.due, _ = heapq.Pop(s.due, dueBefore)
 			continue // stale: the task moved or left
 		}
 		if s.Room != nil && !s.Room() {
 			s.behind = tick
 			return false
 		}
-		heap.Pop(&s.due)
+		s.due, _ = heapq.Pop(s.due, dueBefore)
 		// The task answers with a Track for its new nextRun.
 		delete(s.next, it.id)
 		s.Deliver(it.id, Tick{At: tick})
@@ -246,21 +246,13 @@ func (s *Shard) deliver(tick time.Time) bool {
 
 type dueHeap []dueItem
 
-func (h dueHeap) Len() int { return len(h) }
-func (h dueHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
+// dueBefore orders the due-time heap: the earliest first, then by ID.
+func dueBefore(a, b *dueItem) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
 	// The bytes in order sort as the IDs' text does (fixed-width lowercase
 	// hex), without formatting two strings per comparison: all tasks due
 	// at one instant compare here.
-	return bytes.Compare(h[i].id[:], h[j].id[:]) < 0
-}
-func (h dueHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)   { *h = append(*h, x.(dueItem)) }
-func (h *dueHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
+	return bytes.Compare(a.id[:], b.id[:]) < 0
 }

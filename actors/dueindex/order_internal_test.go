@@ -22,8 +22,8 @@ func TestDueHeapOrdersTiesByIDText(t *testing.T) {
 	for i := range h {
 		for j := range h[:50] {
 			want := h[i].id.String() < h[j].id.String()
-			if got := h.Less(i, j); got != want {
-				t.Fatalf("Less(%s, %s) = %v, want %v", h[i].id, h[j].id, got, want)
+			if got := dueBefore(&h[i], &h[j]); got != want {
+				t.Fatalf("dueBefore(%s, %s) = %v, want %v", h[i].id, h[j].id, got, want)
 			}
 		}
 	}

@@ -67,8 +67,10 @@ package task
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 	"unsafe"
 
@@ -302,7 +304,15 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 func newScope(stream string) string {
 	b := make([]byte, 0, len(stream)+1+36)
 	b = append(append(b, stream...), 0)
-	b = events.AppendUUID(b, uuid.New())
+	// Unique, not secret: math/rand/v2's generator (seeded at random per
+	// process) rather than uuid.New's read of crypto/rand, which puts the
+	// ID on the heap.
+	var id uuid.UUID
+	binary.LittleEndian.PutUint64(id[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(id[8:], rand.Uint64())
+	id[6] = (id[6] & 0x0f) | 0x40 // version 4
+	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
+	b = events.AppendUUID(b, id)
 	return unsafe.String(unsafe.SliceData(b), len(b)) // b is not used again
 }
 
@@ -669,6 +679,9 @@ func (a *Actor) ensureLoaded(ctx actor.Context, cctx context.Context) bool {
 		}
 	}
 	a.loadErr, a.recovered = nil, true
+	if a.tracked && len(a.state.Open) == 0 {
+		return true // nothing to recover, and the index holds the task
+	}
 	eff := rules.Recover(a.state)
 	if a.tracked {
 		eff = untracked(eff)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cronactor/cronactor/internal/heapq"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -622,54 +623,22 @@ func taskErr(run QueuedRun, err error) error {
 }
 
 // runHeap is a lane's waiting runs, highest priority first, then in the
-// order they came (seq): a binary heap of its own rather than
-// container/heap's, whose any-typed Push and Pop put every run in an
-// allocation of its own twice (2 of a wave's ~100 allocations per run).
+// order they came (seq); in a heapq, not container/heap, whose any-typed
+// Push and Pop put every run in an allocation of its own twice.
 type runHeap []queued
 
-func (h runHeap) less(i, j int) bool {
-	if h[i].run.Priority != h[j].run.Priority {
-		return h[i].run.Priority > h[j].run.Priority
+func runBefore(a, b *queued) bool {
+	if a.run.Priority != b.run.Priority {
+		return a.run.Priority > b.run.Priority
 	}
-	return h[i].seq < h[j].seq
+	return a.seq < b.seq
 }
 
-// push adds it.
-func (h *runHeap) push(it queued) {
-	*h = append(*h, it)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-}
+func (h *runHeap) push(it queued) { *h = heapq.Push(*h, it, runBefore) }
 
 // pop removes and returns the first run; h must not be empty.
 func (h *runHeap) pop() queued {
-	q := *h
-	n := len(q) - 1
-	top := q[0]
-	q[0] = q[n]
-	q[n] = queued{} // the run's PID and strings go with it
-	q = q[:n]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && q.less(r, c) {
-			c = r
-		}
-		if !q.less(c, i) {
-			break
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
+	q, it := heapq.Pop(*h, runBefore)
 	*h = q
-	return top
+	return it
 }
