@@ -463,32 +463,28 @@ func (w *Worker) Receive(ctx actor.Context) {
 func (w *Worker) begin(ctx actor.Context, m work, st *rules.State) {
 	c := w.cfg.Archetype.Clock
 	r, _ := st.Run(m.run.RunID)
-	run := NewRun(Run{TaskID: st.ID, TaskName: st.Spec.Name, Owner: st.Spec.Owner, Kind: st.Spec.Kind,
-		RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline,
-		Attempt: max(r.Attempt, 1), RetryOf: r.RetryOf, Trigger: r.Trigger}, nil)
-	root, self := ctx.ActorSystem().Root, ctx.Self()
-	id := r.ID
-	run.save = func(_ context.Context, cp json.RawMessage) error {
-		_, err := w.askFrom(root, m.run, rules.SaveCheckpoint{RunID: id, Checkpoint: cp})
-		return err
-	}
-	run.HeartbeatTo(c, st.Spec.Policy.HeartbeatTimeout.D(), func() { w.tell(root, m.run, rules.Heartbeat{RunID: id}) })
-	h := w.cfg.Handlers[st.Spec.Kind]
-	span := w.trace.start(m.run, st)
-	w.trace.started(span, c.Now(), r.Deadline)
+	x := &handling{w: w, root: ctx.ActorSystem().Root, self: ctx.Self(), q: m.run, h: w.cfg.Handlers[st.Spec.Kind],
+		run: Run{TaskID: st.ID, TaskName: st.Spec.Name, Owner: st.Spec.Owner, Kind: st.Spec.Kind,
+			RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline,
+			Attempt: max(r.Attempt, 1), RetryOf: r.RetryOf, Trigger: r.Trigger}}
+	x.b = begun{taskID: st.ID, runID: r.ID, number: r.Number, attempt: x.run.Attempt, deadline: r.Deadline}
+	x.run.save = x.saveCheckpoint
+	x.run.HeartbeatTo(c, st.Spec.Policy.HeartbeatTimeout.D(), x.heartbeat)
+	x.span = w.trace.start(m.run, st)
+	w.trace.started(x.span, c.Now(), r.Deadline)
 	// The handler's context ends at the deadline (R4), or earlier when the
 	// task actor tells this worker it forced the run to end (StopRun): the
 	// cause then says why.
-	sctx, stop := context.WithCancelCause(w.trace.inContext(w.cfg.Base, span))
-	hctx, cancel := clock.WithDeadline(sctx, c, r.Deadline)
-	x := &execution{id: r.ID, c: c, cancel: stop, beats: run.beats}
-	w.cur = x
+	sctx, stop := context.WithCancelCause(w.trace.inContext(w.cfg.Base, x.span))
+	x.hctx, x.release = clock.WithDeadline(sctx, c, r.Deadline)
+	x.id, x.c, x.cancel, x.beats = r.ID, c, stop, x.run.beats
+	w.cur = &x.execution
 	w.cfg.Stats.Busy.Add(1)
 	w.stats.busy.Add(1)
 	c.Begin() // the handler goroutine is work in flight
-	// Not st itself: the goroutine would keep the whole state on the heap.
-	go w.handle(root, self, m.run, h, run, span, hctx, x, func() { cancel(); stop(nil) },
-		begun{taskID: st.ID, runID: r.ID, number: r.Number, attempt: run.Attempt, deadline: r.Deadline})
+	// x holds nothing of st: the goroutine would keep the whole state on
+	// the heap.
+	go x.handle()
 }
 
 // begun is what the worker reports a run's outcome by: copied before the
@@ -499,24 +495,49 @@ type begun struct {
 	deadline        time.Time
 }
 
-// handle runs the handler of run in hctx and reports its outcome to the
-// task; release ends hctx.
-func (w *Worker) handle(root *actor.RootContext, self *actor.PID, q QueuedRun, h Handler, run *Run, span trace.Span,
-	hctx context.Context, x *execution, release func(), b begun) {
+// handling is a run handed to its handler: its execution, and what the
+// handler's goroutine needs, in one allocation (they were eight).
+type handling struct {
+	execution
+	w       *Worker
+	root    *actor.RootContext
+	self    *actor.PID
+	q       QueuedRun
+	h       Handler
+	run     Run // the handler's *Run
+	span    trace.Span
+	hctx    context.Context
+	release context.CancelFunc // hctx's deadline
+	b       begun
+}
+
+// handle runs the handler in x.hctx and reports its outcome to the task.
+func (x *handling) handle() {
+	w := x.w
 	c := w.cfg.Archetype.Clock
 	defer c.End()
 	defer w.cfg.Stats.exit() // Stop waits for the outcome to be decided
-	cp, herr := call(hctx, h, run)
+	cp, herr := call(x.hctx, x.h, &x.run)
 	forced, reason := x.end()
-	run.beats.stop()
-	release()
+	x.run.beats.stop()
+	x.release()
+	x.cancel(nil)
 	if w.cfg.Base.Err() != nil {
 		w.unbusy()
-		w.trace.abandoned(span, c.Now())
+		w.trace.abandoned(x.span, c.Now())
 		return // abandoned at shutdown: recovery will force it to end
 	}
-	w.report(root, self, q, b, span, cp, herr, forced, reason)
+	w.report(x.root, x.self, x.q, x.b, x.span, cp, herr, forced, reason)
 }
+
+// saveCheckpoint is the run's Run.SaveCheckpoint.
+func (x *handling) saveCheckpoint(_ context.Context, cp json.RawMessage) error {
+	_, err := x.w.askFrom(x.root, x.q, rules.SaveCheckpoint{RunID: x.b.runID, Checkpoint: cp})
+	return err
+}
+
+// heartbeat sends the run's heartbeat (Run.Heartbeat).
+func (x *handling) heartbeat() { x.w.tell(x.root, x.q, rules.Heartbeat{RunID: x.b.runID}) }
 
 // unbusy counts the worker as no longer executing a run.
 func (w *Worker) unbusy() {
