@@ -14,14 +14,10 @@ import (
 // building or a heap-allocated hash: they are computed for every run and
 // every event appended. The results are exactly uuid.NewSHA1's.
 
-// nameBuf is the room on the stack for a namespace and a short name; a
-// longer name moves to the heap.
-const nameBuf = 256
-
-// contentBuf is the room on the stack for what ContentID hashes: an
-// actor's scope (~80 bytes) and an event's body. At nameBuf, a run's
-// RunEnqueued and RunStarted went to the heap (1.5 allocations per run in
-// a wave); a body longer than this still does.
+// contentBuf is the room on the stack for what ContentID hashes: the
+// namespace, an actor's scope (~80 bytes) and an event's body. At 256
+// bytes a run's RunEnqueued and RunStarted went to the heap (1.5
+// allocations per run in a wave); a body longer than this still does.
 const contentBuf = 1024
 
 // AppendUUID appends id's text form (36 bytes, lowercase, as id.String()),
