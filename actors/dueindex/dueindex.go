@@ -26,7 +26,6 @@ package dueindex
 
 import (
 	"bytes"
-	"github.com/cronactor/cronactor/internal/heapq"
 	"math"
 	"time"
 
@@ -34,6 +33,7 @@ import (
 	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/internal/counted"
+	"github.com/cronactor/cronactor/internal/heapq"
 	"github.com/google/uuid"
 )
 

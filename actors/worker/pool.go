@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cronactor/cronactor/internal/heapq"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/counted"
+	"github.com/cronactor/cronactor/internal/heapq"
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 )

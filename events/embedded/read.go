@@ -197,6 +197,7 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 			}
 			pos = r.Position.Commit
 		}
+		clear(page) // an idle subscriber keeps no record's data
 	}
 }
 
