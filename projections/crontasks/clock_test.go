@@ -2,6 +2,8 @@ package crontasks_test
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,8 +30,14 @@ func (s signalling) AfterFunc(d time.Duration, f func()) clock.Timer {
 func TestCoalescingFollowsTheArchetypesClock(t *testing.T) {
 	store := memStore(t)
 	clk := signalling{Virtual: clock.NewVirtual(t0), set: make(chan time.Duration, 16)}
-	v := openView(t, crontasks.Config{Store: store, Coalesce: 500 * time.Millisecond, Archetype: archetype.Archetype{Clock: clk}})
+	live := make(chan struct{})
+	logger := slog.New(onMessage{msg: "cron_tasks view caught up", do: sync.OnceFunc(func() { close(live) })})
+	v := openView(t, crontasks.Config{Store: store, Coalesce: 500 * time.Millisecond, Archetype: archetype.Archetype{Clock: clk, Logger: logger}})
 	follow(t, v)
+	// Once caught up, the view follows the log from there: the event below
+	// reaches it live. (Written earlier, the catch-up could read it, with no
+	// coalescing wait, and the test waited for a timer forever.)
+	<-live
 	h := newHistory(t, store, 1, 1)
 	h.step()
 	if d := <-clk.set; d != 500*time.Millisecond {
@@ -42,3 +50,20 @@ func TestCoalescingFollowsTheArchetypesClock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// onMessage is a slog handler that calls do for each record whose message
+// is msg, and drops every record.
+type onMessage struct {
+	msg string
+	do  func()
+}
+
+func (h onMessage) Enabled(context.Context, slog.Level) bool { return true }
+func (h onMessage) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.do()
+	}
+	return nil
+}
+func (h onMessage) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h onMessage) WithGroup(string) slog.Handler      { return h }
