@@ -71,8 +71,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/archetype"
@@ -302,8 +302,6 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 // newScope is stream, a NUL and a new random ID (Actor.idScope), made in
 // one allocation.
 func newScope(stream string) string {
-	b := make([]byte, 0, len(stream)+1+36)
-	b = append(append(b, stream...), 0)
 	// Unique, not secret: math/rand/v2's generator (seeded at random per
 	// process) rather than uuid.New's read of crypto/rand, which puts the
 	// ID on the heap.
@@ -312,8 +310,13 @@ func newScope(stream string) string {
 	binary.LittleEndian.PutUint64(id[8:], rand.Uint64())
 	id[6] = (id[6] & 0x0f) | 0x40 // version 4
 	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
-	b = events.AppendUUID(b, id)
-	return unsafe.String(unsafe.SliceData(b), len(b)) // b is not used again
+	var text [36]byte
+	var b strings.Builder
+	b.Grow(len(stream) + 1 + len(text))
+	b.WriteString(stream)
+	b.WriteByte(0)
+	b.Write(events.AppendUUID(text[:0], id))
+	return b.String()
 }
 
 // NewFrom returns the producer of the actor for task id whose state read
