@@ -191,6 +191,10 @@ type Config struct {
 	Archetype archetype.Archetype
 	// Queue receives a worker.Enqueued for each run enqueued or recovered.
 	Queue *actor.PID
+	// Enqueue, if set, puts such a run on the queue directly instead
+	// (worker.Queue.Enqueue, the queue of the actor at Queue); when it
+	// reports false the run is sent to Queue.
+	Enqueue func(worker.Enqueued) bool
 	// Shard receives a dueindex.Track whenever nextRun or the status changes.
 	Shard *actor.PID
 	// Registry, if set, is told when the actor stops (see Registry). Nil: the
@@ -861,9 +865,12 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 		switch e := e.(type) {
 		case rules.Enqueue:
 			r := e.Run
-			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
+			m := worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
 				Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt, Queue: a.state.Spec.Policy.QueueName(),
-				Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger})
+				Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger}
+			if a.cfg.Enqueue == nil || !a.cfg.Enqueue(m) {
+				counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, m)
+			}
 		case rules.ArmDeadline:
 			a.armDeadline(e.Run, e.Reason)
 		case rules.ArmHeartbeat:

@@ -267,12 +267,6 @@ type queued struct {
 // ready is a delayed run whose pick-up time came.
 type ready struct{ q queued }
 
-// idle is a worker of the queue named queue telling it it is free.
-type idle struct {
-	pid   *actor.PID
-	queue string
-}
-
 // work hands a run to a worker.
 type work struct{ run QueuedRun }
 
@@ -281,13 +275,20 @@ type work struct{ run QueuedRun }
 // priority order, then enqueue order, and only its own workers take them,
 // so a lane whose runs are slow never holds back another's. Several runs of
 // one task may wait at once (R2).
+//
+// Runs reach a lane as messages to the actor or through Enqueue, and
+// workers free themselves through free, so q.mu guards what follows cfg
+// and limits: a run enqueued by a task actor costs no message to the
+// queue, and a run handed to a worker one message (work).
 type Queue struct {
 	cfg    PoolConfig
 	limits map[string]int // the configured queues' limits, "default" included
-	seq    uint64
-	lanes  map[string]*lane
-	sys    *actor.ActorSystem
-	self   *actor.PID
+
+	mu    sync.Mutex
+	seq   uint64
+	lanes map[string]*lane
+	sys   *actor.ActorSystem
+	self  *actor.PID // set once the actor started and the configured lanes are open
 }
 
 // lane is one named queue: its waiting runs and its idle workers.
@@ -300,7 +301,12 @@ type lane struct {
 
 // NewQueue returns the producer of the queue actor; it spawns its workers.
 // The configured queues show in cfg.Stats at once.
-func NewQueue(cfg PoolConfig) actor.Producer {
+func NewQueue(cfg PoolConfig) actor.Producer { return NewPool(cfg).Producer() }
+
+// NewPool returns the queue, whose actor Producer makes (spawn it once):
+// runs reach it as Enqueued messages to that actor, or through Enqueue.
+// The configured queues show in cfg.Stats at once.
+func NewPool(cfg PoolConfig) *Queue {
 	cfg.Archetype = cfg.Archetype.WithDefaults()
 	limits := map[string]int{events.DefaultQueue: cfg.Workers}
 	for name, n := range cfg.Queues {
@@ -309,8 +315,12 @@ func NewQueue(cfg PoolConfig) actor.Producer {
 	for name, n := range limits {
 		cfg.Stats.queue(name, n, true)
 	}
-	return func() actor.Actor { return &Queue{cfg: cfg, limits: limits, lanes: map[string]*lane{}} }
+	return &Queue{cfg: cfg, limits: limits, lanes: map[string]*lane{}}
 }
+
+// Producer is the producer of q's actor. The actor is q itself: a restart
+// keeps the waiting runs and the workers.
+func (q *Queue) Producer() actor.Producer { return func() actor.Actor { return q } }
 
 // Receive implements actor.Actor.
 func (q *Queue) Receive(ctx actor.Context) {
@@ -320,7 +330,11 @@ func (q *Queue) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		q.sys, q.self = ctx.ActorSystem(), ctx.Self()
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if q.self != nil {
+			return // restarted: the lanes and their workers are there
+		}
 		names := make([]string, 0, len(q.limits))
 		for name := range q.limits {
 			names = append(names, name)
@@ -329,37 +343,80 @@ func (q *Queue) Receive(ctx actor.Context) {
 		for _, name := range names {
 			q.open(ctx, name)
 		}
+		q.sys, q.self = ctx.ActorSystem(), ctx.Self()
 	case Enqueued:
 		if m.Queue == "" {
 			m.Queue = events.DefaultQueue
 		}
-		l := q.lane(ctx, m.Queue)
-		q.seq++
-		it := queued{run: m, seq: q.seq}
-		q.cfg.Stats.Queued.Add(1)
-		l.stats.depth.Add(1)
-		if q.cfg.PickupDelay != nil {
-			if d := q.cfg.PickupDelay(m); d > 0 {
-				sys, self := q.sys, q.self
-				c.AfterFunc(d, func() { counted.Send(c, sys.Root, self, ready{q: it}) })
-				return
-			}
-		}
-		l.waiting.push(it)
-		q.dispatch(ctx, l)
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.enqueue(q.lane(ctx, m.Queue), m)
 	case ready:
+		q.mu.Lock()
+		defer q.mu.Unlock()
 		l := q.lanes[m.q.run.Queue]
 		l.waiting.push(m.q)
-		q.dispatch(ctx, l)
-	case idle:
-		l := q.lanes[m.queue]
-		l.idle = append(l.idle, m.pid)
-		q.dispatch(ctx, l)
+		q.dispatch(l)
 	}
 }
 
+// Enqueue puts run m on its queue at once, from any goroutine, as an
+// Enqueued message to the queue's actor would once processed: without the
+// message and the turn of the actor's mailbox, two for every run a task
+// actor enqueues. It reports false, doing nothing, when it cannot — the
+// actor has not started, or m names a queue that has no lane yet (only
+// the actor opens one: it spawns the lane's workers) — and the caller
+// then sends the message.
+//
+// Runs put by Enqueue and by messages share the lanes, under q.mu; a run a
+// caller enqueues directly after sending one as a message does not pass
+// it, since a lane it had to send for is opened by the actor only.
+func (q *Queue) Enqueue(m Enqueued) bool {
+	if m.Queue == "" {
+		m.Queue = events.DefaultQueue
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l, ok := q.lanes[m.Queue]
+	if !ok || q.self == nil {
+		return false
+	}
+	q.enqueue(l, m)
+	return true
+}
+
+// enqueue puts m on l, or sets it aside until its pick-up delay passes;
+// q.mu must be held.
+func (q *Queue) enqueue(l *lane, m Enqueued) {
+	c := q.cfg.Archetype.Clock
+	q.seq++
+	it := queued{run: m, seq: q.seq}
+	q.cfg.Stats.Queued.Add(1)
+	l.stats.depth.Add(1)
+	if q.cfg.PickupDelay != nil {
+		if d := q.cfg.PickupDelay(m); d > 0 {
+			sys, self := q.sys, q.self
+			c.AfterFunc(d, func() { counted.Send(c, sys.Root, self, ready{q: it}) })
+			return
+		}
+	}
+	l.waiting.push(it)
+	q.dispatch(l)
+}
+
+// free takes worker pid of the queue named lane back, and hands it the
+// next waiting run if there is one. From any goroutine: a worker frees
+// itself with it rather than with a message to the queue's actor.
+func (q *Queue) free(pid *actor.PID, lane string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.lanes[lane]
+	l.idle = append(l.idle, pid)
+	q.dispatch(l)
+}
+
 // lane returns the lane of the queue name, opening it with the default
-// queue's limit if no configuration names it.
+// queue's limit if no configuration names it; q.mu must be held.
 func (q *Queue) lane(ctx actor.Context, name string) *lane {
 	if l, ok := q.lanes[name]; ok {
 		return l
@@ -369,7 +426,8 @@ func (q *Queue) lane(ctx actor.Context, name string) *lane {
 	return q.open(ctx, name)
 }
 
-// open makes the lane of the queue name and spawns its workers.
+// open makes the lane of the queue name and spawns its workers; q.mu must
+// be held.
 func (q *Queue) open(ctx actor.Context, name string) *lane {
 	limit, configured := q.limits[name]
 	if !configured {
@@ -377,15 +435,15 @@ func (q *Queue) open(ctx actor.Context, name string) *lane {
 	}
 	l := &lane{name: name, stats: q.cfg.Stats.queue(name, limit, configured)}
 	for i := 0; i < limit; i++ {
-		w := &Worker{cfg: q.cfg, queue: ctx.Self(), lane: name, stats: l.stats, trace: newRunTracer(q.cfg.TracerProvider)}
+		w := &Worker{cfg: q.cfg, queue: q, lane: name, stats: l.stats, trace: newRunTracer(q.cfg.TracerProvider)}
 		l.idle = append(l.idle, counted.Spawn(q.cfg.Archetype.Clock, ctx, actor.PropsFromProducer(func() actor.Actor { return w })))
 	}
 	q.lanes[name] = l
 	return l
 }
 
-// dispatch hands l's waiting runs to its idle workers.
-func (q *Queue) dispatch(ctx actor.Context, l *lane) {
+// dispatch hands l's waiting runs to its idle workers; q.mu must be held.
+func (q *Queue) dispatch(l *lane) {
 	for len(l.idle) > 0 && len(l.waiting) > 0 {
 		it := l.waiting.pop()
 		// The longest idle worker first. Shifted down in place: re-slicing
@@ -397,7 +455,7 @@ func (q *Queue) dispatch(ctx actor.Context, l *lane) {
 		l.idle = l.idle[:n]
 		q.cfg.Stats.Queued.Add(-1)
 		l.stats.depth.Add(-1)
-		counted.Send(q.cfg.Archetype.Clock, ctx, w, work{run: it.run})
+		counted.Send(q.cfg.Archetype.Clock, q.sys.Root, w, work{run: it.run})
 	}
 }
 
@@ -406,7 +464,7 @@ func (q *Queue) dispatch(ctx actor.Context, l *lane) {
 // outcome.
 type Worker struct {
 	cfg   PoolConfig
-	queue *actor.PID
+	queue *Queue
 	lane  string      // the name of the queue whose worker it is
 	stats *queueStats // that queue's figures
 	trace runTracer
@@ -432,7 +490,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 	}
 	if !w.cfg.Stats.enter() {
 		// Shutting down: the run stays waiting in the log.
-		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self(), queue: w.lane})
+		w.queue.free(ctx.Self(), w.lane)
 		return
 	}
 	reply, err := w.ask(ctx, m.run, rules.RequestStart{RunID: m.run.RunID})
@@ -442,13 +500,13 @@ func (w *Worker) Receive(ctx actor.Context) {
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {
 			w.cfg.Archetype.Logger.Error("request start failed", "task_id", m.run.TaskID, "run_id", m.run.RunID, "err", err)
 		}
-		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self(), queue: w.lane})
+		w.queue.free(ctx.Self(), w.lane)
 		return
 	}
 	if _, started := reply.Events[0].(events.RunStarted); !started {
 		w.trace.dropped(m.run, &reply, c.Now())
 		w.cfg.Stats.exit()
-		counted.Send(c, ctx, w.queue, idle{pid: ctx.Self(), queue: w.lane}) // dropped, and recorded as such
+		w.queue.free(ctx.Self(), w.lane) // dropped, and recorded as such
 		return
 	}
 	w.begin(ctx, m, reply.State)
@@ -546,9 +604,9 @@ func (w *Worker) unbusy() {
 }
 
 // free tells the queue the worker may take its next run.
-func (w *Worker) free(root *actor.RootContext, self *actor.PID) {
+func (w *Worker) free(self *actor.PID) {
 	w.unbusy()
-	counted.Send(w.cfg.Archetype.Clock, root, w.queue, idle{pid: self, queue: w.lane})
+	w.queue.free(self, w.lane)
 }
 
 // report records the outcome of run b, whose handler returned cp and
@@ -576,17 +634,17 @@ func (w *Worker) report(root *actor.RootContext, self *actor.PID, q QueuedRun, b
 	var err error
 	switch {
 	case forced:
-		w.free(root, self)
+		w.free(self)
 	case w.cfg.Post != nil:
 		wait := w.cfg.Post(root, q.Task, cmd)
-		w.free(root, self)
+		w.free(self)
 		d, err = wait()
 		if err != nil {
 			err = taskErr(q, err)
 		}
 	default:
 		d, err = w.askFrom(root, q, cmd)
-		w.free(root, self)
+		w.free(self)
 	}
 	// ErrUnknownRun: the task actor forced the run to end before the
 	// outcome reached it (and before its StopRun reached this worker); the

@@ -30,6 +30,7 @@ type pool struct {
 	clk   *clock.Virtual
 	sys   *actor.ActorSystem
 	queue *actor.PID
+	q     *Queue // the queue's actor is at queue
 	stats *Stats
 
 	mu   sync.Mutex
@@ -72,7 +73,8 @@ func buildPool(t *testing.T, cfg PoolConfig, tell bool) *pool {
 	if tell && cfg.Tell == nil {
 		cfg.Tell = p.tell
 	}
-	p.queue = counted.Spawn(p.clk, p.sys.Root, actor.PropsFromProducer(NewQueue(cfg)))
+	p.q = NewPool(cfg)
+	p.queue = counted.Spawn(p.clk, p.sys.Root, actor.PropsFromProducer(p.q.Producer()))
 	p.clk.Quiesce()
 	t.Cleanup(func() { p.sys.Shutdown() })
 	return p
@@ -85,6 +87,19 @@ func (p *pool) enqueue(e Enqueued) Enqueued {
 	counted.Send(p.clk, p.sys.Root, p.queue, e)
 	p.clk.Quiesce()
 	return e
+}
+
+// enqueueDirect puts a run on the queue as a task actor does: through
+// Queue.Enqueue, and as a message when that reports false (which it
+// returns).
+func (p *pool) enqueueDirect(e Enqueued) (Enqueued, bool) {
+	e = p.register(e)
+	direct := p.q.Enqueue(e)
+	if !direct {
+		counted.Send(p.clk, p.sys.Root, p.queue, e)
+	}
+	p.clk.Quiesce()
+	return e, direct
 }
 
 // register makes e known to the fake task actors without queueing it.

@@ -163,3 +163,51 @@ func TestCloseStopsEveryQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Queue.Enqueue puts a run on its lane with no message to the queue's
+// actor, in the lanes' one order with the runs sent as messages; a queue
+// that has no lane yet is the actor's to open (it spawns the workers), so
+// Enqueue declines it until the first run sent as a message has opened it.
+func TestEnqueueDirect(t *testing.T) {
+	var p *pool
+	p = newPool(t, PoolConfig{Workers: 1,
+		Handlers: map[string]Handler{"A": sleepsOn(&p, time.Minute), "B": sleepsOn(&p, time.Minute), "C": sleepsOn(&p, time.Minute),
+			"T": sleepsOn(&p, time.Minute)}})
+	if _, direct := p.enqueueDirect(Enqueued{TaskID: taskID("A"), Run: 1}); !direct {
+		t.Fatal("Enqueue declined a run of the default queue")
+	}
+	p.enqueue(Enqueued{TaskID: taskID("B"), Run: 1}) // as a message, behind A1
+	if _, direct := p.enqueueDirect(Enqueued{TaskID: taskID("C"), Run: 1, Priority: 1}); !direct {
+		t.Fatal("Enqueue declined a run of the default queue")
+	}
+	if _, direct := p.enqueueDirect(Enqueued{TaskID: taskID("T"), Run: 1, Queue: "typo"}); direct {
+		t.Fatal("Enqueue took a run of a queue with no lane yet")
+	}
+	if _, direct := p.enqueueDirect(Enqueued{TaskID: taskID("T"), Run: 2, Queue: "typo"}); !direct {
+		t.Fatal("Enqueue declined a run of a lane the actor opened")
+	}
+	if q := p.stats.Queued.Load(); q != 3 {
+		t.Fatalf("queued %d, want 3 (B1, C1, T2)", q)
+	}
+	p.clk.RunUntil(h0.Add(time.Hour))
+	want := []string{
+		"00:00 start A1", "00:00 start T1",
+		"01:00 complete A1", "01:00 complete T1", "01:00 start C1", "01:00 start T2", // C1 first: its priority
+		"02:00 complete C1", "02:00 complete T2", "02:00 start B1",
+		"03:00 complete B1",
+	}
+	if got := p.sorted(); !slices.Equal(got, want) {
+		t.Fatalf("log:\n%q\nwant\n%q", got, want)
+	}
+	if q, b := p.stats.Queued.Load(), p.stats.Busy.Load(); q != 0 || b != 0 {
+		t.Fatalf("at the end: queued %d busy %d, want 0 and 0", q, b)
+	}
+}
+
+// Before its actor has started, a queue takes no run directly.
+func TestEnqueueBeforeStart(t *testing.T) {
+	q := NewPool(PoolConfig{Workers: 1, Stats: &Stats{}})
+	if q.Enqueue(Enqueued{TaskID: taskID("A"), Run: 1}) {
+		t.Fatal("Enqueue took a run before the queue's actor started")
+	}
+}
