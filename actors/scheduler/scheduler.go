@@ -564,7 +564,7 @@ type Scheduler struct {
 	sys        *actor.ActorSystem
 	ticker     *actor.PID
 	queue      *actor.PID
-	pool       *worker.Queue // the queue's actor is at queue
+	pool       *worker.Queue              // the queue's actor is at queue
 	enqueue    func(worker.Enqueued) bool // pool.Enqueue, made once
 	shards     []*actor.PID
 	tasks      map[uuid.UUID]slot
