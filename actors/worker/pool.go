@@ -1,11 +1,13 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -17,7 +19,6 @@ import (
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/counted"
-	"github.com/cronactor/cronactor/internal/heapq"
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -295,7 +296,7 @@ type Queue struct {
 type lane struct {
 	name    string
 	stats   *queueStats
-	waiting runHeap
+	waiting runQueue
 	idle    []*actor.PID
 }
 
@@ -444,7 +445,7 @@ func (q *Queue) open(ctx actor.Context, name string) *lane {
 
 // dispatch hands l's waiting runs to its idle workers; q.mu must be held.
 func (q *Queue) dispatch(l *lane) {
-	for len(l.idle) > 0 && len(l.waiting) > 0 {
+	for len(l.idle) > 0 && l.waiting.len() > 0 {
 		it := l.waiting.pop()
 		// The longest idle worker first. Shifted down in place: re-slicing
 		// past the first made the next append copy the slice to a new
@@ -701,23 +702,63 @@ func taskErr(run QueuedRun, err error) error {
 	return fmt.Errorf("worker: task %s: %w", run.TaskID, err)
 }
 
-// runHeap is a lane's waiting runs, highest priority first, then in the
-// order they came (seq); in a heapq, not container/heap, whose any-typed
-// Push and Pop put every run in an allocation of its own twice.
-type runHeap []queued
-
-func runBefore(a, b *queued) bool {
-	if a.run.Priority != b.run.Priority {
-		return a.run.Priority > b.run.Priority
-	}
-	return a.seq < b.seq
+// runQueue is a lane's waiting runs, highest priority first, then in the
+// order they came (seq): one first-in, first-out queue per priority, the
+// highest first. A wave of 100,000 runs of one priority waiting at once
+// made a binary heap of them move each run (~170 B) up and down 17 levels
+// on its way out; here it is taken from the front.
+type runQueue struct {
+	levels []*runLevel // highest priority first; none empty
+	n      int
 }
 
-func (h *runHeap) push(it queued) { *h = heapq.Push(*h, it, runBefore) }
+// runLevel is the runs of one priority, in seq order from head on.
+type runLevel struct {
+	priority int
+	runs     []queued
+	head     int
+}
 
-// pop removes and returns the first run; h must not be empty.
-func (h *runHeap) pop() queued {
-	q, it := heapq.Pop(*h, runBefore)
-	*h = q
+func (q *runQueue) len() int { return q.n }
+
+// push adds it after the runs of its priority that came before it: after
+// all of them but for a run whose pick-up delay kept it back (ready), which
+// takes the place its seq gives it.
+func (q *runQueue) push(it queued) {
+	q.n++
+	i := 0
+	for i < len(q.levels) && q.levels[i].priority > it.run.Priority {
+		i++
+	}
+	if i == len(q.levels) || q.levels[i].priority != it.run.Priority {
+		q.levels = slices.Insert(q.levels, i, &runLevel{priority: it.run.Priority})
+	}
+	l := q.levels[i]
+	waiting := l.runs[l.head:]
+	if len(waiting) == 0 || waiting[len(waiting)-1].seq < it.seq {
+		l.runs = append(l.runs, it)
+		return
+	}
+	at, _ := slices.BinarySearchFunc(waiting, it.seq, func(r queued, seq uint64) int { return cmp.Compare(r.seq, seq) })
+	l.runs = slices.Insert(l.runs, l.head+at, it)
+}
+
+// pop removes and returns the first run; q must not be empty.
+func (q *runQueue) pop() queued {
+	q.n--
+	l := q.levels[0]
+	it := l.runs[l.head]
+	l.runs[l.head] = queued{}
+	l.head++
+	switch {
+	case l.head == len(l.runs):
+		q.levels = slices.Delete(q.levels, 0, 1)
+	case l.head >= 1024 && 2*l.head >= len(l.runs):
+		// Half of the array is taken: move the rest to its front, so that a
+		// level that never empties does not grow without bound.
+		n := copy(l.runs, l.runs[l.head:])
+		clear(l.runs[n:])
+		l.runs, l.head = l.runs[:n], 0
+	}
 	return it
 }
