@@ -269,6 +269,9 @@ type Actor struct {
 	effs     []rules.Effect // the last decision's effects (apply)
 	held     []held
 	heldNext int
+	// mb is the actor's mailbox (set by it, see mailbox.RegisterHandlers),
+	// nil under another: maybeLeave reads whether a message waits in it.
+	mb *mailbox
 	// idScope is the stream, a NUL and a random ID of this actor (its
 	// incarnation), which tells its decisions apart from those of another
 	// actor of the same task: event IDs derive from it, so a retry by this
@@ -440,18 +443,7 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 	case heartbeatDue:
 		a.checkHeartbeat(ctx, m.runID)
 	case passivate:
-		if a.leave != leaving {
-			return stay
-		}
-		stop := a.idle()
-		if a.cfg.Registry != nil {
-			a.cfg.Registry.Left(a.id, a.self, stop, a.rest(stop), a.pos)
-		}
-		a.leave = staying
-		if stop {
-			a.stopTimers()
-			ctx.Stop(a.self)
-		}
+		a.passivate(ctx)
 		return stay
 	default:
 		return unknown
@@ -657,18 +649,61 @@ func (a *Actor) rest(stop bool) *rules.State {
 // maybeLeave starts leaving once the actor is idle. Ticks reach a task
 // through the Registry as commands do, so the Leave protocol orders them
 // all with the actor's last message.
+//
+// That last message is needed only when a message waits in the mailbox
+// (or among the held ones), sent before the Registry stopped handing the
+// actor out: the actor must handle it first. When none waits — the
+// Registry's callers send while holding what Leave holds, so none can
+// come meanwhile — the actor passivates at once, without the message:
+// for a resting task, one message fewer for every run.
 func (a *Actor) maybeLeave(ctx actor.Context) {
 	if a.leave != staying || !a.idle() {
 		return
 	}
 	a.leave = leaving
-	c, root, self := a.cfg.Archetype.Clock, a.sys.Root, a.self
-	send := func() { counted.Send(c, root, self, passivate{}) }
+	l := leaver{a: a}
 	if a.cfg.Registry == nil {
-		send()
+		l.send()
+	} else {
+		a.cfg.Registry.Leave(a.id, a.self, l.send)
+	}
+	if l.now {
+		a.passivate(ctx)
+	}
+}
+
+// leaver is a Leave's send: it queues the actor's last message, or notes
+// that none is needed (see maybeLeave).
+type leaver struct {
+	a   *Actor
+	now bool
+}
+
+func (l *leaver) send() {
+	a := l.a
+	if a.mb != nil && a.mb.userN.Load() == 0 && a.heldNext == len(a.held) {
+		l.now = true
 		return
 	}
-	a.cfg.Registry.Leave(a.id, a.self, send)
+	counted.Send(a.cfg.Archetype.Clock, a.sys.Root, a.self, passivate{})
+}
+
+// passivate is the actor's last message handled (or its equivalent, see
+// maybeLeave): it stops if it is still idle, handing the Registry the
+// resting task's state; else it stays.
+func (a *Actor) passivate(ctx actor.Context) {
+	if a.leave != leaving {
+		return
+	}
+	stop := a.idle()
+	if a.cfg.Registry != nil {
+		a.cfg.Registry.Left(a.id, a.self, stop, a.rest(stop), a.pos)
+	}
+	a.leave = staying
+	if stop {
+		a.stopTimers()
+		ctx.Stop(a.self)
+	}
 }
 
 // ensureLoaded loads the state if it is not loaded yet and, once loaded,

@@ -71,9 +71,16 @@ func (m *mailbox) PostSystemMessage(msg any) {
 	m.schedule()
 }
 
-// RegisterHandlers implements actor.Mailbox.
+// RegisterHandlers implements actor.Mailbox. The invoker is the actor's
+// context, its actor made already: a task Actor learns its mailbox here
+// (Actor.maybeLeave reads it).
 func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
 	m.invoker, m.dispatcher = invoker, dispatcher
+	if c, ok := invoker.(interface{ Actor() actor.Actor }); ok {
+		if a, ok := c.Actor().(*Actor); ok {
+			a.mb = m
+		}
+	}
 }
 
 // Start implements actor.Mailbox.
