@@ -530,11 +530,23 @@ type entry struct {
 	pid *actor.PID
 	// mu orders the messages sent to pid against its leaving: every message
 	// is sent while holding it, and Leave queues the actor's last message
-	// while holding it (see task.Registry). It guards pid and leaving.
+	// while holding it (see task.Registry). It guards pid, leaving and left.
 	mu sync.Mutex
-	// leaving is set while the actor leaves; it is closed when the actor
-	// has stopped or stayed.
-	leaving chan struct{}
+	// leaving is set while the actor leaves, until it has stopped or
+	// stayed; left, made by the first caller that waits for that, is
+	// closed then (most actors leave with nobody waiting: no channel).
+	leaving bool
+	left    chan struct{}
+}
+
+// endLeaving ends the actor's leaving, waking the callers that wait for
+// it; e.mu must be held.
+func (e *entry) endLeaving() {
+	e.leaving = false
+	if e.left != nil {
+		close(e.left)
+		e.left = nil
+	}
 }
 
 // gone reports whether the actor has stopped: the map no longer holds the
@@ -1010,8 +1022,11 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error)
 			e.mu.Unlock()
 			continue // stopped meanwhile: look again
 		}
-		if e.leaving != nil {
-			left := e.leaving
+		if e.leaving {
+			if e.left == nil {
+				e.left = make(chan struct{})
+			}
+			left := e.left
 			e.mu.Unlock()
 			select {
 			case <-left:
@@ -1078,8 +1093,8 @@ func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 		send()
 		return
 	}
-	if e.leaving == nil && !e.gone() {
-		e.leaving = make(chan struct{})
+	if !e.gone() {
+		e.leaving = true
 	}
 	send()
 }
@@ -1126,10 +1141,7 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 		e.pid = nil // gone
 	}
 	s.mu.Unlock()
-	if e.leaving != nil {
-		close(e.leaving)
-		e.leaving = nil
-	}
+	e.endLeaving()
 }
 
 // samePID reports whether a and b are the same actor; nil is none.
@@ -1218,10 +1230,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		if e.pid != nil {
 			pids = append(pids, e.pid)
 		}
-		if e.leaving != nil { // its callers learn that the scheduler stopped
-			close(e.leaving)
-			e.leaving = nil
-		}
+		e.endLeaving() // its callers learn that the scheduler stopped
 		e.mu.Unlock()
 	}
 	if !s.hosted {

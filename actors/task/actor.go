@@ -72,6 +72,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -269,6 +270,10 @@ type Actor struct {
 	effs     []rules.Effect // the last decision's effects (apply)
 	held     []held
 	heldNext int
+	// leaveFn is a.leaveSend, made once for each Actor (they are reused);
+	// leaveNow is set by it when the actor may passivate at once.
+	leaveFn  func()
+	leaveNow bool
 	// mb is the actor's mailbox (set by it, see mailbox.RegisterHandlers),
 	// nil under another: maybeLeave reads whether a message waits in it.
 	mb *mailbox
@@ -297,13 +302,41 @@ func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
 		// beats and beatTimers are made by the first run watched for
 		// heartbeats: most tasks have none, and an actor is started for
 		// every run of a resting task.
-		a := &Actor{cfg: cfg, id: id, stream: stream, idScope: scope, timers: map[uuid.UUID]clock.Timer{},
-			runners: map[uuid.UUID]*actor.PID{}}
+		a := reuseActor()
+		a.cfg, a.id, a.stream, a.idScope = cfg, id, stream, scope
 		if initial != nil {
 			a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked
 		}
 		return a
 	}
+}
+
+// actors keeps the Actors of stopped task actors for new ones (see
+// recycle): the actor of a resting task is started and stopped for every
+// run, and each was ~1 KiB, its two maps and its slices made anew.
+var actors = sync.Pool{New: func() any {
+	a := &Actor{timers: map[uuid.UUID]clock.Timer{}, runners: map[uuid.UUID]*actor.PID{}}
+	a.leaveFn = a.leaveSend
+	return a
+}}
+
+// reuseActor returns an Actor with nothing set but its empty maps and
+// slices and its leave function, from actors.
+func reuseActor() *Actor { return actors.Get().(*Actor) }
+
+// recycle puts a, which has stopped, back in actors once the actor system
+// is done with it: it handles *actor.Stopped last, and nothing of ours
+// holds it (its timers' functions and its flights hold its PID, not a;
+// the Registry got its state for the length of a call). Its maps and
+// slices are kept, emptied, and its leave function.
+func (a *Actor) recycle() {
+	timers, runners, effs, held, leaveFn := a.timers, a.runners, a.effs, a.held, a.leaveFn
+	clear(timers)
+	clear(runners)
+	clear(effs[:cap(effs)])
+	clear(held[:cap(held)])
+	*a = Actor{timers: timers, runners: runners, effs: effs[:0], held: held[:0], leaveFn: leaveFn}
+	actors.Put(a)
 }
 
 // newScope is stream, a NUL and a new random ID (Actor.idScope), made in
@@ -351,6 +384,10 @@ func NewFrom(cfg Config, id uuid.UUID, read func(*rules.State, *events.Position)
 // arrives meanwhile is held, in order, and handled once the store has
 // answered and the effects of the answered append are done.
 func (a *Actor) Receive(ctx actor.Context) {
+	if _, ok := ctx.Message().(*actor.Stopped); ok {
+		a.recycle() // the last message an actor gets
+		return
+	}
 	if a.cfg.Host != nil {
 		if req, ok := a.cfg.Host(ctx.Message()); ok {
 			if a.fl != nil {
@@ -661,28 +698,22 @@ func (a *Actor) maybeLeave(ctx actor.Context) {
 		return
 	}
 	a.leave = leaving
-	l := leaver{a: a}
 	if a.cfg.Registry == nil {
-		l.send()
+		a.leaveSend()
 	} else {
-		a.cfg.Registry.Leave(a.id, a.self, l.send)
+		a.cfg.Registry.Leave(a.id, a.self, a.leaveFn)
 	}
-	if l.now {
+	if a.leaveNow {
+		a.leaveNow = false
 		a.passivate(ctx)
 	}
 }
 
-// leaver is a Leave's send: it queues the actor's last message, or notes
-// that none is needed (see maybeLeave).
-type leaver struct {
-	a   *Actor
-	now bool
-}
-
-func (l *leaver) send() {
-	a := l.a
+// leaveSend is Leave's send (a.leaveFn): it queues the actor's last
+// message, or notes that none is needed (see maybeLeave).
+func (a *Actor) leaveSend() {
 	if a.mb != nil && a.mb.userN.Load() == 0 && a.heldNext == len(a.held) {
-		l.now = true
+		a.leaveNow = true
 		return
 	}
 	counted.Send(a.cfg.Archetype.Clock, a.sys.Root, a.self, passivate{})

@@ -1,0 +1,54 @@
+package task
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+)
+
+// TestRecycleLeavesNothingOfTheTask: an Actor put back for reuse keeps
+// only its emptied maps and slices and its leave function; every other
+// field — one added later included — is zero, so the next task's actor
+// starts from nothing of the last one's.
+func TestRecycleLeavesNothingOfTheTask(t *testing.T) {
+	a := reuseActor()
+	id, run := uuid.New(), uuid.New()
+	a.cfg, a.id, a.stream, a.idScope = Config{StoreTimeout: time.Second, Rest: true}, id, "task-x", "task-x\x00y"
+	a.state = rules.State{ID: id, Runs: 3, Open: []rules.Run{{ID: run}}}
+	a.pos, a.loaded, a.recovered, a.tracked, a.pinned = events.Position{Commit: 9, Prepare: 9}, true, true, true, true
+	a.timers[run] = clock.Real{}.AfterFunc(time.Hour, func() {})
+	a.timers[run].Stop()
+	a.runners[run] = &actor.PID{Id: "w"}
+	a.beats = map[uuid.UUID]time.Time{run: time.Now()}
+	a.effs = append(a.effs, rules.Track{})
+	a.held = append(a.held, held{msg: Get{}})
+	a.heldNext, a.leave, a.leaveNow = 1, leaving, true
+	a.mb = &mailbox{}
+	a.self = &actor.PID{Id: "a"}
+	a.recycle()
+
+	if len(a.timers) != 0 || len(a.runners) != 0 || len(a.effs) != 0 || len(a.held) != 0 || a.leaveFn == nil {
+		t.Fatalf("kept: %d timers, %d runners, %d effects, %d held, leave function %v",
+			len(a.timers), len(a.runners), len(a.effs), len(a.held), a.leaveFn != nil)
+	}
+	if e := a.effs[:cap(a.effs)]; len(e) > 0 && e[0] != nil {
+		t.Fatal("the effects' array still holds the last effect")
+	}
+	if h := a.held[:cap(a.held)]; len(h) > 0 && h[0].msg != nil {
+		t.Fatal("the held messages' array still holds the last message")
+	}
+	kept := map[string]bool{"timers": true, "runners": true, "effs": true, "held": true, "leaveFn": true}
+	v := reflect.ValueOf(a).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		name := v.Type().Field(i).Name
+		if !kept[name] && !v.Field(i).IsZero() {
+			t.Errorf("field %s not reset by recycle", name)
+		}
+	}
+}
