@@ -32,7 +32,13 @@ type Run struct {
 	Trigger string
 
 	save  func(ctx context.Context, checkpoint json.RawMessage) error
+	saver checkpointSaver // the worker's run, in place of save
 	beats *beats
+}
+
+// checkpointSaver records a run's checkpoint (Run.SaveCheckpoint).
+type checkpointSaver interface {
+	saveCheckpoint(ctx context.Context, checkpoint json.RawMessage) error
 }
 
 // ErrNoSaver is returned by SaveCheckpoint on a Run built without a saver.
@@ -48,6 +54,9 @@ func NewRun(r Run, save func(ctx context.Context, checkpoint json.RawMessage) er
 // SaveCheckpoint durably records progress so that, should the run be forced
 // to end, the next run resumes from here (R5). It returns once recorded.
 func (r *Run) SaveCheckpoint(ctx context.Context, checkpoint json.RawMessage) error {
+	if r.saver != nil {
+		return r.saver.saveCheckpoint(ctx, checkpoint)
+	}
 	if r.save == nil {
 		return ErrNoSaver
 	}

@@ -45,9 +45,12 @@ func keepAliveEvery(timeout time.Duration) time.Duration {
 // beats sends the heartbeats of one running run to its task actor, at most
 // one per gap on the clock, and none once the handler has returned.
 type beats struct {
-	c       clock.Clock
-	gap     time.Duration
-	every   time.Duration
+	c     clock.Clock
+	gap   time.Duration
+	every time.Duration
+	// to, if set, sends the heartbeats; else send does. The worker's run
+	// (handling) is to, with no function value made for every run.
+	to      heartbeater
 	send    func()
 	mu      sync.Mutex
 	last    time.Time
@@ -55,9 +58,20 @@ type beats struct {
 	alive   []func() // stops of the KeepAlives in force
 }
 
+// heartbeater sends a run's heartbeat.
+type heartbeater interface{ heartbeat() }
+
 // newBeats starts counting at now: the run's start is its first heartbeat.
 func newBeats(c clock.Clock, timeout time.Duration, send func()) *beats {
-	return &beats{c: c, gap: heartbeatGap(timeout), every: keepAliveEvery(timeout), send: send, last: c.Now()}
+	b := &beats{send: send}
+	b.start(c, timeout)
+	return b
+}
+
+// start sets b up for a run whose task has heartbeat_timeout timeout,
+// counting from now: the run's start is its first heartbeat.
+func (b *beats) start(c clock.Clock, timeout time.Duration) {
+	b.c, b.gap, b.every, b.last = c, heartbeatGap(timeout), keepAliveEvery(timeout), c.Now()
 }
 
 // beat sends a heartbeat unless one was sent less than gap ago. It sends
@@ -71,6 +85,10 @@ func (b *beats) beat() {
 		return
 	}
 	b.last = now
+	if b.to != nil {
+		b.to.heartbeat()
+		return
+	}
 	b.send()
 }
 

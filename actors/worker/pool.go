@@ -527,8 +527,11 @@ func (w *Worker) begin(ctx actor.Context, m work, st *rules.State) {
 			RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline,
 			Attempt: max(r.Attempt, 1), RetryOf: r.RetryOf, Trigger: r.Trigger}}
 	x.b = begun{taskID: st.ID, runID: r.ID, number: r.Number, attempt: x.run.Attempt, deadline: r.Deadline}
-	x.run.save = x.saveCheckpoint
-	x.run.HeartbeatTo(c, st.Spec.Policy.HeartbeatTimeout.D(), x.heartbeat)
+	// The run's checkpoints and heartbeats go through x: no function
+	// values, nor heartbeats of their own, made for every run.
+	x.run.saver = x
+	x.bt.start(c, st.Spec.Policy.HeartbeatTimeout.D())
+	x.bt.to, x.run.beats = x, &x.bt
 	x.span = w.trace.start(m.run, st)
 	w.trace.started(x.span, c.Now(), r.Deadline)
 	// The handler's context ends at the deadline (R4), or earlier when the
@@ -568,6 +571,7 @@ type handling struct {
 	hctx    context.Context
 	release context.CancelFunc // hctx's deadline
 	b       begun
+	bt      beats // the run's heartbeats (run.beats)
 }
 
 // handle runs the handler in x.hctx and reports its outcome to the task.
