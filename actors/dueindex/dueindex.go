@@ -25,7 +25,7 @@
 package dueindex
 
 import (
-	"bytes"
+	"encoding/binary"
 	"math"
 	"time"
 
@@ -253,6 +253,10 @@ func dueBefore(a, b *dueItem) bool {
 	}
 	// The bytes in order sort as the IDs' text does (fixed-width lowercase
 	// hex), without formatting two strings per comparison: all tasks due
-	// at one instant compare here.
-	return bytes.Compare(a.id[:], b.id[:]) < 0
+	// at one instant compare here. As two big-endian words: the bytes'
+	// order, without a call to bytes.Compare for each comparison.
+	if x, y := binary.BigEndian.Uint64(a.id[:8]), binary.BigEndian.Uint64(b.id[:8]); x != y {
+		return x < y
+	}
+	return binary.BigEndian.Uint64(a.id[8:]) < binary.BigEndian.Uint64(b.id[8:])
 }

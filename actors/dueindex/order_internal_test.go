@@ -17,10 +17,17 @@ func TestDueHeapOrdersTiesByIDText(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		var id uuid.UUID
 		rng.Read(id[:])
+		if i%4 == 1 {
+			copy(id[:8], h[i-1].id[:8]) // IDs that differ in their second half only
+		}
+		if i%8 == 3 {
+			copy(id[:15], h[i-1].id[:15]) // or in their last byte
+		}
 		h = append(h, dueItem{at: nanos(at), id: id})
 	}
 	for i := range h {
-		for j := range h[:50] {
+		for j := range h[max(0, i-60) : i+1] {
+			j += max(0, i-60)
 			want := h[i].id.String() < h[j].id.String()
 			if got := dueBefore(&h[i], &h[j]); got != want {
 				t.Fatalf("dueBefore(%s, %s) = %v, want %v", h[i].id, h[j].id, got, want)

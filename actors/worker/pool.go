@@ -714,6 +714,10 @@ func taskErr(run QueuedRun, err error) error {
 type runQueue struct {
 	levels []*runLevel // highest priority first; none empty
 	n      int
+	// spare is the last level that emptied, for the next level made: a
+	// lane whose one level empties and fills again, as a wave's does,
+	// does not grow a new array each time.
+	spare *runLevel
 }
 
 // runLevel is the runs of one priority, in seq order from head on.
@@ -735,7 +739,12 @@ func (q *runQueue) push(it queued) {
 		i++
 	}
 	if i == len(q.levels) || q.levels[i].priority != it.run.Priority {
-		q.levels = slices.Insert(q.levels, i, &runLevel{priority: it.run.Priority})
+		l := q.spare
+		if l == nil {
+			l = &runLevel{}
+		}
+		q.spare, l.priority = nil, it.run.Priority
+		q.levels = slices.Insert(q.levels, i, l)
 	}
 	l := q.levels[i]
 	waiting := l.runs[l.head:]
@@ -757,6 +766,10 @@ func (q *runQueue) pop() queued {
 	switch {
 	case l.head == len(l.runs):
 		q.levels = slices.Delete(q.levels, 0, 1)
+		if q.spare == nil || cap(l.runs) > cap(q.spare.runs) {
+			l.runs, l.head = l.runs[:0], 0 // every slot taken was cleared
+			q.spare = l
+		}
 	case l.head >= 1024 && 2*l.head >= len(l.runs):
 		// Half of the array is taken: move the rest to its front, so that a
 		// level that never empties does not grow without bound.

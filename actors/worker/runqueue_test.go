@@ -78,3 +78,21 @@ func TestRunQueueLevelCompacts(t *testing.T) {
 		t.Fatalf("level holds %d slots for %d waiting runs", len(l.runs), q.len())
 	}
 }
+
+// A lane that empties and fills again, as in a wave, reuses its array:
+// no allocation once it has grown.
+func TestRunQueueReusesItsArray(t *testing.T) {
+	var q runQueue
+	fill := func() {
+		for i := range 100 {
+			q.push(queued{seq: uint64(i + 1)})
+		}
+		for range 100 {
+			q.pop()
+		}
+	}
+	fill()
+	if n := testing.AllocsPerRun(20, fill); n != 0 {
+		t.Fatalf("%v allocations to fill and empty the lane again, want 0", n)
+	}
+}
