@@ -1384,9 +1384,9 @@ func (s *Scheduler) deadLetter(err error) error {
 // so its State is left nil: a copy of the task's state for every outcome
 // was a tenth of the bytes a wave allocated.
 func (s *Scheduler) workerPost(from actor.SenderContext, pid *actor.PID, cmd rules.Command) func() (worker.Decision, error) {
-	wait := task.Post(context.Background(), s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
+	p := task.PostCommand(context.Background(), s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
 	return func() (worker.Decision, error) {
-		r, err := wait()
+		r, err := p.Wait()
 		return worker.Decision{Events: r.Events}, s.deadLetter(err)
 	}
 }

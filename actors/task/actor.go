@@ -1076,7 +1076,7 @@ func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *acto
 	if err := ctx.Err(); err != nil {
 		return Reply{}, fmt.Errorf("task: ask: %w", err)
 	}
-	return Post(ctx, c, from, pid, cmd, timeout)()
+	return post(ctx, c, from, pid, cmd).await(ctx, timeout)
 }
 
 // Post sends cmd to the task actor at pid as Ask does, and returns once
@@ -1085,6 +1085,30 @@ func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *acto
 // the Reply. The wait must be called once. The actor answers through a
 // reusable slot (answer), not a protoactor future.
 func Post(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (wait func() (Reply, error)) {
+	w := post(ctx, c, from, pid, cmd)
+	return func() (Reply, error) { return w.await(ctx, timeout) }
+}
+
+// Pending is a command sent by PostCommand; Wait waits for its Reply.
+type Pending struct {
+	w       *answer
+	ctx     context.Context
+	timeout time.Duration
+}
+
+// PostCommand is Post, returning the command sent as a Pending rather than
+// a function: a caller that wraps the wait in a function of its own (a
+// worker.PostFunc) makes one closure per command, not two.
+func PostCommand(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) Pending {
+	return Pending{w: post(ctx, c, from, pid, cmd), ctx: ctx, timeout: timeout}
+}
+
+// Wait waits for the Reply as Post's wait does; call it once.
+func (p Pending) Wait() (Reply, error) { return p.w.await(p.ctx, p.timeout) }
+
+// post sends cmd to the task actor at pid with an answer, which it returns
+// (see Post).
+func post(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command) *answer {
 	msg := Command{Ctx: ctx, Cmd: cmd}
 	if _, start := cmd.(rules.RequestStart); start {
 		msg.Runner = from.Self() // a worker: told if the actor forces the run to end
@@ -1093,16 +1117,20 @@ func Post(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *act
 	w := answers.Get().(*answer)
 	msg.answer = w
 	counted.Send(c, from, pid, msg)
-	return func() (reply Reply, err error) {
-		lost, err := w.wait(ctx, timeout)
-		if err == nil && lost {
-			w.take(nil)
-			err = actor.ErrDeadLetter
-		}
-		if err != nil {
-			return Reply{}, fmt.Errorf("task: ask: %w", err)
-		}
-		w.take(&reply)
-		return reply, reply.Err
+	return w
+}
+
+// await waits for the Reply to the command w was sent with (see Post), at
+// most timeout and no longer than ctx lasts, and gives w back.
+func (w *answer) await(ctx context.Context, timeout time.Duration) (reply Reply, err error) {
+	lost, err := w.wait(ctx, timeout)
+	if err == nil && lost {
+		w.take(nil)
+		err = actor.ErrDeadLetter
 	}
+	if err != nil {
+		return Reply{}, fmt.Errorf("task: ask: %w", err)
+	}
+	w.take(&reply)
+	return reply, reply.Err
 }
