@@ -74,7 +74,8 @@ func ask(t *testing.T, sys *actor.ActorSystem, pid *actor.PID, msg any) schedule
 
 // waitGone returns once the actor at pid has stopped (a request sent
 // while it stops may go unanswered: see gateway.go).
-func waitGone(sys *actor.ActorSystem, pid *actor.PID) {
+func waitGone(t *testing.T, sys *actor.ActorSystem, pid *actor.PID) {
+	t.Helper()
 	done := make(chan struct{})
 	sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 		switch ctx.Message().(type) {
@@ -85,7 +86,18 @@ func waitGone(sys *actor.ActorSystem, pid *actor.PID) {
 			ctx.Stop(ctx.Self())
 		}
 	}))
-	<-done
+	within(t, done, "the actor to stop")
+}
+
+// within waits for ch to close, failing the test after 30 s rather than
+// hanging until the package's timeout.
+func within(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("waited 30 s for %s", what)
+	}
 }
 
 // actorsUnder counts the processes of sys whose name starts with prefix.
@@ -227,7 +239,7 @@ func TestHostMessagesKeepTheClockBalanced(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.check(t, "after the delete") // the deleted task's actor is stopping
-	waitGone(sys, pid)
+	waitGone(t, sys, pid)
 	if _, err := sys.Root.RequestFuture(pid, scheduler.GetTask{}, 10*time.Second).Result(); !errors.Is(err, actor.ErrDeadLetter) {
 		t.Fatalf("a request to the stopped actor: %v, want a dead letter", err)
 	}

@@ -209,13 +209,13 @@ func TestNoRunStartsOnceStopBegan(t *testing.T) {
 	stopCtx, abandon := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { e.s.Stop(stopCtx); close(stopped) }()
-	<-draining
+	within(t, draining, "Stop to begin draining")
 	clk.RunUntil(t0.Add(time.Minute))
 	if got := trail(t, st, late.ID); strings.Contains(got, "RunStarted") {
 		t.Fatalf("a run started while Stop was draining:\n%s", got)
 	}
 	abandon()
-	<-stopped
+	within(t, stopped, "Stop to return once abandoned")
 }
 
 // TestRestingTasksHaveNoActor: a task with no open run rests — no actor,
