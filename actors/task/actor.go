@@ -1085,8 +1085,7 @@ func Ask(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *acto
 // the Reply. The wait must be called once. The actor answers through a
 // reusable slot (answer), not a protoactor future.
 func Post(ctx context.Context, c clock.Clock, from actor.SenderContext, pid *actor.PID, cmd rules.Command, timeout time.Duration) (wait func() (Reply, error)) {
-	w := post(ctx, c, from, pid, cmd)
-	return func() (Reply, error) { return w.await(ctx, timeout) }
+	return PostCommand(ctx, c, from, pid, cmd, timeout).Wait
 }
 
 // Pending is a command sent by PostCommand; Wait waits for its Reply.

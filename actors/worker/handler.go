@@ -31,8 +31,7 @@ type Run struct {
 	RetryOf uuid.UUID
 	Trigger string
 
-	save  func(ctx context.Context, checkpoint json.RawMessage) error
-	saver checkpointSaver // the worker's run, in place of save
+	saver checkpointSaver // the worker's run (handling), or NewRun's function
 	beats *beats
 }
 
@@ -41,26 +40,30 @@ type checkpointSaver interface {
 	saveCheckpoint(ctx context.Context, checkpoint json.RawMessage) error
 }
 
+// saveFunc is NewRun's save as a checkpointSaver.
+type saveFunc func(ctx context.Context, checkpoint json.RawMessage) error
+
+func (f saveFunc) saveCheckpoint(ctx context.Context, cp json.RawMessage) error { return f(ctx, cp) }
+
 // ErrNoSaver is returned by SaveCheckpoint on a Run built without a saver.
 var ErrNoSaver = errors.New("worker: run has no checkpoint saver")
 
 // NewRun builds a Run whose SaveCheckpoint calls save. The worker uses it;
 // tests of handlers may too.
 func NewRun(r Run, save func(ctx context.Context, checkpoint json.RawMessage) error) *Run {
-	r.save = save
+	if save != nil {
+		r.saver = saveFunc(save)
+	}
 	return &r
 }
 
 // SaveCheckpoint durably records progress so that, should the run be forced
 // to end, the next run resumes from here (R5). It returns once recorded.
 func (r *Run) SaveCheckpoint(ctx context.Context, checkpoint json.RawMessage) error {
-	if r.saver != nil {
-		return r.saver.saveCheckpoint(ctx, checkpoint)
-	}
-	if r.save == nil {
+	if r.saver == nil {
 		return ErrNoSaver
 	}
-	return r.save(ctx, checkpoint)
+	return r.saver.saveCheckpoint(ctx, checkpoint)
 }
 
 // Heartbeat tells the scheduler the run is alive (R16): a task with a

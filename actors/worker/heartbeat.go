@@ -48,10 +48,9 @@ type beats struct {
 	c     clock.Clock
 	gap   time.Duration
 	every time.Duration
-	// to, if set, sends the heartbeats; else send does. The worker's run
-	// (handling) is to, with no function value made for every run.
+	// to sends the heartbeats: the worker's run (handling), with no
+	// function value made for every run, or HeartbeatTo's function.
 	to      heartbeater
-	send    func()
 	mu      sync.Mutex
 	last    time.Time
 	stopped bool
@@ -61,9 +60,14 @@ type beats struct {
 // heartbeater sends a run's heartbeat.
 type heartbeater interface{ heartbeat() }
 
+// sendFunc is HeartbeatTo's send as a heartbeater.
+type sendFunc func()
+
+func (f sendFunc) heartbeat() { f() }
+
 // newBeats starts counting at now: the run's start is its first heartbeat.
 func newBeats(c clock.Clock, timeout time.Duration, send func()) *beats {
-	b := &beats{send: send}
+	b := &beats{to: sendFunc(send)}
 	b.start(c, timeout)
 	return b
 }
@@ -85,11 +89,7 @@ func (b *beats) beat() {
 		return
 	}
 	b.last = now
-	if b.to != nil {
-		b.to.heartbeat()
-		return
-	}
-	b.send()
+	b.to.heartbeat()
 }
 
 // stop ends the run's heartbeats, KeepAlive's too: its handler has

@@ -1,8 +1,8 @@
 // Package heapq is a binary heap kept in a slice of values and ordered by
 // a less function: container/heap's algorithm without its any-typed Push
 // and Pop, which put every element pushed or popped in an allocation of
-// its own. The scheduler's due-time index and its queue push and pop an
-// element per run.
+// its own. The scheduler's due-time index pushes and pops an element per
+// run.
 package heapq
 
 // Less reports whether a comes before b. It must be a strict weak order;
