@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"time"
+	"unsafe"
 
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
@@ -94,7 +95,7 @@ func decodeRecord(pos uint64, v []byte) (events.Recorded, error) {
 	}
 	d := decoder{b: v[5:]}
 	r.Version = d.uvarint()
-	r.Stream = string(d.bytes())
+	stream := d.bytes()
 	r.ID = d.uuid()
 	r.Type = typeName(d.bytes())
 	r.Schema = int(d.uvarint())
@@ -108,12 +109,33 @@ func decodeRecord(pos uint64, v []byte) (events.Recorded, error) {
 	if len(d.b) != 0 {
 		return events.Recorded{}, fmt.Errorf("%w: %d trailing bytes", errBadRecord, len(d.b))
 	}
-	if len(data) > 0 {
-		r.Data = append([]byte(nil), data...)
-	}
+	r.Stream, r.Data = streamAndData(stream, data)
 	r.At = time.Unix(0, at).UTC()
 	r.Position = events.Position{Commit: pos, Prepare: pos}
 	return r, nil
+}
+
+// streamAndData copies a record's stream name and data out of Pebble's
+// buffer into one allocation, not two: every event read (a subscriber's,
+// a stream's) paid for both. The data comes last, its capacity its length,
+// so an append to it by the caller reallocates rather than writes past it;
+// the stream name is never written, so it can share the block. Data is nil
+// when empty, as before.
+func streamAndData(stream, data []byte) (string, []byte) {
+	if len(stream)+len(data) == 0 {
+		return "", nil
+	}
+	b := make([]byte, len(stream)+len(data))
+	n := copy(b, stream)
+	copy(b[n:], data)
+	var d []byte
+	if len(data) > 0 {
+		d = b[n:len(b):len(b)]
+	}
+	if n == 0 {
+		return "", d
+	}
+	return unsafe.String(&b[0], n), d
 }
 
 // typeNames holds the registered event type names, so that decoding a
