@@ -289,26 +289,36 @@ type Actor struct {
 // actor loads its stream when it starts; otherwise initial is the state the
 // caller already folded from the log (recovery reads the log once for all).
 func New(cfg Config, id uuid.UUID, initial *Initial) actor.Producer {
+	cfg = cfg.withDefaults()
+	return func() actor.Actor { return newActor(&cfg, id, initial) }
+}
+
+// withDefaults is cfg with its defaults filled in.
+func (cfg Config) withDefaults() Config {
 	if cfg.StoreTimeout <= 0 {
 		cfg.StoreTimeout = DefaultStoreTimeout
 	}
 	cfg.Archetype = cfg.Archetype.WithDefaults()
-	return func() actor.Actor {
-		stream := events.TaskStream(id)
-		scope := newScope(stream)
-		// stream is a string of its own, not a prefix of scope: the store
-		// may keep it (the embedded store's head versions do) long after
-		// the actor rested, and it is the shorter one.
-		// beats and beatTimers are made by the first run watched for
-		// heartbeats: most tasks have none, and an actor is started for
-		// every run of a resting task.
-		a := reuseActor()
-		a.cfg, a.id, a.stream, a.idScope = cfg, id, stream, scope
-		if initial != nil {
-			a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked
-		}
-		return a
+	return cfg
+}
+
+// newActor is an Actor for task id, from the pool (see reuseActor), with
+// cfg (defaults filled in) and, unless nil, initial.
+func newActor(cfg *Config, id uuid.UUID, initial *Initial) *Actor {
+	stream := events.TaskStream(id)
+	scope := newScope(stream)
+	// stream is a string of its own, not a prefix of scope: the store may
+	// keep it (the embedded store's head versions do) long after the actor
+	// rested, and it is the shorter one.
+	// beats and beatTimers are made by the first run watched for
+	// heartbeats: most tasks have none, and an actor is started for every
+	// run of a resting task.
+	a := reuseActor()
+	a.cfg, a.id, a.stream, a.idScope = *cfg, id, stream, scope
+	if initial != nil {
+		a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked
 	}
+	return a
 }
 
 // actors keeps the Actors of stopped task actors for new ones (see
@@ -366,9 +376,11 @@ func newScope(stream string) string {
 // (Initial.Tracked). When read fails, the actor loads its stream when it
 // starts, as New(cfg, id, nil) does.
 func NewFrom(cfg Config, id uuid.UUID, read func(*rules.State, *events.Position) error) actor.Producer {
-	produce := New(cfg, id, nil)
+	cfg = cfg.withDefaults()
+	// One closure, not New's inside another: an actor is started from its
+	// record for every run of a resting task.
 	return func() actor.Actor {
-		a := produce().(*Actor)
+		a := newActor(&cfg, id, nil)
 		if err := read(&a.state, &a.pos); err != nil {
 			a.state, a.pos = rules.State{}, events.Position{}
 			return a

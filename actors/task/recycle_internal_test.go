@@ -52,3 +52,29 @@ func TestRecycleLeavesNothingOfTheTask(t *testing.T) {
 		}
 	}
 }
+
+// TestNewFromAllocations: starting the actor of a resting task from its
+// record (once per run in a wave) makes three objects besides the reused
+// Actor — the producer, the stream's name and the actor's scope — and
+// fills the Actor with the configuration, defaults included, and the
+// record. (A producer wrapping New's made two more: its closure and a
+// copy of the configuration.)
+func TestNewFromAllocations(t *testing.T) {
+	id := uuid.New()
+	read := func(st *rules.State, pos *events.Position) error {
+		st.ID, *pos = id, events.Position{Commit: 4, Prepare: 4}
+		return nil
+	}
+	a := NewFrom(Config{}, id, read)().(*Actor)
+	if a.id != id || a.state.ID != id || a.pos.Commit != 4 || !a.loaded || !a.tracked ||
+		a.cfg.StoreTimeout != DefaultStoreTimeout || a.cfg.Archetype.Clock == nil || a.stream != events.TaskStream(id) {
+		t.Fatalf("actor: id %v, state %v, position %v, loaded %v, tracked %v, store timeout %v, clock %v, stream %q",
+			a.id, a.state.ID, a.pos, a.loaded, a.tracked, a.cfg.StoreTimeout, a.cfg.Archetype.Clock, a.stream)
+	}
+	a.recycle()
+	if n := testing.AllocsPerRun(200, func() {
+		NewFrom(Config{}, id, read)().(*Actor).recycle()
+	}); n > 3 {
+		t.Fatalf("%v allocations per actor started from a record, want at most 3", n)
+	}
+}
