@@ -26,6 +26,7 @@ run: ## run the scheduler on the embedded store in ./cronactor-data
 test: lint cross chromium ## lint, cross-compile, then every test with the race detector (installs Chromium for the browser tests first)
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	cd internal/benchpeers && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd internal/traceidle && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 chromium: ## install Chromium for the dashboard's browser tests, if missing and root (.ci/install-chromium)
 	@./.ci/install-chromium

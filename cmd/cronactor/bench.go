@@ -173,6 +173,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the wave to `FILE`, and of creating the tasks to FILE.create")
 	memProfile := fs.String("memprofile", "", "write Go allocation profiles to `FILE` (end of the wave), FILE.created and FILE.start")
+	traceFile := fs.String("trace", "", "write a Go execution trace of the wave to `FILE` (go tool trace)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -191,7 +192,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("bench scheduler: this program's path, to restart it: %w", err)
 	}
 	cfg := bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Tick: *tick, Dir: *dir, Peers: p,
-		Child: restartChild(exe), Profiles: bench.Profiles{CPU: *cpuProfile, Mem: *memProfile}, Progress: benchProgress(env)}
+		Child: restartChild(exe), Profiles: bench.Profiles{CPU: *cpuProfile, Mem: *memProfile, Trace: *traceFile}, Progress: benchProgress(env)}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -16,7 +16,7 @@ import (
 // object with every field of DESIGN.md §6, the restart measured in a fresh
 // process of the binary itself (its hidden bench-restart-child command).
 // It checks shapes and plausibility, never speed, and that the profiles
-// --cpuprofile and --memprofile ask for are written. Then `bench report`
+// --cpuprofile, --memprofile and --trace ask for are written. Then `bench report`
 // turns that output into the table.
 func TestBenchSchedulerJSON(t *testing.T) {
 	if testing.Short() {
@@ -30,17 +30,21 @@ func TestBenchSchedulerJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	cpu, mem, trc := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof"), filepath.Join(dir, "wave.trace")
 	cmd := exec.Command(bin, "bench", "scheduler", "--tasks", "200", "--workers", "8", "--peers", peers, "--json",
-		"--cpuprofile", cpu, "--memprofile", mem)
+		"--cpuprofile", cpu, "--memprofile", mem, "--trace", trc)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bench scheduler: %v\n%s", err, stderr.String())
 	}
-	for _, f := range []string{cpu, cpu + ".create", mem, mem + ".created", mem + ".start"} {
+	for _, f := range []string{cpu, cpu + ".create", mem, mem + ".created", mem + ".start", trc} {
 		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
 			t.Errorf("profile %s: %v (want a non-empty file)", filepath.Base(f), err)
 		}
+	}
+	// An execution trace opens with its format's header.
+	if b, err := os.ReadFile(trc); err == nil && !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("trace %s starts %q, want a Go execution trace's header", filepath.Base(trc), b[:min(len(b), 16)])
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	last := lines[len(lines)-1]

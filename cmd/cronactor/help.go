@@ -195,7 +195,7 @@ stdout (one JSON object per line with --json); progress notes to stderr on a ter
 	},
 	"bench scheduler": {
 		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate",
-		usage:   "cronactor bench scheduler [--tasks N] [--workers N] [--tick DUR] [--peers PATH|none] [--dir DIR] [--json] [--cpuprofile FILE] [--memprofile FILE]",
+		usage:   "cronactor bench scheduler [--tasks N] [--workers N] [--tick DUR] [--peers PATH|none] [--dir DIR] [--json] [--cpuprofile FILE] [--memprofile FILE] [--trace FILE]",
 		about: `Create N noop tasks all due at one instant on the embedded store and time every run enqueued,
 started and completed (three durable decisions each): runs_per_s, events_per_s, lag_p50_ms and
 lag_p99_ms (due → started). In the same run: raw_events_per_s, the store's raw append limit with as

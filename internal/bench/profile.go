@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // Profiles names the files a scheduler wave writes Go profiles to, for
@@ -23,6 +24,34 @@ type Profiles struct {
 	// isolates the wave's allocations, and -diff_base Mem.start
 	// Mem.created those of creating the tasks.
 	Mem string
+	// Trace is an execution trace of the wave (runtime/trace, for `go tool
+	// trace`), over the same span as CPU's profile: which goroutines ran,
+	// waited to run or sat in system calls, and when.
+	Trace string
+}
+
+// wave reports whether a measurement of the wave itself (a CPU profile or
+// an execution trace) is asked for: it starts at the due instant.
+func (p Profiles) wave() bool { return p.CPU != "" || p.Trace != "" }
+
+// startTrace starts the execution trace into p.Trace when set and returns
+// the function that stops it; the error is the file's.
+func (p Profiles) startTrace() (stop func() error, err error) {
+	if p.Trace == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(p.Trace)
+	if err != nil {
+		return nil, fmt.Errorf("bench: execution trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: execution trace: %w", err)
+	}
+	return func() error {
+		trace.Stop()
+		return f.Close()
+	}, nil
 }
 
 // startCPU starts a CPU profile into path+suffix when p.CPU is set and

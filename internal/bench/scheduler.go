@@ -283,12 +283,12 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	}
 	progress.note("%s: created in %.1fs; waiting for %s, then every run...", name, createS, due.Format(time.RFC3339))
 
-	// The wave's CPU profile starts at the due instant: the wait until then
-	// holds the store's compactions of what creating the tasks wrote,
-	// which are not the wave's. (The subscription below starts at the
-	// head taken now, so it misses nothing while this waits.)
+	// The wave's CPU profile and trace start at the due instant: the wait
+	// until then holds the store's compactions of what creating the tasks
+	// wrote, which are not the wave's. (The subscription below starts at
+	// the head taken now, so it misses nothing while this waits.)
 	head := store.Head()
-	if prof.CPU != "" {
+	if prof.wave() {
 		select {
 		case <-time.After(time.Until(due)):
 		case <-ctx.Done():
@@ -302,6 +302,15 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	defer func() {
 		if stopCPU != nil {
 			stopCPU()
+		}
+	}()
+	stopTrace, err := prof.startTrace()
+	if err != nil {
+		return w, err
+	}
+	defer func() {
+		if stopTrace != nil {
+			stopTrace()
 		}
 	}()
 	var dueCPU, lastCPU atomic.Int64
@@ -338,6 +347,10 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 		return w, ctx.Err()
 	}
 	err, stopCPU = stopCPU(), nil
+	if err != nil {
+		return w, err
+	}
+	err, stopTrace = stopTrace(), nil
 	if err != nil {
 		return w, err
 	}
