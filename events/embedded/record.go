@@ -120,7 +120,9 @@ func decodeRecord(pos uint64, v []byte) (events.Recorded, error) {
 // a stream's) paid for both. The data comes last, its capacity its length,
 // so an append to it by the caller reallocates rather than writes past it;
 // the stream name is never written, so it can share the block. Data is nil
-// when empty, as before.
+// when empty, as before. A reader that keeps only the stream name (as a
+// map key, say) keeps the record's data alive with it: use strings.Clone
+// where that matters.
 func streamAndData(stream, data []byte) (string, []byte) {
 	if len(stream)+len(data) == 0 {
 		return "", nil
