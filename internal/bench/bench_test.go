@@ -381,3 +381,24 @@ func TestTickFigures(t *testing.T) {
 		t.Errorf("no ticks: %d, %v, %d", ticks, median, over)
 	}
 }
+
+// TestSchedulerTraceFailsEarly: a trace file that cannot be written fails
+// the run before a single task is created, not after the wait for the
+// wave.
+func TestSchedulerTraceFailsEarly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the raw store for 3 s first")
+	}
+	var notes []string
+	_, err := Scheduler(context.Background(), SchedulerConfig{Tasks: 300, Workers: 8, Dir: t.TempDir(),
+		Peers: Peers{Note: "none"}, Profiles: Profiles{Trace: filepath.Join(t.TempDir(), "missing", "wave.trace")},
+		Progress: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }})
+	if err == nil || !strings.Contains(err.Error(), "execution trace") {
+		t.Fatalf("err %v, want the trace file's", err)
+	}
+	for _, n := range notes {
+		if strings.Contains(n, "creating") {
+			t.Fatalf("tasks were created before the trace file failed: %q", n)
+		}
+	}
+}

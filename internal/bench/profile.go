@@ -34,18 +34,30 @@ type Profiles struct {
 // an execution trace) is asked for: it starts at the due instant.
 func (p Profiles) wave() bool { return p.CPU != "" || p.Trace != "" }
 
-// startTrace starts the execution trace into p.Trace when set and returns
-// the function that stops it; the error is the file's.
-func (p Profiles) startTrace() (stop func() error, err error) {
+// openTrace creates p.Trace when set, before the tasks are created, so
+// that a path that cannot be written fails the run at once; nil when not
+// set.
+func (p Profiles) openTrace() (*os.File, error) {
 	if p.Trace == "" {
-		return func() error { return nil }, nil
+		return nil, nil
 	}
 	f, err := os.Create(p.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("bench: execution trace: %w", err)
 	}
+	return f, nil
+}
+
+// startTrace starts the execution trace into f (from openTrace) and
+// returns the function that stops it and closes f; with f nil it does
+// nothing. When the trace cannot start, f is closed and removed.
+func startTrace(f *os.File) (stop func() error, err error) {
+	if f == nil {
+		return func() error { return nil }, nil
+	}
 	if err := trace.Start(f); err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		return nil, fmt.Errorf("bench: execution trace: %w", err)
 	}
 	return func() error {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -246,6 +247,17 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	rssBefore, rssOK := settledRSS()
+	traceFile, err := prof.openTrace()
+	if err != nil {
+		return w, err
+	}
+	started := false // the trace: once started, its stop closes the file
+	defer func() {
+		if traceFile != nil && !started {
+			traceFile.Close()
+			os.Remove(traceFile.Name())
+		}
+	}()
 	progress.note("%s: creating %d tasks...", name, n)
 	stopCPU, err := prof.startCPU(".create")
 	if err != nil {
@@ -304,7 +316,8 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 			stopCPU()
 		}
 	}()
-	stopTrace, err := prof.startTrace()
+	started = true
+	stopTrace, err := startTrace(traceFile)
 	if err != nil {
 		return w, err
 	}
