@@ -2,10 +2,11 @@
 // `cronactor bench scheduler --trace FILE` writes) and tells how the
 // machine's Ps were used: for how long 0, 1, 2… goroutines were running,
 // how long fewer than GOMAXPROCS ran while others were runnable — waiting
-// for a P — and which system calls were in progress then (a goroutine in
-// a system call holds its P until the runtime takes it back).
+// for a P — and which system calls held a P then (a goroutine that enters
+// a system call keeps its P until the call returns or the runtime takes
+// the P back, which the trace records).
 //
-//	cd internal/traceidle && go run . [-procs 2] wave.trace
+//	cd internal/traceidle && go run . wave.trace
 //
 // It is its own module, like the benchmark peers, so that the product's
 // go.mod does not carry the trace parser (golang.org/x/exp/trace).
@@ -22,10 +23,10 @@ import (
 )
 
 func main() {
-	procs := flag.Int("procs", 2, "the GOMAXPROCS the trace was taken with")
+	procs := flag.Int("procs", 0, "the GOMAXPROCS the trace was taken with (0: the Ps that appear in it)")
 	frames := flag.Int("frames", 4, "frames of a system call's stack to name it by")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: cronactor-traceidle [-procs N] [-frames N] TRACE")
+		fmt.Fprintln(os.Stderr, "usage: traceidle [-procs N] [-frames N] TRACE")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -35,23 +36,30 @@ func main() {
 	}
 	f, err := os.Open(flag.Arg(0))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cronactor-traceidle:", err)
+		fmt.Fprintln(os.Stderr, "traceidle:", err)
 		os.Exit(1)
 	}
 	defer f.Close()
-	trs, err := read(f, *frames)
+	trs, ps, err := read(f, *frames)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cronactor-traceidle:", err)
+		fmt.Fprintln(os.Stderr, "traceidle:", err)
 		os.Exit(1)
+	}
+	if *procs == 0 {
+		*procs = ps
 	}
 	report(os.Stdout, account(trs, *procs))
 }
 
-// transition is a goroutine changing state, as account needs it.
+// transition is a goroutine changing state, or a P leaving the running
+// state, as account needs it.
 type transition struct {
-	at      int64 // ns
+	at int64 // ns
+	// g changes to state to; when g is 0, P p stopped running (it went
+	// idle, or the runtime took it from a goroutine in a system call).
 	g       uint64
 	to      state
+	p       int64  // the P a goroutine entering a system call holds; the P that stopped
 	syscall string // the call's stack, when to is inSyscall
 }
 
@@ -64,77 +72,84 @@ const (
 	inSyscall
 )
 
-// read reads the goroutines' transitions from an execution trace.
-func read(r io.Reader, frames int) ([]transition, error) {
+// read reads the goroutines' transitions, and the Ps' stops, from an
+// execution trace; ps is the number of Ps that appear in it.
+func read(r io.Reader, frames int) (trs []transition, ps int, err error) {
 	tr, err := trace.NewReader(r)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var out []transition
+	seen := map[trace.ProcID]bool{}
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
-			return out, nil
+			return trs, len(seen), nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if ev.Kind() != trace.EventStateTransition {
 			continue
 		}
 		st := ev.StateTransition()
-		if st.Resource.Kind != trace.ResourceGoroutine {
-			continue
-		}
-		_, to := st.Goroutine()
-		t := transition{at: int64(ev.Time()), g: uint64(st.Resource.Goroutine())}
-		switch to {
-		case trace.GoRunning:
-			t.to = running
-		case trace.GoRunnable:
-			t.to = runnable
-		case trace.GoSyscall:
-			t.to = inSyscall
-			var names []string
-			for fr := range st.Stack.Frames() {
-				if len(names) == frames {
-					break
-				}
-				names = append(names, fr.Func)
+		switch st.Resource.Kind {
+		case trace.ResourceProc:
+			p := st.Resource.Proc()
+			seen[p] = true
+			if _, to := st.Proc(); to != trace.ProcRunning {
+				trs = append(trs, transition{at: int64(ev.Time()), p: int64(p)})
 			}
-			t.syscall = strings.Join(names, " < ")
+		case trace.ResourceGoroutine:
+			_, to := st.Goroutine()
+			t := transition{at: int64(ev.Time()), g: uint64(st.Resource.Goroutine()), p: -1}
+			switch to {
+			case trace.GoRunning:
+				t.to = running
+			case trace.GoRunnable:
+				t.to = runnable
+			case trace.GoSyscall:
+				t.to = inSyscall
+				if p := ev.Proc(); p != trace.NoProc {
+					t.p = int64(p)
+				}
+				var names []string
+				for fr := range st.Stack.Frames() {
+					if len(names) == frames {
+						break
+					}
+					names = append(names, fr.Func)
+				}
+				t.syscall = strings.Join(names, " < ")
+			}
+			trs = append(trs, t)
 		}
-		out = append(out, t)
 	}
 }
 
 // usage is what account found.
 type usage struct {
+	procs int
 	total float64 // s, first to last transition
 	// running[n] is the time n goroutines ran (n capped at procs).
 	running []float64
 	// starved is the time fewer than procs goroutines ran while at least
-	// one was runnable; starvedBy splits it among the system calls then
-	// in progress that began less than recent ago (a call blocked for
-	// longer has long lost its P), "" for none.
+	// one was runnable. starvedBy splits it by what the missing Ps were
+	// doing: each P held by a goroutine in a system call counts for that
+	// call (by its stack), the rest for "" (a P idle, or busy in the
+	// runtime with no goroutine); an interval with k of n Ps missing gives
+	// each its n-th.
 	starved   float64
 	starvedBy map[string]float64
 }
 
-// recent is how long a goroutine in a system call is taken to still hold
-// its P: the runtime takes a P back from a call after 20–40 µs once it
-// has work for it, so a call in progress for longer than this has lost it
-// (such as a goroutine parked in a read for ever).
-const recent = 2_000_000 // ns
-
 // account integrates the goroutines' states over time.
 func account(trs []transition, procs int) usage {
-	u := usage{running: make([]float64, procs+1), starvedBy: map[string]float64{}}
-	if len(trs) == 0 {
+	u := usage{procs: procs, running: make([]float64, procs+1), starvedBy: map[string]float64{}}
+	if len(trs) == 0 || procs < 1 {
 		return u
 	}
 	cur := map[uint64]state{}
-	since := map[uint64]int64{} // system calls in progress: when they began
+	holds := map[uint64]int64{} // goroutines in a system call that still hold their P → the P
 	calls := map[uint64]string{}
 	var nRunning, nRunnable int
 	last := trs[0].at
@@ -142,30 +157,36 @@ func account(trs []transition, procs int) usage {
 	for _, t := range trs {
 		if dt := float64(t.at-last) / 1e9; dt > 0 {
 			u.running[min(nRunning, procs)] += dt
-			if nRunning < procs && nRunnable > 0 {
+			if missing := procs - nRunning; missing > 0 && nRunnable > 0 {
 				u.starved += dt
-				var holding []string
-				for g, s := range since {
-					if last-s < recent {
-						holding = append(holding, calls[g])
-					}
+				share := dt / float64(max(missing, len(holds)))
+				for g := range holds {
+					u.starvedBy[calls[g]] += share
 				}
-				if len(holding) == 0 {
-					u.starvedBy[""] += dt
-				}
-				for _, c := range holding {
-					u.starvedBy[c] += dt / float64(len(holding))
+				if idle := missing - len(holds); idle > 0 {
+					u.starvedBy[""] += share * float64(idle)
 				}
 			}
 		}
 		last = t.at
+		if t.g == 0 { // P t.p stopped: a goroutine in a system call no longer holds it
+			for g, p := range holds {
+				if p == t.p {
+					delete(holds, g)
+				}
+			}
+			continue
+		}
+		if cur[t.g] == t.to {
+			continue // a state restated (the trace does so at each of its generations)
+		}
 		switch cur[t.g] {
 		case running:
 			nRunning--
 		case runnable:
 			nRunnable--
 		case inSyscall:
-			delete(since, t.g)
+			delete(holds, t.g)
 		}
 		switch t.to {
 		case running:
@@ -173,7 +194,9 @@ func account(trs []transition, procs int) usage {
 		case runnable:
 			nRunnable++
 		case inSyscall:
-			since[t.g], calls[t.g] = t.at, t.syscall
+			if t.p >= 0 {
+				holds[t.g], calls[t.g] = t.p, t.syscall
+			}
 		}
 		cur[t.g] = t.to
 	}
@@ -186,11 +209,11 @@ func report(w io.Writer, u usage) {
 		return
 	}
 	pct := func(s float64) float64 { return 100 * s / u.total }
-	fmt.Fprintf(w, "trace: %.3f s\n", u.total)
+	fmt.Fprintf(w, "trace: %.3f s, %d Ps\n", u.total, u.procs)
 	for n, s := range u.running {
-		fmt.Fprintf(w, "%d goroutines running: %.3f s (%.1f%%)\n", n, s, pct(s))
+		fmt.Fprintf(w, "goroutines running: %d for %.3f s (%.1f%%)\n", n, s, pct(s))
 	}
-	fmt.Fprintf(w, "fewer running than Ps while others were runnable: %.3f s (%.1f%%), by the system calls in progress then:\n",
+	fmt.Fprintf(w, "fewer running than Ps while others were runnable: %.3f s (%.1f%%); what the missing Ps were doing:\n",
 		u.starved, pct(u.starved))
 	type kv struct {
 		k string
@@ -211,7 +234,7 @@ func report(w io.Writer, u usage) {
 	for _, x := range xs[:min(len(xs), 10)] {
 		name := x.k
 		if name == "" {
-			name = "(no system call in progress)"
+			name = "(held by no system call: idle, or in the runtime)"
 		}
 		fmt.Fprintf(w, "  %.3f s (%.1f%%)  %s\n", x.v, pct(x.v), name)
 	}
