@@ -13,10 +13,12 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/exp/trace"
@@ -149,8 +151,12 @@ func account(trs []transition, procs int) usage {
 		return u
 	}
 	cur := map[uint64]state{}
-	holds := map[uint64]int64{} // goroutines in a system call that still hold their P → the P
-	calls := map[uint64]string{}
+	// holds: the goroutines in a system call that still hold their P.
+	type call struct {
+		p     int64
+		stack string
+	}
+	holds := map[uint64]call{}
 	var nRunning, nRunnable int
 	last := trs[0].at
 	u.total = float64(trs[len(trs)-1].at-trs[0].at) / 1e9
@@ -160,8 +166,8 @@ func account(trs []transition, procs int) usage {
 			if missing := procs - nRunning; missing > 0 && nRunnable > 0 {
 				u.starved += dt
 				share := dt / float64(max(missing, len(holds)))
-				for g := range holds {
-					u.starvedBy[calls[g]] += share
+				for _, c := range holds {
+					u.starvedBy[c.stack] += share
 				}
 				if idle := missing - len(holds); idle > 0 {
 					u.starvedBy[""] += share * float64(idle)
@@ -170,8 +176,8 @@ func account(trs []transition, procs int) usage {
 		}
 		last = t.at
 		if t.g == 0 { // P t.p stopped: a goroutine in a system call no longer holds it
-			for g, p := range holds {
-				if p == t.p {
+			for g, c := range holds {
+				if c.p == t.p {
 					delete(holds, g)
 				}
 			}
@@ -195,7 +201,7 @@ func account(trs []transition, procs int) usage {
 			nRunnable++
 		case inSyscall:
 			if t.p >= 0 {
-				holds[t.g], calls[t.g] = t.p, t.syscall
+				holds[t.g] = call{p: t.p, stack: t.syscall}
 			}
 		}
 		cur[t.g] = t.to
@@ -224,13 +230,7 @@ func report(w io.Writer, u usage) {
 		xs = append(xs, kv{k, v})
 	}
 	// Largest first; ties by name, so the report is stable.
-	for i := range xs {
-		for j := i + 1; j < len(xs); j++ {
-			if xs[j].v > xs[i].v || (xs[j].v == xs[i].v && xs[j].k < xs[i].k) {
-				xs[i], xs[j] = xs[j], xs[i]
-			}
-		}
-	}
+	slices.SortFunc(xs, func(a, b kv) int { return cmp.Or(cmp.Compare(b.v, a.v), strings.Compare(a.k, b.k)) })
 	for _, x := range xs[:min(len(xs), 10)] {
 		name := x.k
 		if name == "" {
