@@ -50,14 +50,12 @@ func (p Profiles) openTrace() (*os.File, error) {
 
 // startTrace starts the execution trace into f (from openTrace) and
 // returns the function that stops it and closes f; with f nil it does
-// nothing. When the trace cannot start, f is closed and removed.
+// nothing. When the trace cannot start, f is left to its caller.
 func startTrace(f *os.File) (stop func() error, err error) {
 	if f == nil {
 		return func() error { return nil }, nil
 	}
 	if err := trace.Start(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
 		return nil, fmt.Errorf("bench: execution trace: %w", err)
 	}
 	return func() error {

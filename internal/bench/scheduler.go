@@ -251,9 +251,8 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	if err != nil {
 		return w, err
 	}
-	started := false // the trace: once started, its stop closes the file
 	defer func() {
-		if traceFile != nil && !started {
+		if traceFile != nil { // the trace never started: no file
 			traceFile.Close()
 			os.Remove(traceFile.Name())
 		}
@@ -316,11 +315,11 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 			stopCPU()
 		}
 	}()
-	started = true
 	stopTrace, err := startTrace(traceFile)
 	if err != nil {
 		return w, err
 	}
+	traceFile = nil // stopTrace closes it
 	defer func() {
 		if stopTrace != nil {
 			stopTrace()
