@@ -216,6 +216,7 @@ func (s *Store) commit(pending []*appendReq) {
 	b := s.db.NewBatch()
 	g := &group{reqs: make([]*appendReq, 0, len(pending))}
 	pos := s.next
+	g.tail = newTailChunk(pos+1, pending)
 	for _, r := range pending {
 		g.reqs = append(g.reqs, r)
 		cur, err := s.streamHead(r.stream)
@@ -261,6 +262,7 @@ func (s *Store) commit(pending []*appendReq) {
 			s.scratch = pv
 			_ = b.Set(pv[:len(k)], pv[len(k):len(rv)], nil)
 			_ = b.Set(pv[len(rv):len(sk)], pv[len(sk):], nil)
+			g.tail.add(pv[len(k):len(rv)])
 			v++
 		}
 		s.heads[r.stream] = streamVersion{version: v - 1, exists: true}
@@ -316,6 +318,7 @@ func (s *Store) settle(g *group) {
 		err = s.fail(fmt.Errorf("sync: %w", err))
 	} else if g.b != nil {
 		s.mu.Lock()
+		s.tail.push(g.tail, s.head)
 		s.head = g.last
 		close(s.notify)
 		s.notify = make(chan struct{})

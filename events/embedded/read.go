@@ -165,6 +165,7 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 	// into the page. A page a wave's subscriber read anew each time it
 	// caught up was 5% of the wave's allocated bytes.
 	var page []events.Recorded
+	var refs []tailChunk
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -186,7 +187,11 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 			return err
 		}
 		var err error
-		page, err = s.readAll(page, pos, head, subscribePage)
+		var ok bool
+		page, refs, ok, err = s.readTail(page, refs, pos, head, subscribePage)
+		if !ok && err == nil {
+			page, err = s.readAll(page, pos, head, subscribePage)
+		}
 		s.release()
 		if err != nil {
 			return err

@@ -99,6 +99,7 @@ func (s *Store) reopen() error {
 	s.next, s.heads = head, map[string]streamVersion{}
 	s.mu.Lock()
 	s.broken = nil
+	s.tail.reset() // what the failed database wrote may follow it
 	if head > s.head {
 		s.head = head
 		close(s.notify)

@@ -148,6 +148,7 @@ type Store struct {
 	head   uint64        // last durable global position
 	notify chan struct{} // closed and replaced after each durable group
 	broken error
+	tail   tail // the newest durable records (tail.go)
 
 	// snapDB is the snapshot table (snapshot.go), opened on first use:
 	// snapMu is held for writing to open, close or clear it, and for
@@ -166,7 +167,8 @@ type streamVersion struct {
 type group struct {
 	b    *pebble.Batch // nil when the group wrote nothing
 	reqs []*appendReq
-	last uint64 // global position of its last event
+	last uint64    // global position of its last event
+	tail tailChunk // its records, for the tail once durable
 }
 
 var _ events.Store = (*Store)(nil)

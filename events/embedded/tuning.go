@@ -41,6 +41,12 @@ const (
 	// few iterator passes, small enough (~100 KiB of 200-byte events) to be
 	// negligible per subscriber.
 	subscribePage = 512
+	// tailBytes bounds the newest durable records the store keeps in memory
+	// for subscribers at the head (tail.go): about 7,000 records of a wave,
+	// a few dozen groups. Not a measured optimum: a subscriber a group or
+	// two behind, as the bench's and the daemon's projections are, reads
+	// from it; one further behind reads Pebble until it catches up.
+	tailBytes = 2 << 20
 	// maxPagePrealloc bounds the records a read of the global log makes
 	// room for at once, whatever its limit.
 	maxPagePrealloc = 4096

@@ -1,0 +1,172 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cronactor/cronactor/events"
+)
+
+// The tail is the newest durable records, kept in memory as the committer
+// encoded them, so that a subscriber at the head reads what the last groups
+// wrote without a Pebble iterator. Such a subscriber wakes after every group
+// and read a few records each time through a fresh iterator over the
+// memtables and every L0 file: 6% of a 100,000-task wave's CPU went to the
+// bench's one subscriber (docs/performance.md, "A subscriber at the head").
+// The projections of the daemon read the same way.
+//
+// A chunk is one group's records, immutable once published: a reader copies
+// the chunks it needs under s.mu and decodes them after letting go. The
+// chunks cover consecutive positions ending at s.head, or there are none.
+
+// tailChunk holds the records of one group, back to back.
+type tailChunk struct {
+	first uint64   // global position of its first record
+	data  []byte   // the records as stored in Pebble
+	ends  []uint32 // the end of each record in data
+	skip  bool     // the group was too large to keep
+}
+
+func (c *tailChunk) last() uint64 { return c.first + uint64(len(c.ends)) - 1 }
+
+// record returns the record at global position pos, which c holds.
+func (c *tailChunk) record(pos uint64) []byte {
+	i := pos - c.first
+	start := uint32(0)
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.data[start:c.ends[i]]
+}
+
+// tail is the published chunks, oldest first, and their size; s.mu guards it.
+type tail struct {
+	chunks []tailChunk
+	bytes  int
+}
+
+// push publishes c, the group just made durable, whose records follow head
+// (the durable head before it), and drops the oldest chunks beyond
+// tailBytes. A chunk that does not follow the last one (the head moved
+// without the tail, see reset) starts the tail anew.
+func (t *tail) push(c tailChunk, head uint64) {
+	if c.skip {
+		t.reset()
+		return
+	}
+	if len(c.ends) == 0 {
+		return
+	}
+	if c.first != head+1 || (len(t.chunks) > 0 && t.chunks[len(t.chunks)-1].last() != head) {
+		t.reset()
+	}
+	t.chunks = append(t.chunks, c)
+	t.bytes += len(c.data)
+	drop := 0
+	for t.bytes > tailBytes && drop < len(t.chunks)-1 {
+		t.bytes -= len(t.chunks[drop].data)
+		t.chunks[drop] = tailChunk{}
+		drop++
+	}
+	if drop > 0 {
+		// Shift rather than re-slice, so the array is reused instead of
+		// growing a new one at every append.
+		n := copy(t.chunks, t.chunks[drop:])
+		clear(t.chunks[n:])
+		t.chunks = t.chunks[:n]
+	}
+}
+
+// reset empties the tail: readers go to Pebble until the next group.
+func (t *tail) reset() {
+	clear(t.chunks)
+	t.chunks = t.chunks[:0]
+	t.bytes = 0
+}
+
+// chunksFor appends to refs[:0] the chunks holding the records after
+// position after, up to head and at most limit of them, when the tail
+// holds the first of them; ok is false when it does not. s.mu must be held.
+func (t *tail) chunksFor(refs []tailChunk, after, head uint64, limit int) (out []tailChunk, ok bool) {
+	refs = refs[:0]
+	if len(t.chunks) == 0 || after+1 < t.chunks[0].first || after >= head {
+		return refs, false
+	}
+	end := head
+	if limit > 0 && after+uint64(limit) < end {
+		end = after + uint64(limit)
+	}
+	for i := range t.chunks {
+		c := &t.chunks[i]
+		if c.last() <= after {
+			continue
+		}
+		if c.first > end {
+			break
+		}
+		refs = append(refs, *c)
+	}
+	return refs, len(refs) > 0
+}
+
+// readTail appends to out[:0] the records after position after up to head,
+// at most limit of them, from the tail; ok is false when the tail does not
+// hold the first of them, and the caller reads Pebble. refs is scratch for
+// the chunks, returned for reuse.
+func (s *Store) readTail(out []events.Recorded, refs []tailChunk, after, head uint64, limit int) ([]events.Recorded, []tailChunk, bool, error) {
+	s.mu.RLock()
+	refs, ok := s.tail.chunksFor(refs, after, head, limit)
+	s.mu.RUnlock()
+	out = out[:0]
+	if !ok {
+		return out, refs, false, nil
+	}
+	pos := after + 1
+	for i := range refs {
+		c := &refs[i]
+		for ; pos <= c.last() && pos <= head && (limit <= 0 || len(out) < limit); pos++ {
+			rec, err := decodeRecord(pos, c.record(pos))
+			if err != nil {
+				return out, refs, true, fmt.Errorf("%w: record at global position %d in the store's memory: %v", ErrCorrupt, pos, err)
+			}
+			out = append(out, rec)
+		}
+	}
+	clear(refs) // keep no chunk alive past its eviction
+	return out, refs, true, nil
+}
+
+// newTailChunk makes the chunk of a group whose first record will be at
+// position first, with room for what pending is expected to write.
+func newTailChunk(first uint64, pending []*appendReq) tailChunk {
+	n, size := 0, 0
+	for _, r := range pending {
+		for i := range r.evs {
+			n++
+			size += len(r.evs[i].Data) + len(r.evs[i].Type) + len(r.stream) + recordOverhead
+		}
+	}
+	if size > tailBytes {
+		return tailChunk{first: first, skip: true}
+	}
+	return tailChunk{first: first, data: make([]byte, 0, size), ends: make([]uint32, 0, n)}
+}
+
+// recordOverhead is what a record holds besides its stream, type and data,
+// at most: format, checksum, ID, causation, correlation, time, version,
+// schema and four length prefixes.
+const recordOverhead = 1 + 4 + 3*16 + binary.MaxVarintLen64*3 + 4*binary.MaxVarintLen32
+
+// add appends one record of the group to c. A group larger than the whole
+// tail is not kept: publishing it resets the tail.
+func (c *tailChunk) add(rec []byte) {
+	if c.skip {
+		return
+	}
+	if len(c.data)+len(rec) > tailBytes {
+		*c = tailChunk{first: c.first, skip: true}
+		return
+	}
+	c.data = append(c.data, rec...)
+	c.ends = append(c.ends, uint32(len(c.data)))
+}
