@@ -216,7 +216,10 @@ func (s *Store) commit(pending []*appendReq) {
 	b := s.db.NewBatch()
 	g := &group{reqs: make([]*appendReq, 0, len(pending))}
 	pos := s.next
-	g.tail = newTailChunk(pos+1, pending)
+	g.tail = tailChunk{first: pos + 1, skip: true}
+	if s.subscribers.Load() > 0 {
+		g.tail = newTailChunk(pos+1, pending)
+	}
 	for _, r := range pending {
 		g.reqs = append(g.reqs, r)
 		cur, err := s.streamHead(r.stream)

@@ -159,6 +159,8 @@ func (s *Store) readAll(out []events.Recorded, after, head uint64, limit int) ([
 
 // Subscribe implements events.Store.
 func (s *Store) Subscribe(ctx context.Context, after events.Position, handle func(events.Recorded) error) error {
+	s.subscribers.Add(1)
+	defer s.subscribers.Add(-1)
 	pos := after.Commit
 	// One page, reused: handle gets each record by value, and a record's
 	// data is its own copy (decodeRecord), so nothing handle keeps points

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -149,6 +150,9 @@ type Store struct {
 	notify chan struct{} // closed and replaced after each durable group
 	broken error
 	tail   tail // the newest durable records (tail.go)
+	// subscribers counts the Subscribe calls under way: the committer keeps
+	// the tail only while there is one.
+	subscribers atomic.Int32
 
 	// snapDB is the snapshot table (snapshot.go), opened on first use:
 	// snapMu is held for writing to open, close or clear it, and for

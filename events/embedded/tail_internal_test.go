@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -66,16 +67,57 @@ func memStore(t *testing.T) *Store {
 	return s
 }
 
+// subscribed starts a subscriber on s that reads and drops every event
+// until the test ends, and returns once the store counts it.
+func subscribed(t *testing.T, s *Store) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.Subscribe(ctx, events.Start, func(events.Recorded) error { return nil })
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for s.subscribers.Load() == 0 {
+		runtime.Gosched()
+	}
+}
+
+// TestTailOnlyWhileSubscribed: a store nobody subscribes to keeps no
+// tail; one with a subscriber keeps the groups written since it came.
+func TestTailOnlyWhileSubscribed(t *testing.T) {
+	s := memStore(t)
+	appendMixed(t, s, 4, 5, "x")
+	s.mu.RLock()
+	n := len(s.tail.chunks)
+	s.mu.RUnlock()
+	if n != 0 {
+		t.Fatalf("with no subscriber the tail holds %d chunks", n)
+	}
+	before := s.Head().Commit
+	subscribed(t, s)
+	appendMixed(t, s, 4, 5, "x")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.tail.chunks) == 0 || s.tail.chunks[0].first != before+1 {
+		t.Fatalf("with a subscriber: %d chunks, want the groups from position %d on", len(s.tail.chunks), before+1)
+	}
+}
+
 // TestTailReadsWhatTheLogHolds: every read the tail answers equals the
 // same read of Pebble's log, for every starting position and page size,
 // and the tail answers every read from its first record on.
 func TestTailReadsWhatTheLogHolds(t *testing.T) {
 	s := memStore(t)
+	subscribed(t, s)
 	appendMixed(t, s, 8, 20, "x")
 	head := s.Head().Commit
 	s.mu.RLock()
-	first := s.tail.chunks[0].first
 	chunks := len(s.tail.chunks)
+	first := uint64(0)
+	if chunks > 0 {
+		first = s.tail.chunks[0].first
+	}
 	s.mu.RUnlock()
 	if first != 1 || chunks < 2 {
 		t.Fatalf("the tail starts at %d with %d chunks; want all of a small log (from 1) in several groups", first, chunks)
@@ -113,9 +155,14 @@ func TestTailReadsWhatTheLogHolds(t *testing.T) {
 // tail, while appends go on.
 func TestTailIsBoundedAndSubscribersCrossIntoIt(t *testing.T) {
 	s := memStore(t)
+	subscribed(t, s)
 	big := strings.Repeat("y", 400)
 	appendMixed(t, s, 16, 200, big) // ~6,400 records of ~500 B: more than the tail holds
 	s.mu.RLock()
+	if len(s.tail.chunks) == 0 {
+		s.mu.RUnlock()
+		t.Fatal("a store with a subscriber keeps no tail")
+	}
 	bytes, first := s.tail.bytes, s.tail.chunks[0].first
 	sum := 0
 	for _, c := range s.tail.chunks {
@@ -134,30 +181,32 @@ func TestTailIsBoundedAndSubscribersCrossIntoIt(t *testing.T) {
 	defer cancel()
 	var mu sync.Mutex
 	var got []events.Recorded
+	var final uint64 // set once the appends are done
+	caught := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		done <- s.Subscribe(ctx, events.Start, func(r events.Recorded) error {
 			mu.Lock()
+			defer mu.Unlock()
 			got = append(got, r)
-			mu.Unlock()
+			if final > 0 && uint64(len(got)) == final {
+				close(caught)
+			}
 			return nil
 		})
 	}()
 	appendMixed(t, s, 4, 50, big)
-	final := s.Head().Commit
-	deadline := time.After(30 * time.Second)
-	for {
+	mu.Lock()
+	final = s.Head().Commit
+	if uint64(len(got)) >= final {
+		close(caught)
+	}
+	mu.Unlock()
+	select {
+	case <-caught:
+	case <-time.After(30 * time.Second):
 		mu.Lock()
-		n := uint64(len(got))
-		mu.Unlock()
-		if n >= final {
-			break
-		}
-		select {
-		case <-deadline:
-			t.Fatalf("the subscriber read %d of %d records", n, final)
-		case <-time.After(time.Millisecond):
-		}
+		t.Fatalf("the subscriber read %d of %d records", len(got), final)
 	}
 	cancel()
 	<-done
