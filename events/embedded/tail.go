@@ -3,6 +3,9 @@ package embedded
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cronactor/cronactor/events"
 )
@@ -19,28 +22,41 @@ import (
 // copies every record once more (about a tenth more bytes allocated per
 // run of a wave), which a store nobody follows has no use for.
 //
-// A chunk is one group's records, immutable once published: a reader copies
-// the chunks it needs under s.mu and decodes them after letting go. The
-// chunks cover consecutive positions ending at s.head, or there are none.
+// A chunk is one group's records, immutable once published: a reader takes
+// the chunks it needs under s.mu, holding each, and decodes them after
+// letting go. The chunks cover consecutive positions ending at s.head, or
+// there are none. A chunk dropped from the tail while nobody holds it goes
+// back to tailBufs for a later group, so a subscribed store allocates no
+// new buffers once the tail is full.
 
-// tailChunk holds the records of one group, back to back.
+// tailChunk is one group's records.
 type tailChunk struct {
 	first uint64   // global position of its first record
-	data  []byte   // the records as stored in Pebble
-	ends  []uint32 // the end of each record in data
-	skip  bool     // the group was too large to keep
+	b     *tailBuf // nil when skip
+	skip  bool     // the group was too large to keep, or nobody subscribes
 }
 
-func (c *tailChunk) last() uint64 { return c.first + uint64(len(c.ends)) - 1 }
+// tailBuf holds the records of a chunk, back to back.
+type tailBuf struct {
+	data []byte   // the records as stored in Pebble
+	ends []uint32 // the end of each record in data
+	held atomic.Int32
+}
+
+// tailBufs is the buffers of chunks dropped from the tail while nobody
+// held them.
+var tailBufs sync.Pool
+
+func (c *tailChunk) last() uint64 { return c.first + uint64(len(c.b.ends)) - 1 }
 
 // record returns the record at global position pos, which c holds.
 func (c *tailChunk) record(pos uint64) []byte {
 	i := pos - c.first
 	start := uint32(0)
 	if i > 0 {
-		start = c.ends[i-1]
+		start = c.b.ends[i-1]
 	}
-	return c.data[start:c.ends[i]]
+	return c.b.data[start:c.b.ends[i]]
 }
 
 // tail is the published chunks, oldest first, and their size; s.mu guards it.
@@ -58,18 +74,18 @@ func (t *tail) push(c tailChunk, head uint64) {
 		t.reset()
 		return
 	}
-	if len(c.ends) == 0 {
+	if len(c.b.ends) == 0 {
 		return
 	}
 	if c.first != head+1 || (len(t.chunks) > 0 && t.chunks[len(t.chunks)-1].last() != head) {
 		t.reset()
 	}
 	t.chunks = append(t.chunks, c)
-	t.bytes += len(c.data)
+	t.bytes += len(c.b.data)
 	drop := 0
 	for t.bytes > tailBytes && drop < len(t.chunks)-1 {
-		t.bytes -= len(t.chunks[drop].data)
-		t.chunks[drop] = tailChunk{}
+		t.bytes -= len(t.chunks[drop].b.data)
+		t.chunks[drop].drop()
 		drop++
 	}
 	if drop > 0 {
@@ -83,14 +99,26 @@ func (t *tail) push(c tailChunk, head uint64) {
 
 // reset empties the tail: readers go to Pebble until the next group.
 func (t *tail) reset() {
-	clear(t.chunks)
+	for i := range t.chunks {
+		t.chunks[i].drop()
+	}
 	t.chunks = t.chunks[:0]
 	t.bytes = 0
 }
 
+// drop takes c out of the tail (s.mu held for writing, so nobody takes
+// it meanwhile); its buffer is reused unless a reader still holds it.
+func (c *tailChunk) drop() {
+	if c.b.held.Load() == 0 {
+		tailBufs.Put(c.b)
+	}
+	*c = tailChunk{}
+}
+
 // chunksFor appends to refs[:0] the chunks holding the records after
 // position after, up to head and at most limit of them, when the tail
-// holds the first of them; ok is false when it does not. s.mu must be held.
+// holds the first of them, and holds each; ok is false when it does not.
+// s.mu must be held; release the chunks with letGo.
 func (t *tail) chunksFor(refs []tailChunk, after, head uint64, limit int) (out []tailChunk, ok bool) {
 	refs = refs[:0]
 	if len(t.chunks) == 0 || after+1 < t.chunks[0].first || after >= head {
@@ -108,9 +136,18 @@ func (t *tail) chunksFor(refs []tailChunk, after, head uint64, limit int) (out [
 		if c.first > end {
 			break
 		}
+		c.b.held.Add(1)
 		refs = append(refs, *c)
 	}
 	return refs, len(refs) > 0
+}
+
+// letGo releases the chunks chunksFor held.
+func letGo(refs []tailChunk) {
+	for i := range refs {
+		refs[i].b.held.Add(-1)
+	}
+	clear(refs) // keep no chunk alive past its eviction
 }
 
 // readTail appends to out[:0] the records after position after up to head,
@@ -125,6 +162,7 @@ func (s *Store) readTail(out []events.Recorded, refs []tailChunk, after, head ui
 	if !ok {
 		return out, refs, false, nil
 	}
+	defer letGo(refs)
 	pos := after + 1
 	for i := range refs {
 		c := &refs[i]
@@ -136,7 +174,6 @@ func (s *Store) readTail(out []events.Recorded, refs []tailChunk, after, head ui
 			out = append(out, rec)
 		}
 	}
-	clear(refs) // keep no chunk alive past its eviction
 	return out, refs, true, nil
 }
 
@@ -153,7 +190,13 @@ func newTailChunk(first uint64, pending []*appendReq) tailChunk {
 	if size > tailBytes {
 		return tailChunk{first: first, skip: true}
 	}
-	return tailChunk{first: first, data: make([]byte, 0, size), ends: make([]uint32, 0, n)}
+	b, _ := tailBufs.Get().(*tailBuf)
+	if b == nil {
+		b = &tailBuf{}
+	}
+	b.data = slices.Grow(b.data[:0], size)
+	b.ends = slices.Grow(b.ends[:0], n)
+	return tailChunk{first: first, b: b}
 }
 
 // recordOverhead is what a record holds besides its stream, type and data,
@@ -167,10 +210,10 @@ func (c *tailChunk) add(rec []byte) {
 	if c.skip {
 		return
 	}
-	if len(c.data)+len(rec) > tailBytes {
+	if len(c.b.data)+len(rec) > tailBytes {
 		*c = tailChunk{first: c.first, skip: true}
 		return
 	}
-	c.data = append(c.data, rec...)
-	c.ends = append(c.ends, uint32(len(c.data)))
+	c.b.data = append(c.b.data, rec...)
+	c.b.ends = append(c.b.ends, uint32(len(c.b.data)))
 }

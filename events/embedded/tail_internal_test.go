@@ -166,7 +166,7 @@ func TestTailIsBoundedAndSubscribersCrossIntoIt(t *testing.T) {
 	bytes, first := s.tail.bytes, s.tail.chunks[0].first
 	sum := 0
 	for _, c := range s.tail.chunks {
-		sum += len(c.data)
+		sum += len(c.b.data)
 	}
 	s.mu.RUnlock()
 	if bytes > tailBytes || bytes != sum || first <= 1 {
@@ -224,7 +224,7 @@ func TestTailIsBoundedAndSubscribersCrossIntoIt(t *testing.T) {
 // with a hole in it.
 func TestTailStaysContiguous(t *testing.T) {
 	chunk := func(first uint64, n int) tailChunk {
-		c := tailChunk{first: first}
+		c := tailChunk{first: first, b: &tailBuf{}}
 		for i := range n {
 			c.add([]byte{byte(i)})
 		}
@@ -247,10 +247,43 @@ func TestTailStaysContiguous(t *testing.T) {
 	if _, ok := tl.chunksFor(nil, 7, 12, 0); ok || tl.bytes != 0 {
 		t.Fatal("a group too large to keep left the tail as it was")
 	}
-	big := tailChunk{first: 13}
+	big := tailChunk{first: 13, b: &tailBuf{}}
 	big.add(make([]byte, tailBytes))
 	big.add([]byte{1})
-	if !big.skip || big.data != nil {
+	if !big.skip || big.b != nil {
 		t.Fatal("a chunk grew past tailBytes")
 	}
+}
+
+// TestTailHeldChunkNotReused: a chunk a reader holds keeps its records
+// when it is dropped from the tail and later groups are written (only a
+// dropped chunk nobody holds goes back to tailBufs).
+func TestTailHeldChunkNotReused(t *testing.T) {
+	var tl tail
+	fill := func(first uint64, b byte) tailChunk {
+		c := newTailChunk(first, []*appendReq{{stream: "s", evs: []events.Proposed{{Data: make([]byte, tailBytes/4)}}}})
+		rec := make([]byte, tailBytes/4)
+		for i := range rec {
+			rec[i] = b
+		}
+		c.add(rec)
+		return c
+	}
+	tl.push(fill(1, 1), 0)
+	refs, ok := tl.chunksFor(nil, 0, 1, 0)
+	if !ok {
+		t.Fatal("the tail did not answer")
+	}
+	for i := uint64(2); i <= 12; i++ { // the first is dropped after the fourth
+		tl.push(fill(i, byte(i)), i-1)
+	}
+	if tl.chunks[0].first == 1 {
+		t.Fatal("the first chunk was not dropped")
+	}
+	for _, v := range refs[0].record(1) {
+		if v != 1 {
+			t.Fatalf("a held chunk's record was overwritten by a later group (%d)", v)
+		}
+	}
+	letGo(refs)
 }
