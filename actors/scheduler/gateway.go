@@ -92,7 +92,25 @@ func (s *Scheduler) TaskPID(ctx context.Context, id uuid.UUID) (*actor.PID, erro
 	if reply.State.Status == rules.StatusDeleted {
 		return nil, fmt.Errorf("%w: %s", ErrTaskDeleted, id)
 	}
+	s.countPinned(id, pid)
 	return pid, nil
+}
+
+// countPinned counts the actor at pid, which TaskPID pinned, in s.pinned
+// once; not if it has stopped meanwhile (its task was deleted).
+func (s *Scheduler) countPinned(id uuid.UUID, pid *actor.PID) {
+	s.mu.Lock()
+	e := s.tasks[id].e
+	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if samePID(e.pid, pid) && !e.pinned {
+		e.pinned = true
+		s.pinned.Add(1)
+	}
 }
 
 // hostRequest is how a task's actor serves the messages above

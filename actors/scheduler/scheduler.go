@@ -537,6 +537,9 @@ type entry struct {
 	// closed then (most actors leave with nobody waiting: no channel).
 	leaving bool
 	left    chan struct{}
+	// pinned is set once TaskPID has pinned the actor at pid, which then
+	// counts in Scheduler.pinned until it stops.
+	pinned bool
 }
 
 // endLeaving ends the actor's leaving, waking the callers that wait for
@@ -584,10 +587,12 @@ type Scheduler struct {
 	ownersMu sync.Mutex
 	owners   map[string]map[uuid.UUID]struct{}
 	stats    *worker.Stats
-	// actors counts the task actors (Stats.Actors); waking the places
-	// room reserved for ticks being delivered; starved is set while a
-	// shard holds due tasks back for want of room (see room).
+	// actors counts the task actors (Stats.Actors); pinned those of them
+	// TaskPID pinned, which the bound leaves out; waking the places room
+	// reserved for ticks being delivered; starved is set while a shard
+	// holds due tasks back for want of room (see room).
 	actors  atomic.Int64
+	pinned  atomic.Int64
 	waking  atomic.Int64
 	starved atomic.Bool
 	base    context.Context
@@ -1047,7 +1052,7 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error)
 func (s *Scheduler) room() bool {
 	for {
 		w := s.waking.Load()
-		if s.actors.Load()+w >= int64(s.cfg.MaxActiveTasks) {
+		if s.unpinned()+w >= int64(s.cfg.MaxActiveTasks) {
 			s.starved.Store(true)
 			return false
 		}
@@ -1056,6 +1061,12 @@ func (s *Scheduler) room() bool {
 		}
 	}
 }
+
+// unpinned is how many task actors count against Config.MaxActiveTasks:
+// all but the pinned ones, which stay until their task is deleted. Were
+// they counted, an embedder pinning as many tasks as the bound would stop
+// every tick's deliveries for good.
+func (s *Scheduler) unpinned() int64 { return s.actors.Load() - s.pinned.Load() }
 
 // resumeAt is the actor count at which shards held back for room go on:
 // seven eighths of the bound, so that they deliver in batches.
@@ -1122,7 +1133,12 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 		return
 	}
 	if stopped {
-		if n := s.actors.Add(-1); n <= s.resumeAt() && s.starved.CompareAndSwap(true, false) {
+		if e.pinned {
+			e.pinned = false
+			s.pinned.Add(-1)
+		}
+		s.actors.Add(-1)
+		if s.unpinned() <= s.resumeAt() && s.starved.CompareAndSwap(true, false) {
 			for _, sh := range s.shards {
 				counted.Send(s.cfg.Clock, s.sys.Root, sh, dueindex.Resume{})
 			}
