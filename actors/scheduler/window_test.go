@@ -9,7 +9,53 @@ import (
 
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/events/embedded"
 )
+
+// boundedWave starts a scheduler on a virtual clock with one worker, a 30 s
+// tick, a "work" kind that takes 5 s and at most maxActive task actors
+// besides pinned ones.
+func boundedWave(t *testing.T, maxActive int) (*clock.Virtual, *embedded.Store, *scheduler.Scheduler) {
+	t.Helper()
+	clk := clock.NewVirtual(t0)
+	st := memStore(t)
+	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second, Workers: 1, MaxActiveTasks: maxActive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Register("work", sleeper(clk, 5*time.Second))
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopNow(s) })
+	return clk, st, s
+}
+
+// hourly creates n hourly "work" tasks named prefix0… first due at first.
+func hourly(t *testing.T, s *scheduler.Scheduler, prefix string, n int, first time.Time) []scheduler.Task {
+	t.Helper()
+	var tasks []scheduler.Task
+	for i := range n {
+		task, _, err := s.CreateTask(context.Background(), scheduler.TaskSpec{Name: fmt.Sprintf("%s%d", prefix, i), Owner: "o",
+			Kind: "work", Interval: time.Hour, FirstRun: first})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks = append(tasks, task)
+	}
+	return tasks
+}
+
+// peakActors runs clk second by second from from to to and returns the
+// most task actors that lived at once.
+func peakActors(clk *clock.Virtual, s *scheduler.Scheduler, from, to time.Time) int {
+	peak := 0
+	for at := from; !at.After(to); at = at.Add(time.Second) {
+		clk.RunUntil(at)
+		peak = max(peak, s.Stats().Actors)
+	}
+	return peak
+}
 
 // TestMaxActiveTasksHoldsAWaveBack: ten tasks fall due at one tick, but
 // the scheduler may keep only three task actors. No more than three live
@@ -18,32 +64,9 @@ import (
 // (R1: next run = that tick + the interval), however late it is woken and
 // its decision recorded.
 func TestMaxActiveTasksHoldsAWaveBack(t *testing.T) {
-	clk := clock.NewVirtual(t0)
-	st := memStore(t)
-	ctx := context.Background()
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second, Workers: 1, MaxActiveTasks: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("work", sleeper(clk, 5*time.Second))
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer stopNow(s)
-	var tasks []scheduler.Task
-	for i := range 10 {
-		task, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: fmt.Sprintf("t%d", i), Owner: "o", Kind: "work",
-			Interval: time.Hour, FirstRun: t0.Add(30 * time.Second)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tasks = append(tasks, task)
-	}
-	peak := 0
-	for at := t0.Add(time.Second); !at.After(t0.Add(2 * time.Minute)); at = at.Add(time.Second) {
-		clk.RunUntil(at)
-		peak = max(peak, s.Stats().Actors)
-	}
+	clk, st, s := boundedWave(t, 3)
+	tasks := hourly(t, s, "t", 10, t0.Add(30*time.Second))
+	peak := peakActors(clk, s, t0.Add(time.Second), t0.Add(2*time.Minute))
 	if peak != 3 {
 		t.Errorf("at most %d task actors lived at once, want 3 (the bound, reached)", peak)
 	}
@@ -61,46 +84,21 @@ func TestMaxActiveTasksHoldsAWaveBack(t *testing.T) {
 // within the bound, and so do the pinned tasks' own runs. A deleted
 // pinned task no longer counts as pinned.
 func TestPinnedActorsDoNotHoldAWaveBack(t *testing.T) {
-	clk := clock.NewVirtual(t0)
-	st := memStore(t)
+	clk, st, s := boundedWave(t, 2)
 	ctx := context.Background()
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second, Workers: 1, MaxActiveTasks: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Register("work", sleeper(clk, 5*time.Second))
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer stopNow(s)
-	var pinned, wave []scheduler.Task
-	for i := range 7 {
-		task, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: fmt.Sprintf("t%d", i), Owner: "o", Kind: "work",
-			Interval: time.Hour, FirstRun: t0.Add(30 * time.Second)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i < 2 {
+	tasks := hourly(t, s, "t", 7, t0.Add(30*time.Second))
+	pinned := tasks[:2]
+	for _, task := range pinned {
+		for range 2 { // pinned once, counted once
 			if _, err := s.TaskPID(ctx, task.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.TaskPID(ctx, task.ID); err != nil { // pinned once, counted once
-				t.Fatal(err)
-			}
-			pinned = append(pinned, task)
-		} else {
-			wave = append(wave, task)
 		}
 	}
-	peak := 0
-	for at := t0.Add(time.Second); !at.After(t0.Add(2 * time.Minute)); at = at.Add(time.Second) {
-		clk.RunUntil(at)
-		peak = max(peak, s.Stats().Actors)
-	}
-	if peak != 4 {
+	if peak := peakActors(clk, s, t0.Add(time.Second), t0.Add(2*time.Minute)); peak != 4 {
 		t.Errorf("at most %d task actors lived at once, want 4 (two pinned, and the bound of two besides)", peak)
 	}
-	for _, task := range append(pinned, wave...) {
+	for _, task := range tasks {
 		if got := trail(t, st, task.ID); !strings.Contains(got, "RunCompleted 1") {
 			t.Errorf("%s:\n%swant its first run completed", task.Name, got)
 		}
@@ -113,18 +111,8 @@ func TestPinnedActorsDoNotHoldAWaveBack(t *testing.T) {
 		t.Errorf("%d task actors after the wave and one pinned task deleted, want the other pinned one", got)
 	}
 	// A second wave: one pinned actor now, and the bound of two besides.
-	for i := range 5 {
-		if _, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: fmt.Sprintf("u%d", i), Owner: "o", Kind: "work",
-			Interval: time.Hour, FirstRun: t0.Add(4 * time.Minute)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	peak = 0
-	for at := t0.Add(3*time.Minute + time.Second); !at.After(t0.Add(6 * time.Minute)); at = at.Add(time.Second) {
-		clk.RunUntil(at)
-		peak = max(peak, s.Stats().Actors)
-	}
-	if peak != 3 {
+	hourly(t, s, "u", 5, t0.Add(4*time.Minute))
+	if peak := peakActors(clk, s, t0.Add(3*time.Minute+time.Second), t0.Add(6*time.Minute)); peak != 3 {
 		t.Errorf("second wave: at most %d task actors lived at once, want 3 (one pinned, and the bound of two besides)", peak)
 	}
 }
