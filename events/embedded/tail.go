@@ -19,15 +19,19 @@ import (
 // The projections of the daemon read the same way.
 //
 // The committer keeps the tail only while a subscriber is under way: it
-// copies every record once more (about a tenth more bytes allocated per
-// run of a wave), which a store nobody follows has no use for.
+// copies every record once more, which a store nobody follows has no use
+// for.
 //
 // A chunk is one group's records, immutable once published: a reader takes
 // the chunks it needs under s.mu, holding each, and decodes them after
 // letting go. The chunks cover consecutive positions ending at s.head, or
 // there are none. A chunk dropped from the tail while nobody holds it goes
-// back to tailBufs for a later group, so a subscribed store allocates no
-// new buffers once the tail is full.
+// back to tailBufs for a later group, so a subscribed store makes few new
+// buffers once the tail is full (sync.Pool lets go of some at collections).
+// What the tail counts against tailBytes is its buffers' capacity, not the
+// records in them, and a pooled buffer far larger than a group needs is
+// left to the collector, so a large group's buffer does not stay in the
+// tail under a small group's records.
 
 // tailChunk is one group's records.
 type tailChunk struct {
@@ -48,6 +52,9 @@ type tailBuf struct {
 var tailBufs sync.Pool
 
 func (c *tailChunk) last() uint64 { return c.first + uint64(len(c.b.ends)) - 1 }
+
+// size is the memory c's buffer holds.
+func (b *tailBuf) size() int { return cap(b.data) + 4*cap(b.ends) }
 
 // record returns the record at global position pos, which c holds.
 func (c *tailChunk) record(pos uint64) []byte {
@@ -81,10 +88,10 @@ func (t *tail) push(c tailChunk, head uint64) {
 		t.reset()
 	}
 	t.chunks = append(t.chunks, c)
-	t.bytes += len(c.b.data)
+	t.bytes += c.b.size()
 	drop := 0
 	for t.bytes > tailBytes && drop < len(t.chunks)-1 {
-		t.bytes -= len(t.chunks[drop].b.data)
+		t.bytes -= t.chunks[drop].b.size()
 		t.chunks[drop].drop()
 		drop++
 	}
@@ -191,7 +198,7 @@ func newTailChunk(first uint64, pending []*appendReq) tailChunk {
 		return tailChunk{first: first, skip: true}
 	}
 	b, _ := tailBufs.Get().(*tailBuf)
-	if b == nil {
+	if b == nil || cap(b.data) > 2*size+64<<10 {
 		b = &tailBuf{}
 	}
 	b.data = slices.Grow(b.data[:0], size)

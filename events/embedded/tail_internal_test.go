@@ -166,7 +166,7 @@ func TestTailIsBoundedAndSubscribersCrossIntoIt(t *testing.T) {
 	bytes, first := s.tail.bytes, s.tail.chunks[0].first
 	sum := 0
 	for _, c := range s.tail.chunks {
-		sum += len(c.b.data)
+		sum += c.b.size()
 	}
 	s.mu.RUnlock()
 	if bytes > tailBytes || bytes != sum || first <= 1 {
@@ -286,4 +286,35 @@ func TestTailHeldChunkNotReused(t *testing.T) {
 		}
 	}
 	letGo(refs)
+}
+
+// TestTailCountsWhatItHolds: large groups between many small ones; the
+// memory the tail's buffers hold stays within tailBytes (besides its
+// newest chunk), though the pool hands a large group's buffer back.
+func TestTailCountsWhatItHolds(t *testing.T) {
+	var tl tail
+	group := func(first uint64, size int) tailChunk {
+		c := newTailChunk(first, []*appendReq{{stream: "s", evs: []events.Proposed{{Data: make([]byte, size)}}}})
+		c.add(make([]byte, size))
+		return c
+	}
+	pos := uint64(0)
+	held := func() int {
+		n := 0
+		for _, c := range tl.chunks[:len(tl.chunks)-1] {
+			n += cap(c.b.data) + 4*cap(c.b.ends)
+		}
+		return n
+	}
+	for range 5 {
+		pos++
+		tl.push(group(pos, tailBytes/2), pos-1)
+		for range 2000 {
+			pos++
+			tl.push(group(pos, 300), pos-1)
+			if n := held(); n > tailBytes {
+				t.Fatalf("the tail's buffers hold %d bytes, more than %d", n, tailBytes)
+			}
+		}
+	}
 }
