@@ -92,13 +92,15 @@ func (s *Scheduler) TaskPID(ctx context.Context, id uuid.UUID) (*actor.PID, erro
 	if reply.State.Status == rules.StatusDeleted {
 		return nil, fmt.Errorf("%w: %s", ErrTaskDeleted, id)
 	}
-	s.countPinned(id, pid)
 	return pid, nil
 }
 
-// countPinned counts the actor at pid, which TaskPID pinned, in s.pinned
-// once; not if it has stopped meanwhile (its task was deleted).
-func (s *Scheduler) countPinned(id uuid.UUID, pid *actor.PID) {
+// Pinned implements task.Pinner: the actor at pid, which a Get.Pin (from
+// TaskPID) pinned, counts in s.pinned from now on, once; not if it is not
+// the task's actor any more. The actor tells it as it pins itself, so a
+// TaskPID whose wait ended before the answer still counts its pin.
+func (r *registry) Pinned(id uuid.UUID, pid *actor.PID) {
+	s := (*Scheduler)(r)
 	s.mu.Lock()
 	e := s.tasks[id].e
 	s.mu.Unlock()
@@ -110,6 +112,7 @@ func (s *Scheduler) countPinned(id uuid.UUID, pid *actor.PID) {
 	if samePID(e.pid, pid) && !e.pinned {
 		e.pinned = true
 		s.pinned.Add(1)
+		s.maybeResume() // the actor no longer counts: there may be room now
 	}
 }
 

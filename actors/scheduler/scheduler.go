@@ -137,8 +137,10 @@ type Config struct {
 	// actors live (tasks with an open run, or busy with a call), due tasks
 	// wait in the index, and go on — each deciding at the instant of the
 	// tick it fell due at (R1) — as actors leave. It bounds the memory a
-	// wave of due tasks takes. Calls are not held back. Default
-	// DefaultMaxActiveTasks; at least 1.
+	// wave of due tasks takes. Calls are not held back, and actors pinned by
+	// TaskPID are not counted. The bound is shared by every queue: runs
+	// waiting in a slow queue hold places that other queues' due tasks then
+	// wait for. Default DefaultMaxActiveTasks; at least 1.
 	MaxActiveTasks int
 	// SnapshotEvery is how many events the log may gain before the
 	// scheduler snapshots the tasks that changed, on a store that keeps
@@ -530,7 +532,8 @@ type entry struct {
 	pid *actor.PID
 	// mu orders the messages sent to pid against its leaving: every message
 	// is sent while holding it, and Leave queues the actor's last message
-	// while holding it (see task.Registry). It guards pid, leaving and left.
+	// while holding it (see task.Registry). It guards pid, leaving, left and
+	// pinned.
 	mu sync.Mutex
 	// leaving is set while the actor leaves, until it has stopped or
 	// stayed; left, made by the first caller that waits for that, is
@@ -1075,6 +1078,16 @@ func (s *Scheduler) room() bool {
 // every tick's deliveries for good.
 func (s *Scheduler) unpinned() int64 { return s.actors.Load() - s.pinned.Load() }
 
+// maybeResume tells the shards to go on when they were held back for room
+// and the actors that count against the bound are down to resumeAt.
+func (s *Scheduler) maybeResume() {
+	if s.unpinned() <= s.resumeAt() && s.starved.CompareAndSwap(true, false) {
+		for _, sh := range s.shards {
+			counted.Send(s.cfg.Clock, s.sys.Root, sh, dueindex.Resume{})
+		}
+	}
+}
+
 // resumeAt is the actor count at which shards held back for room go on:
 // seven eighths of the bound, so that they deliver in batches.
 func (s *Scheduler) resumeAt() int64 { return int64(s.cfg.MaxActiveTasks) * 7 / 8 }
@@ -1094,6 +1107,8 @@ func (s *Scheduler) deliver(id uuid.UUID, t dueindex.Tick) {
 
 // registry is the Scheduler as the task actors' task.Registry.
 type registry Scheduler
+
+var _ task.Pinner = (*registry)(nil)
 
 // Leave implements task.Registry.
 func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
@@ -1145,11 +1160,7 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 			s.pinned.Add(-1)
 		}
 		s.actors.Add(-1)
-		if s.unpinned() <= s.resumeAt() && s.starved.CompareAndSwap(true, false) {
-			for _, sh := range s.shards {
-				counted.Send(s.cfg.Clock, s.sys.Root, sh, dueindex.Resume{})
-			}
-		}
+		s.maybeResume()
 		if rec != "" && !idle && !s.stopped {
 			s.tasks[id] = slot{rec: rec}
 		} else {

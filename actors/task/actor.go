@@ -184,6 +184,13 @@ type Registry interface {
 	Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules.State, pos events.Position)
 }
 
+// Pinner is a Registry told when an actor is pinned (Get.Pin), once per
+// actor, on the actor's goroutine: the scheduler leaves pinned actors out
+// of its bound on a wave's actors.
+type Pinner interface {
+	Pinned(id uuid.UUID, self *actor.PID)
+}
+
 // Config is what a task actor needs.
 type Config struct {
 	Store events.Store
@@ -478,7 +485,12 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 	case Command:
 		a.command(ctx, m, sender)
 	case Get:
-		a.pinned = a.pinned || m.Pin
+		if m.Pin && !a.pinned {
+			a.pinned = true
+			if p, ok := a.cfg.Registry.(Pinner); ok {
+				p.Pinned(a.id, a.self)
+			}
+		}
 		if !a.ensureLoaded(ctx, context.Background()) {
 			a.respondLoadErr(ctx, sender, nil)
 			break
