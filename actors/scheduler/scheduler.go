@@ -562,15 +562,14 @@ func (e *entry) gone() bool { return e.pid == nil }
 
 // DefaultMaxActiveTasks is Config.MaxActiveTasks when unset: a wave of due
 // tasks keeps at most this many task actors (each with its open run, a few
-// KiB) in memory at once; 64 workers drain far fewer. Measured, not a
-// guess: at 65,536 a 100,000-task wave kept ~65,000 actors live, and the
-// collector marking them took 11% of the wave's CPU; at 4,096 it took 4%,
-// stopped actors were reused rather than made anew (7.8 KB allocated per
-// run instead of 10.7), and the wave spent 46 µs of CPU per run instead of
-// 60 (median of three runs each). 1,024 measured a little slower (49 µs):
-// the shards then wait for room more often (docs/performance.md, "How many
-// task actors a wave keeps").
-const DefaultMaxActiveTasks = 4096
+// KiB) in memory at once; 64 workers drain far fewer. A smaller bound made
+// a 100,000-task wave cheaper (at 4,096: 46 µs of CPU per run against 60,
+// the collector marking fewer live actors; docs/performance.md, "How many
+// task actors a wave keeps"), but the bound is shared by every queue, and
+// at 4,096 a backlog of that many runs waiting in one slow queue would hold
+// back every other queue's due tasks until it drained. It stays large until
+// the bound is kept per queue.
+const DefaultMaxActiveTasks = 65536
 
 // Scheduler runs tasks. Build it with New.
 type Scheduler struct {
