@@ -126,7 +126,7 @@ func (c *tailChunk) drop() {
 // position after, up to head and at most limit of them, when the tail
 // holds the first of them, and holds each; ok is false when it does not.
 // s.mu must be held; release the chunks with letGo.
-func (t *tail) chunksFor(refs []tailChunk, after, head uint64, limit int) (out []tailChunk, ok bool) {
+func (t *tail) chunksFor(refs []tailChunk, after, head uint64, limit int) ([]tailChunk, bool) {
 	refs = refs[:0]
 	if len(t.chunks) == 0 || after+1 < t.chunks[0].first || after >= head {
 		return refs, false
