@@ -42,26 +42,30 @@ import (
 // decisions use At (R1).
 type Tick struct{ At time.Time }
 
-// Track tells a shard when a task is next due. Active false removes it.
+// Track tells a shard when a task is next due, and the queue its runs
+// wait in (see Shard.Room). Active false removes it.
 type Track struct {
 	TaskID  uuid.UUID
 	NextRun time.Time
 	Active  bool
+	Queue   string
 }
 
-// Entry is a task in the index: due at NextRun.
+// Entry is a task in the index: due at NextRun; its runs wait in Queue.
 type Entry struct {
 	TaskID  uuid.UUID
 	NextRun time.Time
+	Queue   string
 }
 
-// DeliverFunc hands task id the Tick of a tick it is due at, counted (see
-// package counted): to its actor, started if it has none.
-type DeliverFunc func(id uuid.UUID, t Tick)
+// DeliverFunc hands task id, whose runs wait in queue, the Tick of a tick
+// it is due at, counted (see package counted): to its actor, started if it
+// has none.
+type DeliverFunc func(id uuid.UUID, queue string, t Tick)
 
-// RoomFunc reports whether the scheduler can take another woken task now
-// (see Shard.Room).
-type RoomFunc func() bool
+// RoomFunc reports whether the scheduler can take another woken task of
+// queue now (see Shard.Room).
+type RoomFunc func(queue string) bool
 
 // Resume tells a shard that was out of room (Shard.Room) to go on
 // delivering the ticks it held back.
@@ -139,15 +143,18 @@ type Shard struct {
 	Archetype archetype.Archetype
 	// Deliver hands a due task its Tick. Required. It is called on the
 	// shard's goroutine, one task at a time, in the order the tasks fall
-	// due (ties in the order of their IDs' text).
+	// due (ties in the order of their IDs' text), but for those Room held
+	// back.
 	Deliver DeliverFunc
-	// Room, if set, is asked before each delivery: false holds the due
-	// tasks back — they stay in the index, marked due at the tick being
-	// served — until a Resume or the next tick, which deliver them first
-	// with that tick's instant. So a wave of due tasks wakes no more actors
-	// at once than the scheduler has room for (back-pressure), and every
-	// task still decides at the instant of the tick it fell due at (R1).
-	// Nil: always room.
+	// Room, if set, is asked before each delivery, with the task's queue:
+	// false holds that task back, and every later due task of the same
+	// queue behind it, each with the instant of the tick it fell due at,
+	// until a Resume or the next tick, which deliver them first, in their
+	// order. Tasks of other queues go on. So a wave of due tasks wakes no
+	// more actors at once than the scheduler has room for in each queue
+	// (back-pressure), a slow queue's backlog holds back no other queue,
+	// and every task still decides at the instant of the tick it fell due
+	// at (R1). Nil: always room.
 	Room RoomFunc
 	// Initial are the tasks in the index when the shard starts (recovery
 	// puts them there without a message each). The shard drops the slice
@@ -155,15 +162,39 @@ type Shard struct {
 	Initial []Entry
 
 	due  dueHeap
-	next map[uuid.UUID]int64 // current nextRun per tracked task, as nanos (see nanos)
-	// behind is the instant of the tick whose due tasks were held back
-	// for want of room; zero when none are.
-	behind time.Time
+	next map[uuid.UUID]tracked // current nextRun and queue per tracked task
+	// queues are the queues' names by number, and queueNum their
+	// numbers by name (numbered as the shard first meets them).
+	queues   []string
+	queueNum map[string]uint32
+	// held are the due tasks Room held back, by queue number: each
+	// queue's in the order they fell due, with their tick's instant.
+	held []heldQueue
+	// holding is how many queues have tasks held back.
+	holding int
 }
 
 type dueItem struct {
 	at int64
 	id uuid.UUID
+}
+
+// tracked is a task in the index: its nextRun as nanos (see nanos) and its
+// queue's number.
+type tracked struct {
+	at int64
+	q  uint32
+}
+
+// heldQueue is one queue's held-back due tasks, oldest tick first.
+type heldQueue []heldBatch
+
+// heldBatch are the due tasks of one tick that Room held back: items[head:]
+// are still to deliver.
+type heldBatch struct {
+	tick  time.Time
+	items []dueItem
+	head  int
 }
 
 // nanos is t as Unix nanoseconds, clamped to what an int64 holds: a time
@@ -187,11 +218,11 @@ func (s *Shard) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		s.next = make(map[uuid.UUID]int64, len(s.Initial))
+		s.next = make(map[uuid.UUID]tracked, len(s.Initial))
 		s.due = make(dueHeap, 0, len(s.Initial))
 		for _, e := range s.Initial {
 			at := nanos(e.NextRun)
-			s.next[e.TaskID] = at
+			s.next[e.TaskID] = tracked{at: at, q: s.queueOf(e.Queue)}
 			s.due = append(s.due, dueItem{at: at, id: e.TaskID})
 		}
 		s.Initial = nil
@@ -201,47 +232,115 @@ func (s *Shard) Receive(ctx actor.Context) {
 			delete(s.next, m.TaskID)
 			return
 		}
-		at := nanos(m.NextRun)
-		if cur, ok := s.next[m.TaskID]; ok && cur == at {
+		t := tracked{at: nanos(m.NextRun), q: s.queueOf(m.Queue)}
+		if cur, ok := s.next[m.TaskID]; ok && cur == t {
 			return
 		}
-		s.next[m.TaskID] = at
-		s.due = heapq.Push(s.due, dueItem{at: at, id: m.TaskID}, dueBefore)
+		// A task held back under another queue is stale there and
+		// waits again under its own (see drain).
+		s.next[m.TaskID] = t
+		s.due = heapq.Push(s.due, dueItem{at: t.at, id: m.TaskID}, dueBefore)
 	case shardTick:
-		if !s.behind.IsZero() && !s.deliver(s.behind) {
-			return // still no room: this tick's tasks wait behind those
-		}
+		s.drainHeld()
 		s.deliver(m.at)
 	case Resume:
-		if !s.behind.IsZero() {
-			s.deliver(s.behind)
+		s.drainHeld()
+	}
+}
+
+// queueOf is the number of the queue named name.
+func (s *Shard) queueOf(name string) uint32 {
+	if q, ok := s.queueNum[name]; ok {
+		return q
+	}
+	if s.queueNum == nil {
+		s.queueNum = map[string]uint32{}
+	}
+	q := uint32(len(s.queues))
+	s.queues = append(s.queues, name)
+	s.queueNum[name] = q
+	return q
+}
+
+// deliver hands every task due at or before tick its Tick with the tick's
+// instant, but those whose queue has no room (Room) or has tasks held back
+// already: those are held back.
+func (s *Shard) deliver(tick time.Time) {
+	at := nanos(tick)
+	for len(s.due) > 0 && s.due[0].at <= at {
+		var it dueItem
+		s.due, it = heapq.Pop(s.due, dueBefore)
+		cur, ok := s.next[it.id]
+		if !ok || cur.at != it.at {
+			continue // stale: the task moved or left
+		}
+		if s.isHolding(cur.q) || (s.Room != nil && !s.Room(s.queues[cur.q])) {
+			s.hold(cur.q, tick, it)
+			continue
+		}
+		// The task answers with a Track for its new nextRun.
+		delete(s.next, it.id)
+		s.Deliver(it.id, s.queues[cur.q], Tick{At: tick})
+	}
+}
+
+// isHolding reports whether queue q has tasks held back.
+func (s *Shard) isHolding(q uint32) bool { return int(q) < len(s.held) && len(s.held[q]) > 0 }
+
+// hold holds the due task it of queue q back, due at tick.
+func (s *Shard) hold(q uint32, tick time.Time, it dueItem) {
+	for int(q) >= len(s.held) {
+		s.held = append(s.held, nil)
+	}
+	h := s.held[q]
+	if len(h) == 0 {
+		s.holding++
+	}
+	if n := len(h); n == 0 || !h[n-1].tick.Equal(tick) {
+		h = append(h, heldBatch{tick: tick})
+	}
+	b := &h[len(h)-1]
+	b.items = append(b.items, it)
+	s.held[q] = h
+}
+
+// drainHeld delivers the tasks held back, queue by queue, while their
+// queue has room.
+func (s *Shard) drainHeld() {
+	for q := 0; s.holding > 0 && q < len(s.held); q++ {
+		if len(s.held[q]) > 0 {
+			s.drain(uint32(q))
 		}
 	}
 }
 
-// deliver hands every task due at or before tick its Tick with the tick's
-// instant, while there is room; false when it ran out (behind is then
-// tick).
-func (s *Shard) deliver(tick time.Time) bool {
-	at := nanos(tick)
-	for len(s.due) > 0 && s.due[0].at <= at {
-		it := s.due[0]
-		cur, ok := s.next[it.id]
-		if !ok || cur != it.at {
-			s.due, _ = heapq.Pop(s.due, dueBefore)
-			continue // stale: the task moved or left
+// drain delivers queue q's held-back tasks in their order, each with the
+// instant of its tick, while q has room. A task that moved, left or
+// changed queue since is stale here and skipped.
+func (s *Shard) drain(q uint32) {
+	name := s.queues[q]
+	h := s.held[q]
+	for len(h) > 0 {
+		b := &h[0]
+		for b.head < len(b.items) {
+			it := b.items[b.head]
+			if cur, ok := s.next[it.id]; !ok || cur != (tracked{at: it.at, q: q}) {
+				b.head++
+				continue
+			}
+			if s.Room != nil && !s.Room(name) {
+				s.held[q] = h
+				return
+			}
+			b.head++
+			delete(s.next, it.id)
+			s.Deliver(it.id, name, Tick{At: b.tick})
 		}
-		if s.Room != nil && !s.Room() {
-			s.behind = tick
-			return false
-		}
-		s.due, _ = heapq.Pop(s.due, dueBefore)
-		// The task answers with a Track for its new nextRun.
-		delete(s.next, it.id)
-		s.Deliver(it.id, Tick{At: tick})
+		h[0] = heldBatch{} // let its items go
+		h = h[1:]
 	}
-	s.behind = time.Time{}
-	return true
+	s.held[q] = nil
+	s.holding--
 }
 
 type dueHeap []dueItem

@@ -67,7 +67,7 @@ func TestShardTicksDueTasksOnly(t *testing.T) {
 	}
 	ida, idb, idc := uuid.New(), uuid.New(), uuid.New()
 	pids := map[uuid.UUID]*actor.PID{ida: spawn("a"), idb: spawn("b"), idc: spawn("c")}
-	deliver := func(id uuid.UUID, tk dueindex.Tick) { counted.Send(clk, sys.Root, pids[id], tk) }
+	deliver := func(id uuid.UUID, _ string, tk dueindex.Tick) { counted.Send(clk, sys.Root, pids[id], tk) }
 	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
 		return &dueindex.Shard{Archetype: arch, Deliver: deliver,
 			Initial: []dueindex.Entry{{TaskID: idc, NextRun: t0.Add(20 * time.Second)}}}
@@ -111,13 +111,13 @@ func TestShardHoldsDueTasksBackWithoutRoom(t *testing.T) {
 		names[ids[i]] = string(rune('a' + i))
 	}
 	room := 2 // deliveries allowed until the test gives more
-	deliver := func(id uuid.UUID, tk dueindex.Tick) {
+	deliver := func(id uuid.UUID, _ string, tk dueindex.Tick) {
 		mu.Lock()
 		defer mu.Unlock()
 		room--
 		got = append(got, names[id]+" tick "+tk.At.Sub(t0).String())
 	}
-	hasRoom := func() bool {
+	hasRoom := func(string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return room > 0
@@ -155,4 +155,83 @@ func TestShardHoldsDueTasksBackWithoutRoom(t *testing.T) {
 	setRoom(10)
 	clk.RunUntil(t0.Add(25 * time.Second))
 	check("at the next tick", "a tick 10s", "b tick 10s", "c tick 10s", "d tick 10s", "e tick 20s")
+}
+
+// TestShardHoldsBackOnlyTheQueueWithoutRoom: Room says no for queue
+// "slow" only. Its due tasks are held back, in their order and each with
+// its tick's instant; the due tasks of queue "fast" behind them go on. A
+// held task that leaves is not delivered, nor is one whose Track moves it
+// to "fast" delivered as a "slow" task: it is delivered there, with the
+// instant of the tick that finds it due there.
+func TestShardHoldsBackOnlyTheQueueWithoutRoom(t *testing.T) {
+	clk, sys, arch := newSystem()
+	var mu sync.Mutex
+	var got []string
+	slowRoom := 1
+	names := map[uuid.UUID]string{}
+	id := func(i int, name string) uuid.UUID {
+		u := uuid.MustParse(fmt.Sprintf("0000000%d-0000-0000-0000-000000000000", i)) // delivered in this order
+		names[u] = name
+		return u
+	}
+	deliver := func(id uuid.UUID, queue string, tk dueindex.Tick) {
+		mu.Lock()
+		defer mu.Unlock()
+		if queue == "slow" {
+			slowRoom--
+		}
+		got = append(got, names[id]+"@"+queue+" "+tk.At.Sub(t0).String())
+	}
+	room := func(queue string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return queue != "slow" || slowRoom > 0
+	}
+	s1, s2, s3, s4 := id(1, "s1"), id(2, "s2"), id(3, "s3"), id(4, "s4")
+	f1, f2 := id(5, "f1"), id(6, "f2")
+	initial := []dueindex.Entry{
+		{TaskID: s1, NextRun: t0.Add(10 * time.Second), Queue: "slow"},
+		{TaskID: s2, NextRun: t0.Add(10 * time.Second), Queue: "slow"},
+		{TaskID: s3, NextRun: t0.Add(10 * time.Second), Queue: "slow"},
+		{TaskID: f1, NextRun: t0.Add(10 * time.Second), Queue: "fast"},
+		{TaskID: s4, NextRun: t0.Add(20 * time.Second), Queue: "slow"},
+		{TaskID: f2, NextRun: t0.Add(20 * time.Second), Queue: "fast"},
+	}
+	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Room: room, Initial: initial}
+	}))
+	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Ticker{Archetype: arch, Interval: 10 * time.Second, Shards: []*actor.PID{shard}}
+	}))
+	check := func(when string, want ...string) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s:\ngot  %q\nwant %q", when, got, want)
+		}
+	}
+	clk.RunUntil(t0.Add(12 * time.Second))
+	check("at 12s, room for one slow task", "s1@slow 10s", "f1@fast 10s")
+	// s2 leaves; s3 moves to the fast queue, due at once.
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: s2, Active: false})
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: s3, NextRun: t0.Add(10 * time.Second), Active: true, Queue: "fast"})
+	setSlowRoom := func(n int) {
+		mu.Lock()
+		slowRoom = n
+		mu.Unlock()
+	}
+	setSlowRoom(1)
+	counted.Send(clk, sys.Root, shard, dueindex.Resume{})
+	clk.Quiesce()
+	check("after a Resume with room for one slow task: none is left held back", "s1@slow 10s", "f1@fast 10s")
+	setSlowRoom(0)
+	clk.RunUntil(t0.Add(22 * time.Second))
+	check("at 22s, no room for slow tasks",
+		"s1@slow 10s", "f1@fast 10s", "s3@fast 20s", "f2@fast 20s")
+	setSlowRoom(5)
+	counted.Send(clk, sys.Root, shard, dueindex.Resume{})
+	clk.Quiesce()
+	check("after a Resume with room",
+		"s1@slow 10s", "f1@fast 10s", "s3@fast 20s", "f2@fast 20s", "s4@slow 20s")
 }

@@ -96,9 +96,10 @@ func (s *Scheduler) TaskPID(ctx context.Context, id uuid.UUID) (*actor.PID, erro
 }
 
 // Pinned implements task.Pinner: the actor at pid, which a Get.Pin (from
-// TaskPID) pinned, counts in s.pinned from now on, once; not if it is not
-// the task's actor any more. The actor tells it as it pins itself, so a
-// TaskPID whose wait ended before the answer still counts its pin.
+// TaskPID) pinned, takes no place in its queue's share of the bound from
+// now on (see entry.count); not if it is not the task's actor any more.
+// The actor tells it as it pins itself, so a TaskPID whose wait ended
+// before the answer still counts its pin.
 func (r *registry) Pinned(id uuid.UUID, pid *actor.PID) {
 	s := (*Scheduler)(r)
 	s.mu.Lock()
@@ -111,8 +112,7 @@ func (r *registry) Pinned(id uuid.UUID, pid *actor.PID) {
 	defer e.mu.Unlock()
 	if samePID(e.pid, pid) && !e.pinned {
 		e.pinned = true
-		s.pinned.Add(1)
-		s.maybeResume() // the actor no longer counts: there may be room now
+		s.uncount(e) // there may be room now
 	}
 }
 

@@ -133,14 +133,16 @@ type Config struct {
 	Queues map[string]int
 	// Shards is how many actors keep the due-time index. Default 4; 1–1024.
 	Shards int
-	// MaxActiveTasks bounds the task actors a tick wakes: while that many
-	// actors live (tasks with an open run, or busy with a call), due tasks
-	// wait in the index, and go on — each deciding at the instant of the
-	// tick it fell due at (R1) — as actors leave. It bounds the memory a
-	// wave of due tasks takes. Calls are not held back, and actors pinned by
-	// TaskPID are not counted. The bound is shared by every queue: runs
-	// waiting in a slow queue hold places that other queues' due tasks then
-	// wait for. Default DefaultMaxActiveTasks; at least 1.
+	// MaxActiveTasks bounds, for each queue, the task actors that ticks
+	// wake: while that many actors that a tick reached live for a queue
+	// (its tasks with an open run), that queue's due tasks wait in the
+	// index, and go on — each deciding at the instant of the tick it fell
+	// due at (R1) — as those actors leave. Other queues' due tasks go on
+	// meanwhile: a slow queue's backlog holds back only its own tasks. It
+	// bounds the memory a wave of due tasks takes, to this many actors per
+	// queue. Calls are not held back, actors a call started count from the
+	// first tick that reaches them, and actors pinned by TaskPID are not
+	// counted. Default DefaultMaxActiveTasks; at least 1.
 	MaxActiveTasks int
 	// SnapshotEvery is how many events the log may gain before the
 	// scheduler snapshots the tasks that changed, on a store that keeps
@@ -540,9 +542,13 @@ type entry struct {
 	// closed then (most actors leave with nobody waiting: no channel).
 	leaving bool
 	left    chan struct{}
-	// pinned is set once TaskPID has pinned the actor at pid, which then
-	// counts in Scheduler.pinned until it stops.
+	// pinned is set once TaskPID has pinned the actor at pid, which the
+	// bound then leaves out (see gate).
 	pinned bool
+	// gate is the queue whose share of Config.MaxActiveTasks the actor
+	// takes until it stops: that of the first tick that reached it. Nil:
+	// it takes none (no tick reached it yet, or it is pinned).
+	gate *gate
 }
 
 // endLeaving ends the actor's leaving, waking the callers that wait for
@@ -562,14 +568,22 @@ func (e *entry) gone() bool { return e.pid == nil }
 
 // DefaultMaxActiveTasks is Config.MaxActiveTasks when unset: a wave of due
 // tasks keeps at most this many task actors (each with its open run, a few
-// KiB) in memory at once; 64 workers drain far fewer. A smaller bound made
-// a 100,000-task wave cheaper (at 4,096: 46 µs of CPU per run against 60,
-// the collector marking fewer live actors; docs/performance.md, "How many
-// task actors a wave keeps"), but the bound is shared by every queue, and
-// at 4,096 a backlog of that many runs waiting in one slow queue would hold
-// back every other queue's due tasks until it drained. It stays large until
-// the bound is kept per queue.
-const DefaultMaxActiveTasks = 65536
+// KiB) in memory at once per queue; 64 workers drain far fewer. A larger
+// bound made a 100,000-task wave dearer (at 65,536: 60 µs of CPU per run
+// against 46, the collector marking more live actors; docs/performance.md,
+// "How many task actors a wave keeps").
+const DefaultMaxActiveTasks = 4096
+
+// gate is one queue's share of Config.MaxActiveTasks (see Scheduler.room).
+type gate struct {
+	// actors counts the queue's task actors that take a place (see
+	// entry.gate); waking the places room reserved for ticks being
+	// delivered; starved is set while a shard holds the queue's due tasks
+	// back for want of room.
+	actors  atomic.Int64
+	waking  atomic.Int64
+	starved atomic.Bool
+}
 
 // Scheduler runs tasks. Build it with New.
 type Scheduler struct {
@@ -596,14 +610,11 @@ type Scheduler struct {
 	ownersMu sync.Mutex
 	owners   map[string]map[uuid.UUID]struct{}
 	stats    *worker.Stats
-	// actors counts the task actors (Stats.Actors); pinned those of them
-	// TaskPID pinned, which the bound leaves out; waking the places room
-	// reserved for ticks being delivered; starved is set while a shard
-	// holds due tasks back for want of room (see room).
-	actors  atomic.Int64
-	pinned  atomic.Int64
-	waking  atomic.Int64
-	starved atomic.Bool
+	// actors counts the task actors (Stats.Actors); gates holds each
+	// queue's *gate, by name, made as ticks first name the queue (see
+	// room).
+	actors atomic.Int64
+	gates  sync.Map
 	base    context.Context
 	abandon context.CancelFunc
 	// dispatch runs the task actors' mailboxes (task.Dispatcher).
@@ -733,7 +744,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.tasks[id] = slot{rec: rec}
 		if t, ok := recoveredTrack(st.State); ok {
 			i := s.shardIndex(id)
-			index[i] = append(index[i], dueindex.Entry{TaskID: id, NextRun: t.NextRun})
+			index[i] = append(index[i], dueindex.Entry{TaskID: id, NextRun: t.NextRun, Queue: st.State.Spec.Policy.QueueName()})
 		}
 		rested++
 	}
@@ -1054,33 +1065,59 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error)
 }
 
 // room is the shards' dueindex.Shard.Room: whether a tick may wake one more
-// task actor (Config.MaxActiveTasks). A yes reserves a place, which the
-// delivery that follows gives back once the actor counts (the shards ask
-// on goroutines of their own). When it says no, the first actor to leave
-// once the count is down to resumeAt tells the shards to go on.
-func (s *Scheduler) room() bool {
+// task actor for queue (Config.MaxActiveTasks, per queue). A yes reserves
+// a place, which the delivery that follows gives back once the actor
+// counts (the shards ask on goroutines of their own). When it says no, the
+// first of the queue's actors to leave once its count is down to resumeAt
+// tells the shards to go on.
+func (s *Scheduler) room(queue string) bool {
+	g := s.gateOf(queue)
 	for {
-		w := s.waking.Load()
-		if s.unpinned()+w >= int64(s.cfg.MaxActiveTasks) {
-			s.starved.Store(true)
+		w := g.waking.Load()
+		if g.actors.Load()+w >= int64(s.cfg.MaxActiveTasks) {
+			g.starved.Store(true)
 			return false
 		}
-		if s.waking.CompareAndSwap(w, w+1) {
+		if g.waking.CompareAndSwap(w, w+1) {
 			return true
 		}
 	}
 }
 
-// unpinned is how many task actors count against Config.MaxActiveTasks:
-// all but the pinned ones, which stay until their task is deleted. Were
-// they counted, an embedder pinning as many tasks as the bound would stop
-// every tick's deliveries for good.
-func (s *Scheduler) unpinned() int64 { return s.actors.Load() - s.pinned.Load() }
+// gateOf is queue's gate, made on first use.
+func (s *Scheduler) gateOf(queue string) *gate {
+	if g, ok := s.gates.Load(queue); ok {
+		return g.(*gate)
+	}
+	g, _ := s.gates.LoadOrStore(queue, &gate{})
+	return g.(*gate)
+}
 
-// maybeResume tells the shards to go on when they were held back for room
-// and the actors that count against the bound are down to resumeAt.
-func (s *Scheduler) maybeResume() {
-	if s.unpinned() <= s.resumeAt() && s.starved.CompareAndSwap(true, false) {
+// count makes e's actor take a place in g, unless it takes one already or
+// is pinned: pinned actors stay until their task is deleted, and were they
+// counted, an embedder pinning as many tasks as the bound would stop every
+// tick's deliveries for good. e.mu must be held.
+func (e *entry) count(g *gate) {
+	if e.gate == nil && !e.pinned {
+		e.gate = g
+		g.actors.Add(1)
+	}
+}
+
+// uncount gives back the place e's actor takes, if any, and tells the
+// shards to go on if that makes room; e.mu must be held.
+func (s *Scheduler) uncount(e *entry) {
+	if g := e.gate; g != nil {
+		e.gate = nil
+		g.actors.Add(-1)
+		s.maybeResume(g)
+	}
+}
+
+// maybeResume tells the shards to go on when they held g's queue back for
+// room and its actors are down to resumeAt.
+func (s *Scheduler) maybeResume(g *gate) {
+	if g.actors.Load() <= s.resumeAt() && g.starved.CompareAndSwap(true, false) {
 		for _, sh := range s.shards {
 			counted.Send(s.cfg.Clock, s.sys.Root, sh, dueindex.Resume{})
 		}
@@ -1094,12 +1131,14 @@ func (s *Scheduler) resumeAt() int64 { return int64(s.cfg.MaxActiveTasks) * 7 / 
 // deliver hands a due task its tick (dueindex.Shard.Deliver): to its
 // actor, woken from its record if it rests, after its leaving if it is
 // leaving. Once the scheduler stopped, ticks go nowhere.
-func (s *Scheduler) deliver(id uuid.UUID, t dueindex.Tick) {
-	defer s.waking.Add(-1) // the place room reserved: the actor counts now
+func (s *Scheduler) deliver(id uuid.UUID, queue string, t dueindex.Tick) {
+	g := s.gateOf(queue)
+	defer g.waking.Add(-1) // the place room reserved: the actor counts now
 	e, err := s.lockActor(context.Background(), id)
 	if err != nil {
 		return
 	}
+	e.count(g)
 	counted.Send(s.cfg.Clock, s.sys.Root, e.pid, t)
 	e.mu.Unlock()
 }
@@ -1154,12 +1193,9 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 		return
 	}
 	if stopped {
-		if e.pinned {
-			e.pinned = false
-			s.pinned.Add(-1)
-		}
+		e.pinned = false
+		s.uncount(e)
 		s.actors.Add(-1)
-		s.maybeResume()
 		if rec != "" && !idle && !s.stopped {
 			s.tasks[id] = slot{rec: rec}
 		} else {

@@ -12,18 +12,20 @@ import (
 	"github.com/cronactor/cronactor/events/embedded"
 )
 
-// boundedWave starts a scheduler on a virtual clock with one worker, a 30 s
-// tick, a "work" kind that takes 5 s and at most maxActive task actors
-// besides pinned ones.
-func boundedWave(t *testing.T, maxActive int) (*clock.Virtual, *embedded.Store, *scheduler.Scheduler) {
+// boundedWave starts a scheduler on a virtual clock with one worker in the
+// default queue, a 30 s tick, a "work" kind that takes 5 s, a "long" kind
+// that takes 10 minutes, and at most maxActive task actors per queue
+// besides pinned ones; queues are further queues and their limits.
+func boundedWave(t *testing.T, maxActive int, queues map[string]int) (*clock.Virtual, *embedded.Store, *scheduler.Scheduler) {
 	t.Helper()
 	clk := clock.NewVirtual(t0)
 	st := memStore(t)
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second, Workers: 1, MaxActiveTasks: maxActive})
+	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second, Workers: 1, Queues: queues, MaxActiveTasks: maxActive})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Register("work", sleeper(clk, 5*time.Second))
+	s.Register("long", sleeper(clk, 10*time.Minute))
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +36,17 @@ func boundedWave(t *testing.T, maxActive int) (*clock.Virtual, *embedded.Store, 
 // hourly creates n hourly "work" tasks named prefix0… first due at first.
 func hourly(t *testing.T, s *scheduler.Scheduler, prefix string, n int, first time.Time) []scheduler.Task {
 	t.Helper()
+	return hourlyIn(t, s, "", "work", prefix, n, first)
+}
+
+// hourlyIn creates n hourly tasks of kind in queue named prefix0… first due
+// at first.
+func hourlyIn(t *testing.T, s *scheduler.Scheduler, queue, kind, prefix string, n int, first time.Time) []scheduler.Task {
+	t.Helper()
 	var tasks []scheduler.Task
 	for i := range n {
 		task, _, err := s.CreateTask(context.Background(), scheduler.TaskSpec{Name: fmt.Sprintf("%s%d", prefix, i), Owner: "o",
-			Kind: "work", Interval: time.Hour, FirstRun: first})
+			Kind: kind, Queue: queue, Interval: time.Hour, FirstRun: first})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +73,7 @@ func peakActors(clk *clock.Virtual, s *scheduler.Scheduler, from, to time.Time) 
 // (R1: next run = that tick + the interval), however late it is woken and
 // its decision recorded.
 func TestMaxActiveTasksHoldsAWaveBack(t *testing.T) {
-	clk, st, s := boundedWave(t, 3)
+	clk, st, s := boundedWave(t, 3, nil)
 	tasks := hourly(t, s, "t", 10, t0.Add(30*time.Second))
 	peak := peakActors(clk, s, t0.Add(time.Second), t0.Add(2*time.Minute))
 	if peak != 3 {
@@ -84,7 +93,7 @@ func TestMaxActiveTasksHoldsAWaveBack(t *testing.T) {
 // within the bound, and so do the pinned tasks' own runs. A deleted
 // pinned task no longer counts as pinned.
 func TestPinnedActorsDoNotHoldAWaveBack(t *testing.T) {
-	clk, st, s := boundedWave(t, 2)
+	clk, st, s := boundedWave(t, 2, nil)
 	ctx := context.Background()
 	tasks := hourly(t, s, "t", 7, t0.Add(30*time.Second))
 	pinned := tasks[:2]
@@ -114,5 +123,43 @@ func TestPinnedActorsDoNotHoldAWaveBack(t *testing.T) {
 	hourly(t, s, "u", 5, t0.Add(4*time.Minute))
 	if peak := peakActors(clk, s, t0.Add(3*time.Minute+time.Second), t0.Add(6*time.Minute)); peak != 3 {
 		t.Errorf("second wave: at most %d task actors lived at once, want 3 (one pinned, and the bound of two besides)", peak)
+	}
+}
+
+// TestSlowQueueHoldsBackOnlyItsOwnTasks: queue "slow" runs one run at a
+// time, ten minutes each. Three of its tasks and four of the default
+// queue's fall due at one tick, with room for two task actors per queue.
+// The slow queue's backlog keeps its two places for ten minutes, and
+// holds back its third task; the default queue's tasks all run within the
+// minute meanwhile. Every task, however late it is woken, decides at the
+// instant of the tick it fell due at (R1).
+func TestSlowQueueHoldsBackOnlyItsOwnTasks(t *testing.T) {
+	clk, st, s := boundedWave(t, 2, map[string]int{"slow": 1})
+	due := t0.Add(30 * time.Second)
+	slow := hourlyIn(t, s, "slow", "long", "s", 3, due)
+	fast := hourly(t, s, "f", 4, due)
+	if peak := peakActors(clk, s, t0.Add(time.Second), t0.Add(2*time.Minute)); peak != 4 {
+		t.Errorf("at most %d task actors lived at once, want 4 (two per queue)", peak)
+	}
+	for _, task := range fast {
+		if got := trail(t, st, task.ID); !strings.Contains(got, "RunCompleted 1") {
+			t.Errorf("%s, default queue, after two minutes:\n%swant its run completed (the slow queue's backlog must not hold it back)", task.Name, got)
+		}
+	}
+	started := 0
+	for _, task := range slow {
+		if strings.Contains(trail(t, st, task.ID), "RunEnqueued 1") {
+			started++
+		}
+	}
+	if started != 2 {
+		t.Errorf("%d slow tasks woken after two minutes, want 2 (the bound; the third held back)", started)
+	}
+	clk.RunUntil(t0.Add(35 * time.Minute))
+	for _, task := range append(slow, fast...) {
+		got := trail(t, st, task.ID)
+		if want := " RunEnqueued 1 next=60:30 missed=0"; !strings.Contains(got, want) || !strings.Contains(got, "RunCompleted 1") {
+			t.Errorf("%s:\n%swant its run enqueued for the 00:30 tick (%q), then completed", task.Name, got, want)
+		}
 	}
 }

@@ -977,7 +977,8 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 		case rules.StopTimer:
 			a.stopTimer(e.RunID)
 		case rules.Track:
-			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, NextRun: e.NextRun, Active: e.Active})
+			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, NextRun: e.NextRun, Active: e.Active,
+				Queue: a.state.Spec.Policy.QueueName()})
 		case rules.Passivate:
 		}
 	}
