@@ -613,8 +613,8 @@ type Scheduler struct {
 	// actors counts the task actors (Stats.Actors); gates holds each
 	// queue's *gate, by name, made as ticks first name the queue (see
 	// room).
-	actors atomic.Int64
-	gates  sync.Map
+	actors  atomic.Int64
+	gates   sync.Map
 	base    context.Context
 	abandon context.CancelFunc
 	// dispatch runs the task actors' mailboxes (task.Dispatcher).
