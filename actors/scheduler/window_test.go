@@ -163,3 +163,33 @@ func TestSlowQueueHoldsBackOnlyItsOwnTasks(t *testing.T) {
 		}
 	}
 }
+
+// TestAPinThatMakesRoomResumesTheWave: with room for two task actors, a
+// wave of ten-minute tasks holds the rest back; pinning one of the two
+// live actors (TaskPID) frees its place at once, and a held-back task is
+// woken then, not at the next tick or when a run ends ten minutes later.
+func TestAPinThatMakesRoomResumesTheWave(t *testing.T) {
+	clk, st, s := boundedWave(t, 2, nil)
+	tasks := hourlyIn(t, s, "", "long", "t", 4, t0.Add(30*time.Second))
+	clk.RunUntil(t0.Add(40 * time.Second))
+	if got := s.Stats().Actors; got != 2 {
+		t.Fatalf("%d task actors after the tick, want 2 (the bound)", got)
+	}
+	var live *scheduler.Task // one whose actor lives: its run is enqueued
+	for i := range tasks {
+		if strings.Contains(trail(t, st, tasks[i].ID), "RunEnqueued 1") {
+			live = &tasks[i]
+			break
+		}
+	}
+	if live == nil {
+		t.Fatal("no task has a run after the tick")
+	}
+	if _, err := s.TaskPID(context.Background(), live.ID); err != nil {
+		t.Fatal(err)
+	}
+	clk.RunUntil(t0.Add(50 * time.Second)) // before the next tick
+	if got := s.Stats().Actors; got != 3 {
+		t.Errorf("%d task actors ten seconds after the pin, want 3 (the pinned one, and the bound of two besides)", got)
+	}
+}
