@@ -150,11 +150,12 @@ type Shard struct {
 	// false holds that task back, and every later due task of the same
 	// queue behind it, each with the instant of the tick it fell due at,
 	// until a Resume or the next tick, which deliver them first, in their
-	// order. Tasks of other queues go on. So a wave of due tasks wakes no
-	// more actors at once than the scheduler has room for in each queue
-	// (back-pressure), a slow queue's backlog holds back no other queue,
-	// and every task still decides at the instant of the tick it fell due
-	// at (R1). Nil: always room.
+	// order (a task whose queue changes while it is held back stays in the
+	// queue it was held back in). Tasks of other queues go on. So a wave
+	// of due tasks wakes no more actors at once than the scheduler has
+	// room for in each queue (back-pressure), a slow queue's backlog holds
+	// back no other queue, and every task still decides at the instant of
+	// the tick it fell due at (R1). Nil: always room.
 	Room RoomFunc
 	// Initial are the tasks in the index when the shard starts (recovery
 	// puts them there without a message each). The shard drops the slice
@@ -233,12 +234,15 @@ func (s *Shard) Receive(ctx actor.Context) {
 			return
 		}
 		t := tracked{at: nanos(m.NextRun), q: s.queueOf(m.Queue)}
-		if cur, ok := s.next[m.TaskID]; ok && cur == t {
+		cur, ok := s.next[m.TaskID]
+		s.next[m.TaskID] = t
+		if ok && cur.at == t.at {
+			// The same time, at most another queue: the task's item in
+			// the heap stands (it is delivered in the queue it then
+			// has), or the one held back does, in the queue it was held
+			// back in, with the instant of the tick it fell due at.
 			return
 		}
-		// A task held back under another queue is stale there and
-		// waits again under its own (see drain).
-		s.next[m.TaskID] = t
 		s.due = heapq.Push(s.due, dueItem{at: t.at, id: m.TaskID}, dueBefore)
 	case shardTick:
 		s.drainHeld()
@@ -315,8 +319,9 @@ func (s *Shard) drainHeld() {
 }
 
 // drain delivers queue q's held-back tasks in their order, each with the
-// instant of its tick, while q has room. A task that moved, left or
-// changed queue since is stale here and skipped.
+// instant of its tick, while q has room. A task that moved or left since
+// is stale here and skipped; one whose queue changed since is still
+// delivered here.
 func (s *Shard) drain(q uint32) {
 	name := s.queues[q]
 	h := s.held[q]
@@ -324,7 +329,7 @@ func (s *Shard) drain(q uint32) {
 		b := &h[0]
 		for b.head < len(b.items) {
 			it := b.items[b.head]
-			if cur, ok := s.next[it.id]; !ok || cur != (tracked{at: it.at, q: q}) {
+			if cur, ok := s.next[it.id]; !ok || cur.at != it.at {
 				b.head++
 				continue
 			}

@@ -159,10 +159,12 @@ func TestShardHoldsDueTasksBackWithoutRoom(t *testing.T) {
 
 // TestShardHoldsBackOnlyTheQueueWithoutRoom: Room says no for queue
 // "slow" only. Its due tasks are held back, in their order and each with
-// its tick's instant; the due tasks of queue "fast" behind them go on. A
-// held task that leaves is not delivered, nor is one whose Track moves it
-// to "fast" delivered as a "slow" task: it is delivered there, with the
-// instant of the tick that finds it due there.
+// its tick's instant, over two ticks; the due tasks of queue "fast" behind
+// them go on. A held task that leaves is not delivered, nor is one that
+// moves to a later time; one whose Track moves it to another time and to
+// "fast" is delivered there, at the tick that finds it due; one whose
+// Track changes only its queue stays held back in "slow", with the
+// instant of the tick it fell due at (R1).
 func TestShardHoldsBackOnlyTheQueueWithoutRoom(t *testing.T) {
 	clk, sys, arch := newSystem()
 	var mu sync.Mutex
@@ -187,12 +189,19 @@ func TestShardHoldsBackOnlyTheQueueWithoutRoom(t *testing.T) {
 		defer mu.Unlock()
 		return queue != "slow" || slowRoom > 0
 	}
-	s1, s2, s3, s4 := id(1, "s1"), id(2, "s2"), id(3, "s3"), id(4, "s4")
-	f1, f2 := id(5, "f1"), id(6, "f2")
+	setSlowRoom := func(n int) {
+		mu.Lock()
+		slowRoom = n
+		mu.Unlock()
+	}
+	s1, s2, s3, s4, s5 := id(1, "s1"), id(2, "s2"), id(3, "s3"), id(4, "s4"), id(5, "s5")
+	f1, f2, s6 := id(6, "f1"), id(7, "f2"), id(8, "s6")
 	initial := []dueindex.Entry{
+		{TaskID: s6, NextRun: t0.Add(10 * time.Second), Queue: "slow"},
 		{TaskID: s1, NextRun: t0.Add(10 * time.Second), Queue: "slow"},
 		{TaskID: s2, NextRun: t0.Add(10 * time.Second), Queue: "slow"},
 		{TaskID: s3, NextRun: t0.Add(10 * time.Second), Queue: "slow"},
+		{TaskID: s5, NextRun: t0.Add(10 * time.Second), Queue: "slow"},
 		{TaskID: f1, NextRun: t0.Add(10 * time.Second), Queue: "fast"},
 		{TaskID: s4, NextRun: t0.Add(20 * time.Second), Queue: "slow"},
 		{TaskID: f2, NextRun: t0.Add(20 * time.Second), Queue: "fast"},
@@ -213,25 +222,60 @@ func TestShardHoldsBackOnlyTheQueueWithoutRoom(t *testing.T) {
 	}
 	clk.RunUntil(t0.Add(12 * time.Second))
 	check("at 12s, room for one slow task", "s1@slow 10s", "f1@fast 10s")
-	// s2 leaves; s3 moves to the fast queue, due at once.
+	// Held back: s2 leaves; s3 changes only its queue; s5 moves to 15s
+	// and to the fast queue; s6 moves to 40s.
 	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: s2, Active: false})
 	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: s3, NextRun: t0.Add(10 * time.Second), Active: true, Queue: "fast"})
-	setSlowRoom := func(n int) {
-		mu.Lock()
-		slowRoom = n
-		mu.Unlock()
-	}
-	setSlowRoom(1)
-	counted.Send(clk, sys.Root, shard, dueindex.Resume{})
-	clk.Quiesce()
-	check("after a Resume with room for one slow task: none is left held back", "s1@slow 10s", "f1@fast 10s")
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: s5, NextRun: t0.Add(15 * time.Second), Active: true, Queue: "fast"})
+	counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: s6, NextRun: t0.Add(40 * time.Second), Active: true, Queue: "slow"})
 	setSlowRoom(0)
 	clk.RunUntil(t0.Add(22 * time.Second))
 	check("at 22s, no room for slow tasks",
-		"s1@slow 10s", "f1@fast 10s", "s3@fast 20s", "f2@fast 20s")
+		"s1@slow 10s", "f1@fast 10s", "s5@fast 20s", "f2@fast 20s")
 	setSlowRoom(5)
 	counted.Send(clk, sys.Root, shard, dueindex.Resume{})
 	clk.Quiesce()
 	check("after a Resume with room",
-		"s1@slow 10s", "f1@fast 10s", "s3@fast 20s", "f2@fast 20s", "s4@slow 20s")
+		"s1@slow 10s", "f1@fast 10s", "s5@fast 20s", "f2@fast 20s", "s3@slow 10s", "s4@slow 20s")
+}
+
+// TestShardKeepsAQueuesOrderWhenRoomComesBack: Room says no once, then
+// yes. The task it refused is held back, and the one due at the same tick
+// behind it waits behind it, though there is room by then: both are
+// delivered at the next tick, in their order, with their tick's instant.
+func TestShardKeepsAQueuesOrderWhenRoomComesBack(t *testing.T) {
+	clk, sys, arch := newSystem()
+	var mu sync.Mutex
+	var got []string
+	refuse := 1
+	names := map[uuid.UUID]string{}
+	var initial []dueindex.Entry
+	for i, name := range []string{"a", "b"} {
+		u := uuid.MustParse(fmt.Sprintf("0000000%d-0000-0000-0000-000000000000", i)) // delivered in this order
+		names[u] = name
+		initial = append(initial, dueindex.Entry{TaskID: u, NextRun: t0.Add(10 * time.Second), Queue: "q"})
+	}
+	deliver := func(id uuid.UUID, queue string, tk dueindex.Tick) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, names[id]+" "+tk.At.Sub(t0).String())
+	}
+	room := func(string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		refuse--
+		return refuse < 0
+	}
+	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Room: room, Initial: initial}
+	}))
+	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Ticker{Archetype: arch, Interval: 10 * time.Second, Shards: []*actor.PID{shard}}
+	}))
+	clk.RunUntil(t0.Add(25 * time.Second))
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"a 10s", "b 10s"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
 }
