@@ -141,8 +141,9 @@ type Config struct {
 	// meanwhile: a slow queue's backlog holds back only its own tasks. It
 	// bounds the memory a wave of due tasks takes, to this many actors per
 	// queue. Calls are not held back, actors a call started count from the
-	// first tick that reaches them, and actors pinned by TaskPID are not
-	// counted. Default DefaultMaxActiveTasks; at least 1.
+	// first tick that reaches them (those with open runs at Start from
+	// then), and actors pinned by TaskPID are not counted. Default
+	// DefaultMaxActiveTasks; at least 1.
 	MaxActiveTasks int
 	// SnapshotEvery is how many events the log may gain before the
 	// scheduler snapshots the tasks that changed, on a store that keeps
@@ -546,8 +547,9 @@ type entry struct {
 	// bound then leaves out (see gate).
 	pinned bool
 	// gate is the queue whose share of Config.MaxActiveTasks the actor
-	// takes until it stops: that of the first tick that reached it. Nil:
-	// it takes none (no tick reached it yet, or it is pinned).
+	// takes until it stops: that of the first tick that reached it, or of
+	// its task's open runs at Start. Nil: it takes none (no tick reached
+	// it yet, or it is pinned).
 	gate *gate
 }
 
@@ -764,7 +766,14 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// without formatting two strings per comparison (1M tasks: ~5.6s → ~1s).
 	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
 	for _, id := range ids {
-		s.spawnTask(id, states[id])
+		// An open run holds its actor as a tick's would: it takes a
+		// place in its queue's share of the bound.
+		e := s.spawnTask(id, states[id])
+		e.mu.Lock()
+		if !e.gone() {
+			e.count(s.gateOf(states[id].State.Spec.Policy.QueueName()))
+		}
+		e.mu.Unlock()
 	}
 	s.ticker = s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
 		return &dueindex.Ticker{Archetype: s.arch, Interval: s.cfg.Tick, Shards: s.shards}
@@ -1076,7 +1085,12 @@ func (s *Scheduler) room(queue string) bool {
 		w := g.waking.Load()
 		if g.actors.Load()+w >= int64(s.cfg.MaxActiveTasks) {
 			g.starved.Store(true)
-			return false
+			// A place given back between the count's read and the flag
+			// would not have seen it: look again.
+			if g.actors.Load()+g.waking.Load() >= int64(s.cfg.MaxActiveTasks) {
+				return false
+			}
+			continue
 		}
 		if g.waking.CompareAndSwap(w, w+1) {
 			return true
@@ -1133,7 +1147,13 @@ func (s *Scheduler) resumeAt() int64 { return int64(s.cfg.MaxActiveTasks) * 7 / 
 // leaving. Once the scheduler stopped, ticks go nowhere.
 func (s *Scheduler) deliver(id uuid.UUID, queue string, t dueindex.Tick) {
 	g := s.gateOf(queue)
-	defer g.waking.Add(-1) // the place room reserved: the actor counts now
+	defer func() {
+		// The place room reserved: the actor counts now, or it did not
+		// take it (pinned, counted already, or the scheduler stopped),
+		// and the place is free again.
+		g.waking.Add(-1)
+		s.maybeResume(g)
+	}()
 	e, err := s.lockActor(context.Background(), id)
 	if err != nil {
 		return

@@ -18,8 +18,13 @@ import (
 // besides pinned ones; queues are further queues and their limits.
 func boundedWave(t *testing.T, maxActive int, queues map[string]int) (*clock.Virtual, *embedded.Store, *scheduler.Scheduler) {
 	t.Helper()
-	clk := clock.NewVirtual(t0)
-	st := memStore(t)
+	clk, st := clock.NewVirtual(t0), memStore(t)
+	return clk, st, boundedWaveOn(t, st, clk, maxActive, queues)
+}
+
+// boundedWaveOn is boundedWave's scheduler on st and clk.
+func boundedWaveOn(t *testing.T, st *embedded.Store, clk *clock.Virtual, maxActive int, queues map[string]int) *scheduler.Scheduler {
+	t.Helper()
 	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: 30 * time.Second, Workers: 1, Queues: queues, MaxActiveTasks: maxActive})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +35,7 @@ func boundedWave(t *testing.T, maxActive int, queues map[string]int) (*clock.Vir
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stopNow(s) })
-	return clk, st, s
+	return s
 }
 
 // hourly creates n hourly "work" tasks named prefix0… first due at first.
@@ -191,5 +196,30 @@ func TestAPinThatMakesRoomResumesTheWave(t *testing.T) {
 	clk.RunUntil(t0.Add(50 * time.Second)) // before the next tick
 	if got := s.Stats().Actors; got != 3 {
 		t.Errorf("%d task actors ten seconds after the pin, want 3 (the pinned one, and the bound of two besides)", got)
+	}
+}
+
+// TestRecoveredRunsTakeTheirPlaces: with room for two task actors, two of
+// three ten-minute tasks due at one tick are woken (one running, one
+// waiting) and the third held back when the process dies. After the
+// restart the two open runs have their actors again, and they take the
+// two places: the third task stays held back at the first tick, as it
+// was, instead of making three actors.
+func TestRecoveredRunsTakeTheirPlaces(t *testing.T) {
+	clk, st, s := boundedWave(t, 2, nil)
+	hourlyIn(t, s, "", "long", "t", 3, t0.Add(30*time.Second))
+	clk.RunUntil(t0.Add(40 * time.Second))
+	if got := s.Stats().Actors; got != 2 {
+		t.Fatalf("%d task actors after the tick, want 2 (the bound)", got)
+	}
+	stopNow(s) // the process "dies": the handler is abandoned, the runs stay open
+	clk2 := clock.NewVirtual(clk.Now())
+	s2 := boundedWaveOn(t, st, clk2, 2, nil)
+	if got := s2.Stats().Actors; got != 2 {
+		t.Fatalf("%d task actors after the restart, want 2 (the open runs')", got)
+	}
+	clk2.RunUntil(t0.Add(80 * time.Second)) // the first tick, at 01:10
+	if got := s2.Stats().Actors; got != 2 {
+		t.Errorf("%d task actors after the restart's first tick, want 2 (the bound, taken by the open runs)", got)
 	}
 }
