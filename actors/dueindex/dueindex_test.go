@@ -54,6 +54,24 @@ func newSystem() (*clock.Virtual, *actor.ActorSystem, archetype.Archetype) {
 	return clk, sys, archetype.Archetype{Clock: clk}
 }
 
+// startShard spawns a shard with deliver, room and initial, and a ticker
+// that ticks it every 10 s; it returns the shard.
+func startShard(clk *clock.Virtual, sys *actor.ActorSystem, arch archetype.Archetype, deliver dueindex.DeliverFunc, room dueindex.RoomFunc, initial []dueindex.Entry) *actor.PID {
+	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Room: room, Initial: initial}
+	}))
+	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Ticker{Archetype: arch, Interval: 10 * time.Second, Shards: []*actor.PID{shard}}
+	}))
+	return shard
+}
+
+// orderedID is the i-th (0–9) of IDs that a shard delivers in the order
+// of i when they fall due at one instant.
+func orderedID(i int) uuid.UUID {
+	return uuid.MustParse(fmt.Sprintf("0000000%d-0000-0000-0000-000000000000", i))
+}
+
 // TestShardTicksDueTasksOnly: ticks reach only the tasks due at the tick's
 // instant, carrying that instant, through Deliver; tasks the shard starts
 // with are in the index; a Track at the same time changes nothing, one at a
@@ -107,7 +125,7 @@ func TestShardHoldsDueTasksBackWithoutRoom(t *testing.T) {
 	names := map[uuid.UUID]string{}
 	ids := make([]uuid.UUID, 5)
 	for i := range ids {
-		ids[i] = uuid.MustParse(fmt.Sprintf("0000000%d-0000-0000-0000-000000000000", i)) // delivered in this order
+		ids[i] = orderedID(i)
 		names[ids[i]] = string(rune('a' + i))
 	}
 	room := 2 // deliveries allowed until the test gives more
@@ -132,12 +150,7 @@ func TestShardHoldsDueTasksBackWithoutRoom(t *testing.T) {
 		initial = append(initial, dueindex.Entry{TaskID: id, NextRun: t0.Add(10 * time.Second)})
 	}
 	initial = append(initial, dueindex.Entry{TaskID: ids[4], NextRun: t0.Add(15 * time.Second)})
-	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
-		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Room: hasRoom, Initial: initial}
-	}))
-	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
-		return &dueindex.Ticker{Archetype: arch, Interval: 10 * time.Second, Shards: []*actor.PID{shard}}
-	}))
+	shard := startShard(clk, sys, arch, deliver, hasRoom, initial)
 	clk.RunUntil(t0.Add(12 * time.Second))
 	check := func(when string, want ...string) {
 		t.Helper()
@@ -172,7 +185,7 @@ func TestShardHoldsBackOnlyTheQueueWithoutRoom(t *testing.T) {
 	slowRoom := 1
 	names := map[uuid.UUID]string{}
 	id := func(i int, name string) uuid.UUID {
-		u := uuid.MustParse(fmt.Sprintf("0000000%d-0000-0000-0000-000000000000", i)) // delivered in this order
+		u := orderedID(i)
 		names[u] = name
 		return u
 	}
@@ -206,12 +219,7 @@ func TestShardHoldsBackOnlyTheQueueWithoutRoom(t *testing.T) {
 		{TaskID: s4, NextRun: t0.Add(20 * time.Second), Queue: "slow"},
 		{TaskID: f2, NextRun: t0.Add(20 * time.Second), Queue: "fast"},
 	}
-	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
-		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Room: room, Initial: initial}
-	}))
-	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
-		return &dueindex.Ticker{Archetype: arch, Interval: 10 * time.Second, Shards: []*actor.PID{shard}}
-	}))
+	shard := startShard(clk, sys, arch, deliver, room, initial)
 	check := func(when string, want ...string) {
 		t.Helper()
 		mu.Lock()
@@ -251,7 +259,7 @@ func TestShardKeepsAQueuesOrderWhenRoomComesBack(t *testing.T) {
 	names := map[uuid.UUID]string{}
 	var initial []dueindex.Entry
 	for i, name := range []string{"a", "b"} {
-		u := uuid.MustParse(fmt.Sprintf("0000000%d-0000-0000-0000-000000000000", i)) // delivered in this order
+		u := orderedID(i)
 		names[u] = name
 		initial = append(initial, dueindex.Entry{TaskID: u, NextRun: t0.Add(10 * time.Second), Queue: "q"})
 	}
@@ -266,12 +274,7 @@ func TestShardKeepsAQueuesOrderWhenRoomComesBack(t *testing.T) {
 		refuse--
 		return refuse < 0
 	}
-	shard := counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
-		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Room: room, Initial: initial}
-	}))
-	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
-		return &dueindex.Ticker{Archetype: arch, Interval: 10 * time.Second, Shards: []*actor.PID{shard}}
-	}))
+	startShard(clk, sys, arch, deliver, room, initial)
 	clk.RunUntil(t0.Add(25 * time.Second))
 	mu.Lock()
 	defer mu.Unlock()
