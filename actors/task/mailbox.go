@@ -51,6 +51,9 @@ type mailbox struct {
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
 	process    func() // m.processMessages, made once
+	// gone is set once the actor has stopped; only the goroutine running
+	// the mailbox (one at a time) reads or writes it.
+	gone bool
 }
 
 // PostUserMessage implements actor.Mailbox.
@@ -132,6 +135,9 @@ func (m *mailbox) run() {
 					m.suspended.Store(false)
 				default:
 					m.invoker.InvokeSystemMessage(msg)
+					if _, stop := msg.(*actor.Stop); stop {
+						m.gone = true // a task actor has no children: it has stopped
+					}
 				}
 				continue
 			}
@@ -143,7 +149,24 @@ func (m *mailbox) run() {
 			return
 		}
 		m.userN.Add(-1)
+		if m.gone {
+			m.deadLetter(msg)
+			continue
+		}
 		m.invoker.InvokeUserMessage(msg)
+	}
+}
+
+// deadLetter hands msg, which reached the mailbox before its stopped actor
+// left the process registry, to the dead letters, as a send after that
+// would have been: the actor context drops a user message once stopped,
+// and then a counted message would stay in flight for ever (the virtual
+// clock never moving again) and a request would wait for its timeout. The
+// dead letters answer a request with a dead-letter response, and the
+// scheduler's watcher uncounts a counted message (package counted).
+func (m *mailbox) deadLetter(msg any) {
+	if ctx, ok := m.invoker.(actor.Context); ok {
+		ctx.ActorSystem().DeadLetter.SendUserMessage(ctx.Self(), msg)
 	}
 }
 

@@ -172,3 +172,48 @@ func TestMailboxKeepsEachSendersOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMailboxDeadLettersWhatOutlivesItsActor: a message that reached the
+// mailbox before its actor stopped, and is taken after, goes to the dead
+// letters (where a counted message is uncounted and a request answered),
+// not nowhere: the actor context drops a user message once stopped.
+func TestMailboxDeadLettersWhatOutlivesItsActor(t *testing.T) {
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	var mu sync.Mutex
+	var dead, received []any
+	sys.EventStream.Subscribe(func(evt any) {
+		if dl, ok := evt.(*actor.DeadLetterEvent); ok {
+			mu.Lock()
+			dead = append(dead, dl.Message)
+			mu.Unlock()
+		}
+	})
+	d := &stepDispatcher{}
+	pid := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if s, ok := ctx.Message().(string); ok {
+			mu.Lock()
+			received = append(received, s)
+			mu.Unlock()
+		}
+	}, actor.WithDispatcher(d), actor.WithMailbox(task.NewMailbox)))
+	d.runAll() // started
+	sys.Root.Send(pid, "before")
+	d.runAll()
+	sys.Root.Send(pid, "late") // in the mailbox, behind the stop that follows
+	sys.Root.Stop(pid)
+	d.runAll() // the stop first (system messages go first), then "late"
+	mu.Lock()
+	defer mu.Unlock()
+	if len(received) != 1 || received[0] != "before" {
+		t.Errorf("the actor received %v, want [before]", received)
+	}
+	found := false
+	for _, m := range dead {
+		found = found || m == "late"
+	}
+	if !found {
+		t.Errorf("dead letters %v: want the message taken after the stop among them", dead)
+	}
+}
