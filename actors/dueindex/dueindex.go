@@ -171,8 +171,6 @@ type Shard struct {
 	// held are the due tasks Room held back, by queue number: each
 	// queue's in the order they fell due, with their tick's instant.
 	held []heldQueue
-	// holding is how many queues have tasks held back.
-	holding int
 }
 
 type dueItem struct {
@@ -297,9 +295,6 @@ func (s *Shard) hold(q uint32, tick time.Time, it dueItem) {
 		s.held = append(s.held, nil)
 	}
 	h := s.held[q]
-	if len(h) == 0 {
-		s.holding++
-	}
 	if n := len(h); n == 0 || !h[n-1].tick.Equal(tick) {
 		h = append(h, heldBatch{tick: tick})
 	}
@@ -311,7 +306,7 @@ func (s *Shard) hold(q uint32, tick time.Time, it dueItem) {
 // drainHeld delivers the tasks held back, queue by queue, while their
 // queue has room.
 func (s *Shard) drainHeld() {
-	for q := 0; s.holding > 0 && q < len(s.held); q++ {
+	for q := range s.held {
 		if len(s.held[q]) > 0 {
 			s.drain(uint32(q))
 		}
@@ -345,7 +340,6 @@ func (s *Shard) drain(q uint32) {
 		h = h[1:]
 	}
 	s.held[q] = nil
-	s.holding--
 }
 
 type dueHeap []dueItem

@@ -767,12 +767,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
 	for _, id := range ids {
 		// An open run holds its actor as a tick's would: it takes a
-		// place in its queue's share of the bound.
+		// place in its queue's share of the bound. (s.mu is held: the
+		// actor cannot have left yet.)
 		e := s.spawnTask(id, states[id])
 		e.mu.Lock()
-		if !e.gone() {
-			e.count(s.gateOf(states[id].State.Spec.Policy.QueueName()))
-		}
+		e.count(s.gateOf(states[id].State.Spec.Policy.QueueName()))
 		e.mu.Unlock()
 	}
 	s.ticker = s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
@@ -1213,7 +1212,6 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 		return
 	}
 	if stopped {
-		e.pinned = false
 		s.uncount(e)
 		s.actors.Add(-1)
 		if rec != "" && !idle && !s.stopped {
