@@ -222,7 +222,8 @@ func (s *Store) commit(pending []*appendReq) {
 	}
 	for _, r := range pending {
 		g.reqs = append(g.reqs, r)
-		cur, err := s.streamHead(r.stream)
+		hk := s.heads.key(r.stream)
+		cur, err := s.streamHead(hk)
 		if err != nil {
 			r.err = err
 			continue
@@ -268,7 +269,7 @@ func (s *Store) commit(pending []*appendReq) {
 			g.tail.add(pv[len(k):len(rv)])
 			v++
 		}
-		s.heads[r.stream] = streamVersion{version: v - 1, exists: true}
+		s.heads.set(hk, v-1)
 		r.result = events.AppendResult{Version: v - 1, Position: events.Position{Commit: pos, Prepare: pos}}
 	}
 	if pos > s.next {
@@ -338,9 +339,10 @@ func (s *Store) settle(g *group) {
 // streamHead returns a stream's last version as the committer sees it
 // (including appends decided earlier in the group being cut). Only the
 // committer calls it.
-func (s *Store) streamHead(stream string) (streamVersion, error) {
-	if h, ok := s.heads[stream]; ok {
-		return h, nil
+func (s *Store) streamHead(hk headKey) (streamVersion, error) {
+	stream := hk.name
+	if v, ok := s.heads.get(hk); ok {
+		return streamVersion{version: v, exists: true}, nil
 	}
 	var h streamVersion
 	prefix := streamPrefix(stream)
@@ -352,7 +354,7 @@ func (s *Store) streamHead(stream string) (streamVersion, error) {
 	if it.Last() {
 		k := it.Key()
 		h = streamVersion{version: binary.BigEndian.Uint64(k[len(k)-8:]), exists: true}
-		s.heads[stream] = h
+		s.heads.set(hk, h.version)
 	} else if err := it.Error(); err != nil {
 		return h, s.dbErr(fmt.Sprintf("read stream head %q", stream), err)
 	}

@@ -103,7 +103,7 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		notify:  make(chan struct{}),
-		heads:   map[string]streamVersion{},
+		heads:   newStreamHeads(),
 	}
 	if s.head, err = s.lastPosition(); err != nil {
 		db.Close()

@@ -96,7 +96,7 @@ func (s *Store) reopen() error {
 		s.mu.Unlock()
 		return err
 	}
-	s.next, s.heads = head, map[string]streamVersion{}
+	s.next, s.heads = head, newStreamHeads()
 	s.mu.Lock()
 	s.broken = nil
 	s.tail.reset() // what the failed database wrote may follow it

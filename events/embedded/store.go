@@ -138,7 +138,7 @@ type Store struct {
 	// Owned by the committer goroutine: the position last assigned and every
 	// stream head it has seen, including appends applied but not yet synced.
 	next  uint64
-	heads map[string]streamVersion
+	heads streamHeads
 	// scratch holds the keys and record the committer hands to Pebble's
 	// batch, which copies them: reused for every event.
 	scratch []byte
