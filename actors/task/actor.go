@@ -954,7 +954,10 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 	for _, e := range effects {
 		switch e := e.(type) {
 		case rules.Enqueue:
-			r := e.Run
+			r, ok := a.state.Run(e.RunID)
+			if !ok {
+				continue // not open: the rules name only open runs
+			}
 			m := worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
 				Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt, Queue: a.state.Spec.Policy.QueueName(),
 				Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger}
@@ -962,14 +965,14 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 				counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, m)
 			}
 		case rules.ArmDeadline:
-			a.armDeadline(e.Run, e.Reason)
+			a.armDeadline(e.RunID, e.Deadline, e.Reason)
 		case rules.ArmHeartbeat:
 			// The start counts as the first heartbeat.
 			if a.beats == nil {
 				a.beats = map[uuid.UUID]time.Time{}
 			}
-			a.beats[e.Run.ID] = e.Run.StartedAt
-			a.armHeartbeat(e.Run.ID, e.Run.StartedAt.Add(e.Timeout))
+			a.beats[e.RunID] = e.StartedAt
+			a.armHeartbeat(e.RunID, e.StartedAt.Add(e.Timeout))
 		case rules.NoteHeartbeat:
 			if _, ok := a.beats[e.RunID]; ok {
 				a.beats[e.RunID] = a.cfg.Archetype.Clock.Now()
@@ -1016,12 +1019,12 @@ func (a *Actor) stopRunners(ctx actor.Context, evs []events.Event) {
 	}
 }
 
-func (a *Actor) armDeadline(r rules.Run, reason string) {
-	if t, ok := a.timers[r.ID]; ok {
+func (a *Actor) armDeadline(id uuid.UUID, at time.Time, reason string) {
+	if t, ok := a.timers[id]; ok {
 		t.Stop()
 	}
-	c, sys, self, id := a.cfg.Archetype.Clock, a.sys, a.self, r.ID
-	a.timers[r.ID] = c.AfterFunc(r.Deadline.Sub(c.Now()), func() {
+	c, sys, self := a.cfg.Archetype.Clock, a.sys, a.self
+	a.timers[id] = c.AfterFunc(at.Sub(c.Now()), func() {
 		counted.Send(c, sys.Root, self, deadline{runID: id, reason: reason})
 	})
 }

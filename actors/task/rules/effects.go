@@ -13,15 +13,18 @@ import (
 // without actors.
 type Effect interface{ effect() }
 
-// Enqueue puts a waiting run on the queue.
-type Enqueue struct{ Run Run }
+// Enqueue puts waiting run RunID, as the state holds it, on the queue.
+// Effects name a run rather than carry a copy of it (~240 bytes, boxed
+// into the Effect for every run).
+type Enqueue struct{ RunID uuid.UUID }
 
-// ArmDeadline sets a timer at Run.Deadline that forces the run to end with
-// Reason (R4; R9 when the run was found started on recovery). An earlier
-// timer of the same run is replaced.
+// ArmDeadline sets a timer at Deadline, run RunID's, that forces the run to
+// end with Reason (R4; R9 when the run was found started on recovery). An
+// earlier timer of the same run is replaced.
 type ArmDeadline struct {
-	Run    Run
-	Reason string // events.ForcedTimebox or events.ForcedProcessLost
+	RunID    uuid.UUID
+	Deadline time.Time
+	Reason   string // events.ForcedTimebox or events.ForcedProcessLost
 }
 
 // StopTimer stops the timers (deadline, heartbeat) of a run that has its
@@ -35,8 +38,9 @@ type StopTimer struct{ RunID uuid.UUID }
 // when Timeout has passed since the last heartbeat it decides ForceEnd with
 // events.ForcedHeartbeat and that time.
 type ArmHeartbeat struct {
-	Run     Run
-	Timeout time.Duration
+	RunID     uuid.UUID
+	StartedAt time.Time
+	Timeout   time.Duration
 }
 
 // NoteHeartbeat says a running run is alive now: a Heartbeat command, or a
@@ -132,7 +136,7 @@ func noteHeartbeat(out []Effect, s *State, id uuid.UUID) []Effect {
 // enqueueEffect puts the run e enqueued on the queue.
 func enqueueEffect(out []Effect, s *State, e events.Event) []Effect {
 	if r, ok := s.Run(e.(events.RunEnqueued).RunID); ok {
-		out = append(out, Enqueue{Run: r})
+		out = append(out, Enqueue{RunID: r.ID})
 	}
 	return out
 }
@@ -144,9 +148,9 @@ func startEffects(out []Effect, s *State, e events.Event) []Effect {
 	if !ok {
 		return out
 	}
-	out = append(out, ArmDeadline{Run: r, Reason: events.ForcedTimebox})
+	out = append(out, ArmDeadline{RunID: r.ID, Deadline: r.Deadline, Reason: events.ForcedTimebox})
 	if hb := s.Spec.Policy.HeartbeatTimeout.D(); hb > 0 && s.Current(r) {
-		out = append(out, ArmHeartbeat{Run: r, Timeout: hb})
+		out = append(out, ArmHeartbeat{RunID: r.ID, StartedAt: r.StartedAt, Timeout: hb})
 	}
 	return out
 }
@@ -177,9 +181,9 @@ func Recover(s State) []Effect {
 	var out []Effect
 	for _, r := range s.Open {
 		if r.Started {
-			out = append(out, ArmDeadline{Run: r, Reason: events.ForcedProcessLost})
+			out = append(out, ArmDeadline{RunID: r.ID, Deadline: r.Deadline, Reason: events.ForcedProcessLost})
 		} else {
-			out = append(out, Enqueue{Run: r})
+			out = append(out, Enqueue{RunID: r.ID})
 		}
 	}
 	if s.Exists() {

@@ -51,10 +51,10 @@ func TestEffects(t *testing.T) {
 		{"pause tracks inactive", rules.Pause{}, paused, []events.Event{events.TaskPaused{}},
 			[]rules.Effect{rules.Track{NextRun: t0.Add(time.Minute)}}},
 		{"tick that enqueues: enqueue, then track", rules.Tick{}, withRuns, []events.Event{events.RunEnqueued{RunID: r1}},
-			[]rules.Effect{rules.Enqueue{Run: waiting}, track}},
+			[]rules.Effect{rules.Enqueue{RunID: waiting.ID}, track}},
 		{"tick that enqueues nothing still tracks", rules.Tick{}, active, nil, []rules.Effect{track}},
 		{"start arms the deadline", rules.RequestStart{}, withRuns, []events.Event{events.RunStarted{RunID: r2}},
-			[]rules.Effect{rules.ArmDeadline{Run: running, Reason: events.ForcedTimebox}}},
+			[]rules.Effect{rules.ArmDeadline{RunID: running.ID, Deadline: running.Deadline, Reason: events.ForcedTimebox}}},
 		{"completion stops the timer", rules.Complete{}, active, []events.Event{events.RunCompleted{RunID: r2}},
 			[]rules.Effect{rules.StopTimer{RunID: r2}}},
 		{"failure stops the timer", rules.Fail{}, active, []events.Event{events.RunFailed{RunID: r2}},
@@ -68,7 +68,7 @@ func TestEffects(t *testing.T) {
 			[]rules.Effect{rules.NoteHeartbeat{RunID: r2}}},
 		{"a heartbeat of a waiting run is not", rules.Heartbeat{RunID: r1}, withRuns, nil, nil},
 		{"start with a heartbeat_timeout arms the heartbeat too", rules.RequestStart{}, watched, []events.Event{events.RunStarted{RunID: r2}},
-			[]rules.Effect{rules.ArmDeadline{Run: running, Reason: events.ForcedTimebox}, rules.ArmHeartbeat{Run: running, Timeout: 10 * time.Second}}},
+			[]rules.Effect{rules.ArmDeadline{RunID: running.ID, Deadline: running.Deadline, Reason: events.ForcedTimebox}, rules.ArmHeartbeat{RunID: running.ID, StartedAt: running.StartedAt, Timeout: 10 * time.Second}}},
 		{"a failure with a retry tracks the retry's time", rules.Fail{}, retrying, []events.Event{events.RunFailed{RunID: r2, RetryAt: &soon}},
 			[]rules.Effect{rules.StopTimer{RunID: r2}, rules.Track{NextRun: soon, Active: true}}},
 		{"a forced end with a retry tracks too", rules.ForceEnd{}, retrying, []events.Event{events.RunForcedEnd{RunID: r2, RetryAt: &soon}},
@@ -102,8 +102,8 @@ func TestRecover(t *testing.T) {
 	running := rules.Run{ID: events.RunID(id, 1), Number: 1, Started: true, Deadline: t0}
 	s := rules.State{ID: id, Status: rules.StatusActive, NextRun: t0, Open: []rules.Run{running, waiting}}
 	want := []rules.Effect{
-		rules.ArmDeadline{Run: running, Reason: events.ForcedProcessLost},
-		rules.Enqueue{Run: waiting},
+		rules.ArmDeadline{RunID: running.ID, Deadline: running.Deadline, Reason: events.ForcedProcessLost},
+		rules.Enqueue{RunID: waiting.ID},
 		rules.Track{NextRun: t0, Active: true},
 	}
 	if got := rules.Recover(s); !reflect.DeepEqual(got, want) {
