@@ -71,6 +71,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -903,7 +904,10 @@ func (a *Actor) append(f *flight) error {
 	if a.state.Exists() {
 		expected = events.Exactly(a.state.Version)
 	}
-	proposed := make([]events.Proposed, len(f.evs))
+	// The store holds proposed until it answers f (f.answered), and f is
+	// released, for another flight to reuse it, only after that.
+	proposed := slices.Grow(f.proposed[:0], len(f.evs))[:len(f.evs)]
+	f.proposed = proposed
 	for i, e := range f.evs {
 		// events.Propose, with the ID derived rather than random.
 		typ, schema, data, err := events.Default.Encode(e)
