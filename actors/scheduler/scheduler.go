@@ -1447,13 +1447,11 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 // the actor would have given it, unless the scheduler is stopping.
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
-	return s.decision(r, err)
-}
-
-// decision is a task actor's reply to a worker; a dead letter (the actor
-// had left) is answered as workerAsk says.
-func (s *Scheduler) decision(r task.Reply, err error) (worker.Decision, error) {
-	return worker.Decision{Events: r.Events, State: &r.State}, s.deadLetter(err)
+	d := worker.Decision{Events: r.Events}
+	if start, ok := cmd.(rules.RequestStart); ok && err == nil {
+		d = worker.StartDecision(r.Events, &r.State, start.RunID)
+	}
+	return d, s.deadLetter(err)
 }
 
 // deadLetter is err, or the answer to a command that reached no actor

@@ -50,15 +50,28 @@ type Enqueued struct {
 type QueuedRun = Enqueued
 
 // Decision is a task actor's answer to a command: the events it recorded
-// (none when nothing changed) and the task's state after them.
+// (none when nothing changed) and, for a RequestStart, what a worker reads
+// of the task after them (see StartDecision).
 type Decision struct {
 	Events []events.Event
-	// State is the task's state after the decision; nil when the task
-	// did not answer. A pointer: a Decision is returned through every
-	// layer between a worker and its task, and a copy of the whole State
-	// in each of their frames made the waiting goroutines outgrow their
-	// stacks (docs/performance.md).
-	State *rules.State
+	// Run is, for a RequestStart, the run as its handler gets it — the
+	// task's name, owner, kind, payload and checkpoint, the run's number,
+	// deadline, attempt — after the decision; nil for other commands and
+	// when the task did not answer. A worker reads this much of the task,
+	// not a copy of its whole state (~620 bytes a run; docs/performance.md).
+	Run *Run
+	// HeartbeatTimeout is the task's heartbeat_timeout (R16), with Run.
+	HeartbeatTimeout time.Duration
+}
+
+// StartDecision is the Decision of a task that answered a RequestStart
+// for run id with evs, st being its state after them.
+func StartDecision(evs []events.Event, st *rules.State, id uuid.UUID) Decision {
+	r, _ := st.Run(id)
+	return Decision{Events: evs, HeartbeatTimeout: st.Spec.Policy.HeartbeatTimeout.D(),
+		Run: &Run{TaskID: st.ID, TaskName: st.Spec.Name, Owner: st.Spec.Owner, Kind: st.Spec.Kind,
+			RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline,
+			Attempt: max(r.Attempt, 1), RetryOf: r.RetryOf, Trigger: r.Trigger}}
 }
 
 // AskFunc sends cmd to the task actor at task, from from, and waits for its
@@ -471,6 +484,13 @@ type Worker struct {
 	trace runTracer
 	// cur is the run it executes, or executed last; only Receive reads it.
 	cur *execution
+	// runs is the parent of its handlers' contexts, which stopRun cancels
+	// with a forced end's cause (execution.stop); begin makes it again for
+	// the next run once it is cancelled. Only Receive uses them. One per
+	// worker rather than one per run: each run's own was added to and
+	// removed from Base's children, which every worker shares.
+	runs    context.Context
+	stopRun context.CancelCauseFunc
 }
 
 // Receive implements actor.Actor.
@@ -510,42 +530,37 @@ func (w *Worker) Receive(ctx actor.Context) {
 		w.queue.free(ctx.Self(), w.lane) // dropped, and recorded as such
 		return
 	}
-	w.begin(ctx, m, reply.State)
+	w.begin(ctx, m, &reply)
 }
 
-// begin hands run m, which its task started (st is the task's state
-// then), to its handler on a goroutine of its own. Receive, which waits
-// for the task to decide, keeps no more than the decision in its frame:
-// the rest is here, and in report, so that the goroutines that wait for
-// a task's decisions do not outgrow their first stack
-// (docs/performance.md).
-func (w *Worker) begin(ctx actor.Context, m work, st *rules.State) {
+// begin hands run m, which its task started (d is the start's decision),
+// to its handler on a goroutine of its own. Receive, which waits for the
+// task to decide, keeps no more than the decision in its frame: the rest
+// is here, and in report, so that the goroutines that wait for a task's
+// decisions do not outgrow their first stack (docs/performance.md).
+func (w *Worker) begin(ctx actor.Context, m work, d *Decision) {
 	c := w.cfg.Archetype.Clock
-	r, _ := st.Run(m.run.RunID)
-	x := &handling{w: w, root: ctx.ActorSystem().Root, self: ctx.Self(), q: m.run, h: w.cfg.Handlers[st.Spec.Kind],
-		run: Run{TaskID: st.ID, TaskName: st.Spec.Name, Owner: st.Spec.Owner, Kind: st.Spec.Kind,
-			RunID: r.ID, Number: r.Number, Payload: st.Spec.Payload, Checkpoint: st.Checkpoint, Deadline: r.Deadline,
-			Attempt: max(r.Attempt, 1), RetryOf: r.RetryOf, Trigger: r.Trigger}}
-	x.b = begun{taskID: st.ID, runID: r.ID, number: r.Number, attempt: x.run.Attempt, deadline: r.Deadline}
+	x := &handling{w: w, root: ctx.ActorSystem().Root, self: ctx.Self(), q: m.run, h: w.cfg.Handlers[d.Run.Kind], run: *d.Run}
+	x.b = begun{taskID: x.run.TaskID, runID: x.run.RunID, number: x.run.Number, attempt: x.run.Attempt, deadline: x.run.Deadline}
 	// The run's checkpoints and heartbeats go through x: no function
 	// values, nor heartbeats of their own, made for every run.
 	x.run.saver = x
-	x.bt.start(c, st.Spec.Policy.HeartbeatTimeout.D())
+	x.bt.start(c, d.HeartbeatTimeout)
 	x.bt.to, x.run.beats = x, &x.bt
-	x.span = w.trace.start(m.run, st)
-	w.trace.started(x.span, c.Now(), r.Deadline)
+	x.span = w.trace.start(m.run, d.Run)
+	w.trace.started(x.span, c.Now(), x.run.Deadline)
 	// The handler's context ends at the deadline (R4), or earlier when the
 	// task actor tells this worker it forced the run to end (StopRun): the
 	// cause then says why.
-	sctx, stop := context.WithCancelCause(w.trace.inContext(w.cfg.Base, x.span))
-	x.hctx, x.release = clock.WithDeadline(sctx, c, r.Deadline)
-	x.id, x.c, x.cancel, x.beats = r.ID, c, stop, x.run.beats
+	if w.runs == nil || w.runs.Err() != nil {
+		w.runs, w.stopRun = context.WithCancelCause(w.cfg.Base)
+	}
+	x.hctx, x.release = clock.WithDeadline(w.trace.inContext(w.runs, x.span), c, x.run.Deadline)
+	x.id, x.c, x.cancel, x.beats = x.run.RunID, c, w.stopRun, x.run.beats
 	w.cur = &x.execution
 	w.cfg.Stats.Busy.Add(1)
 	w.stats.busy.Add(1)
 	c.Begin() // the handler goroutine is work in flight
-	// x holds nothing of st: the goroutine would keep the whole state on
-	// the heap.
 	go x.handle()
 }
 
@@ -584,7 +599,6 @@ func (x *handling) handle() {
 	forced, reason := x.end()
 	x.run.beats.stop()
 	x.release()
-	x.cancel(nil)
 	if w.cfg.Base.Err() != nil {
 		w.unbusy()
 		w.trace.abandoned(x.span, c.Now())

@@ -196,7 +196,7 @@ func (p *pool) ask(_ context.Context, from actor.SenderContext, _ *actor.PID, cm
 		p.mu.Unlock()
 		st.Open = append(st.Open, rules.Run{ID: e.RunID, Number: e.Run, Started: true, StartedAt: now,
 			Deadline: now.Add(timebox), Attempt: max(e.Attempt, 1), RetryOf: e.RetryOf, Trigger: e.Trigger})
-		return Decision{Events: []events.Event{events.RunStarted{RunID: e.RunID, Run: e.Run}}, State: &st}, nil
+		return StartDecision([]events.Event{events.RunStarted{RunID: e.RunID, Run: e.Run}}, &st, e.RunID), nil
 	case rules.Complete:
 		p.note("complete %s", p.name(c.RunID))
 		return Decision{Events: []events.Event{events.RunCompleted{RunID: c.RunID}}}, nil

@@ -43,8 +43,10 @@ func (e *ForcedEndError) Unwrap() error { return ErrForcedEnd }
 // execution is the run a worker is executing, shared by its actor (which
 // stops it on StopRun) and the handler's goroutine (which marks its end).
 type execution struct {
-	id     uuid.UUID
-	c      clock.Clock
+	id uuid.UUID
+	c  clock.Clock
+	// cancel ends the handler's context with a cause: it is the worker's
+	// (Worker.stopRun), so the worker makes a new one for its next run.
 	cancel context.CancelCauseFunc
 	beats  *beats
 

@@ -22,12 +22,15 @@ import (
 // with the forced end as its cause; one for another run changes nothing.
 // The worker reports nothing for the stopped run, and its slot stays taken
 // until the handler returns, however long it takes to: the next run waits
-// for it.
+// for it, and its context, on the same worker, is not cancelled.
 func TestStopRunCancelsTheHandlerAndHoldsTheSlotUntilItReturns(t *testing.T) {
 	stopped, release := make(chan error, 1), make(chan struct{})
 	var p *pool
 	h := HandlerFunc(func(ctx context.Context, r *Run) (json.RawMessage, error) {
 		if r.Number > 1 {
+			if ctx.Err() != nil {
+				p.note("A%d's context ended before it began: %v", r.Number, context.Cause(ctx))
+			}
 			return nil, nil
 		}
 		_ = clock.Sleep(ctx, p.clk, 24*time.Hour) // waits for its context

@@ -56,17 +56,17 @@ func newRunTracer(tp trace.TracerProvider) runTracer {
 // off is the span of every run when tracing is off.
 var off trace.Span = noop.Span{}
 
-// start opens the span of run q of the task in st, back-dated to when the
-// run was queued.
-func (rt runTracer) start(q QueuedRun, st *rules.State) trace.Span {
+// start opens the span of run q, whose task's name, owner and kind run
+// has, back-dated to when the run was queued.
+func (rt runTracer) start(q QueuedRun, run *Run) trace.Span {
 	if rt.t == nil {
 		return off
 	}
-	name := "run " + st.Spec.Kind
+	name := "run " + run.Kind
 	_, span := rt.t.Start(context.Background(), name, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(q.EnqueuedAt),
 		trace.WithAttributes(
-			AttrTaskID.String(q.TaskID.String()), AttrTaskName.String(st.Spec.Name), AttrOwner.String(st.Spec.Owner),
-			AttrKind.String(st.Spec.Kind), AttrRunID.String(q.RunID.String()), AttrRunNumber.Int(q.Run),
+			AttrTaskID.String(q.TaskID.String()), AttrTaskName.String(run.TaskName), AttrOwner.String(run.Owner),
+			AttrKind.String(run.Kind), AttrRunID.String(q.RunID.String()), AttrRunNumber.Int(q.Run),
 			AttrAttempt.Int(max(q.Attempt, 1))))
 	return span
 }
@@ -84,7 +84,7 @@ func (rt runTracer) dropped(q QueuedRun, d *Decision, at time.Time) {
 	if rt.t == nil {
 		return
 	}
-	span := rt.start(q, d.State)
+	span := rt.start(q, d.Run)
 	attrs := []attribute.KeyValue{AttrOutcome.String(OutcomeDropped)}
 	if e, ok := d.Events[0].(events.RunDropped); ok {
 		attrs = append(attrs, AttrReason.String(e.Reason))

@@ -22,14 +22,13 @@ func (discard) Shutdown(context.Context) error                             { ret
 //	go test ./actors/worker -run '^$' -bench RunSpan -benchmem
 func BenchmarkRunSpan(b *testing.B) {
 	q := QueuedRun{TaskID: uuid.New(), RunID: uuid.New(), Run: 7, EnqueuedAt: time.Unix(0, 0)}
-	var st rules.State
-	st.Spec.Name, st.Spec.Owner, st.Spec.Kind = "poll", "channel/pop3/42", "http"
+	run0 := &Run{TaskName: "poll", Owner: "channel/pop3/42", Kind: "http"}
 	at := time.Unix(1, 0)
 	cmd := rules.Complete{RunID: q.RunID}
 	run := func(b *testing.B, rt runTracer) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			span := rt.start(q, &st)
+			span := rt.start(q, run0)
 			rt.started(span, at, at.Add(time.Minute))
 			rt.ended(span, cmd, nil, nil, nil, at.Add(time.Minute), at)
 		}

@@ -50,9 +50,7 @@ func TestRunSpanOutcomes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			rt := newRunTracer(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
-			var st rules.State
-			st.Spec.Kind = "k"
-			span := rt.start(QueuedRun{TaskID: uuid.New(), RunID: id, Run: 1, EnqueuedAt: t0.Add(-time.Second)}, &st)
+			span := rt.start(QueuedRun{TaskID: uuid.New(), RunID: id, Run: 1, EnqueuedAt: t0.Add(-time.Second)}, &Run{Kind: "k"})
 			var d Decision
 			if c.recorded != nil {
 				d.Events = []events.Event{c.recorded}
