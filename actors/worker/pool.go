@@ -75,8 +75,9 @@ func StartDecision(evs []events.Event, st *rules.State, id uuid.UUID) Decision {
 }
 
 // AskFunc sends cmd to the task actor at task, from from, and waits for its
-// decision, no longer than ctx lasts. A rejection is returned as the error,
-// with the decision's state.
+// decision, no longer than ctx lasts. A rejection is returned as the error.
+// The decision a RequestStart gets when nothing was rejected carries Run
+// (StartDecision builds it from the task's state).
 type AskFunc func(ctx context.Context, from actor.SenderContext, task *actor.PID, cmd rules.Command) (Decision, error)
 
 // PostFunc sends cmd to the task actor at task, from from, as AskFunc
