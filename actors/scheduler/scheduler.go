@@ -1448,7 +1448,7 @@ func (s *Scheduler) ask(ctx context.Context, id uuid.UUID, cmd rules.Command) (t
 func (s *Scheduler) workerAsk(ctx context.Context, from actor.SenderContext, pid *actor.PID, cmd rules.Command) (worker.Decision, error) {
 	r, err := task.Ask(ctx, s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
 	d := worker.Decision{Events: r.Events}
-	if start, ok := cmd.(rules.RequestStart); ok && err == nil {
+	if start, ok := cmd.(rules.RequestStart); ok && err == nil && len(r.Events) > 0 {
 		d = worker.StartDecision(r.Events, &r.State, start.RunID)
 	}
 	return d, s.deadLetter(err)
@@ -1466,8 +1466,8 @@ func (s *Scheduler) deadLetter(err error) error {
 // workerPost is the workers' worker.PostFunc: task.Post, with a gone
 // actor's dead letter answered as workerAsk answers it. Workers post only
 // runs' outcomes, and read only the events of the decision (Worker.report),
-// so its State is left nil: a copy of the task's state for every outcome
-// was a tenth of the bytes a wave allocated.
+// so the decision carries only those: a copy of the task's state for every
+// outcome was a tenth of the bytes a wave allocated.
 func (s *Scheduler) workerPost(from actor.SenderContext, pid *actor.PID, cmd rules.Command) func() (worker.Decision, error) {
 	p := task.PostCommand(context.Background(), s.cfg.Clock, from, pid, cmd, s.cfg.RequestTimeout)
 	return func() (worker.Decision, error) {

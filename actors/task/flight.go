@@ -98,9 +98,18 @@ func (f *flight) answered(res events.AppendResult, err error) {
 	sys.Root.Send(self, appended{f})
 }
 
+// maxKeptProposed bounds the proposed events a released flight keeps room
+// for: a decision records a few events (a run's enqueue, a drop and the
+// next enqueue…); a larger one's slice goes to the collector.
+const maxKeptProposed = 16
+
 // release returns f to the pool once finished.
 func (f *flight) release() {
-	clear(f.proposed) // their data and types go with the flight
-	*f = flight{acked: f.acked, done: f.done, sd: f.sd, sdCancel: f.sdCancel, proposed: f.proposed[:0]}
+	proposed := f.proposed[:0]
+	if cap(proposed) > maxKeptProposed {
+		proposed = nil // a rare large decision's slice is not kept
+	}
+	clear(proposed[:cap(proposed)]) // their data go with the flight, a retry's shorter decision too
+	*f = flight{acked: f.acked, done: f.done, sd: f.sd, sdCancel: f.sdCancel, proposed: proposed}
 	flights.Put(f)
 }

@@ -525,7 +525,18 @@ func (w *Worker) Receive(ctx actor.Context) {
 		w.queue.free(ctx.Self(), w.lane)
 		return
 	}
-	if _, started := reply.Events[0].(events.RunStarted); !started {
+	_, started := reply.Events[0].(events.RunStarted)
+	if started && reply.Run == nil {
+		// An AskFunc that does not answer a start with StartDecision: the
+		// run is recorded started, and its task forces it to end at its
+		// deadline (R4).
+		w.cfg.Stats.exit()
+		w.cfg.Archetype.Logger.Error("start decision without its run: the AskFunc must answer a start with StartDecision",
+			"task_id", m.run.TaskID, "run_id", m.run.RunID)
+		w.queue.free(ctx.Self(), w.lane)
+		return
+	}
+	if !started {
 		w.trace.dropped(m.run, &reply, c.Now())
 		w.cfg.Stats.exit()
 		w.queue.free(ctx.Self(), w.lane) // dropped, and recorded as such

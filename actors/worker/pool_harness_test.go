@@ -46,6 +46,10 @@ type pool struct {
 	// onStart, if set, is called with each run's name as its start is
 	// granted.
 	onStart func(name string)
+	// bareStarts, while above zero, is how many starts are answered with
+	// their event but without their run (an AskFunc not using
+	// StartDecision).
+	bareStarts int
 }
 
 // timebox of every run the fake task actors grant.
@@ -196,7 +200,14 @@ func (p *pool) ask(_ context.Context, from actor.SenderContext, _ *actor.PID, cm
 		p.mu.Unlock()
 		st.Open = append(st.Open, rules.Run{ID: e.RunID, Number: e.Run, Started: true, StartedAt: now,
 			Deadline: now.Add(timebox), Attempt: max(e.Attempt, 1), RetryOf: e.RetryOf, Trigger: e.Trigger})
-		return StartDecision([]events.Event{events.RunStarted{RunID: e.RunID, Run: e.Run}}, &st, e.RunID), nil
+		d := StartDecision([]events.Event{events.RunStarted{RunID: e.RunID, Run: e.Run}}, &st, e.RunID)
+		p.mu.Lock()
+		if p.bareStarts > 0 {
+			p.bareStarts--
+			d.Run = nil
+		}
+		p.mu.Unlock()
+		return d, nil
 	case rules.Complete:
 		p.note("complete %s", p.name(c.RunID))
 		return Decision{Events: []events.Event{events.RunCompleted{RunID: c.RunID}}}, nil

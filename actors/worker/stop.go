@@ -46,7 +46,11 @@ type execution struct {
 	id uuid.UUID
 	c  clock.Clock
 	// cancel ends the handler's context with a cause: it is the worker's
-	// (Worker.stopRun), so the worker makes a new one for its next run.
+	// (Worker.stopRun), so the worker makes a new one for its next run. (A
+	// handler's context kept after it returned is cancelled then; under a
+	// Virtual clock, whose deadline contexts have no cause of their own,
+	// context.Cause of it reads the worker's, which a later run's StopRun
+	// may set.)
 	cancel context.CancelCauseFunc
 	beats  *beats
 

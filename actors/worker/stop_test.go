@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,5 +124,33 @@ func TestLateOutcomeIsDroppedQuietly(t *testing.T) {
 	}
 	if l := logs.String(); l != "" {
 		t.Errorf("logged:\n%s", l)
+	}
+}
+
+// A start decided without the run in its decision (an AskFunc that does
+// not answer with StartDecision) is logged and leaves the worker free for
+// the next run, with nothing counted busy: the task forces the run to end
+// at its deadline.
+func TestStartWithoutItsRunIsLoggedAndFreesTheWorker(t *testing.T) {
+	var logs logBuffer
+	var p *pool
+	h := HandlerFunc(func(_ context.Context, r *Run) (json.RawMessage, error) {
+		p.note("C%d runs", r.Number)
+		return nil, nil
+	})
+	p = newPool(t, PoolConfig{Workers: 1, Handlers: map[string]Handler{"C": h},
+		Archetype: archetype.Archetype{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
+	p.bareStarts = 1
+	p.enqueue(Enqueued{TaskID: taskID("C"), Run: 1})
+	p.enqueue(Enqueued{TaskID: taskID("C"), Run: 2})
+	want := []string{"00:00 start C1", "00:00 start C2", "00:00 C2 runs", "00:00 complete C2"}
+	if got := p.lines(); !slices.Equal(got, want) {
+		t.Errorf("log:\n%q\nwant\n%q", got, want)
+	}
+	if l := logs.String(); !strings.Contains(l, "start decision without its run") {
+		t.Errorf("logged:\n%s\nwant the start without its run", l)
+	}
+	if b := p.stats.Busy.Load(); b != 0 {
+		t.Errorf("%d busy at the end", b)
 	}
 }

@@ -62,6 +62,9 @@ func (rt runTracer) start(q QueuedRun, run *Run) trace.Span {
 	if rt.t == nil {
 		return off
 	}
+	if run == nil {
+		run = &Run{} // a decision without its run: the span names what q does
+	}
 	name := "run " + run.Kind
 	_, span := rt.t.Start(context.Background(), name, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(q.EnqueuedAt),
 		trace.WithAttributes(
