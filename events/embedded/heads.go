@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"strings"
+
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
 )
@@ -61,40 +63,14 @@ func (h *streamHeads) set(k headKey, v uint64) {
 // ("task-" and uppercase hex, say), is a stream of its own and is not
 // one.
 func taskStreamID(stream string) (uuid.UUID, bool) {
-	const p = len(events.TaskStreamPrefix)
-	var id uuid.UUID
-	if len(stream) != p+36 || stream[:p] != events.TaskStreamPrefix {
-		return id, false
+	rest, ok := strings.CutPrefix(stream, events.TaskStreamPrefix)
+	if !ok || len(rest) != 36 {
+		return uuid.UUID{}, false
 	}
-	s := stream[p:]
-	j := 0
-	for i := 0; i < 36; {
-		switch i {
-		case 8, 13, 18, 23:
-			if s[i] != '-' {
-				return id, false
-			}
-			i++
-			continue
-		}
-		hi, ok1 := lowerHex(s[i])
-		lo, ok2 := lowerHex(s[i+1])
-		if !ok1 || !ok2 {
-			return id, false
-		}
-		id[j] = hi<<4 | lo
-		j++
-		i += 2
+	id, err := uuid.Parse(rest)
+	var canon [36]byte
+	if err != nil || string(events.AppendUUID(canon[:0], id)) != rest {
+		return uuid.UUID{}, false
 	}
 	return id, true
-}
-
-func lowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
 }
