@@ -280,6 +280,7 @@ func runBenchLag(ctx context.Context, env *cliEnv, args []string) error {
 	tick := fs.Duration("tick", bench.DefaultLagTick, "the scheduler's tick, in both phases")
 	peers := fs.String("peers", "", "the peers' program: a path, or none (default: "+peersBinary+" next to this executable, else on PATH)")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	traceFile := fs.String("trace", "", "write a Go execution trace of the paced phase to `FILE` (go tool trace)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -291,7 +292,7 @@ func runBenchLag(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := bench.LagConfig{Tasks: *tasks, Workers: *workers, Load: *load, Rate: *rate, Tick: *tick, Dir: *dir, Peers: p, Progress: benchProgress(env)}
+	cfg := bench.LagConfig{Tasks: *tasks, Workers: *workers, Load: *load, Rate: *rate, Tick: *tick, Dir: *dir, Trace: *traceFile, Peers: p, Progress: benchProgress(env)}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

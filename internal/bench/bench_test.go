@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -325,10 +327,17 @@ func TestLagSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes to disk, takes seconds")
 	}
+	tracePath := filepath.Join(t.TempDir(), "paced.trace")
 	res, err := Lag(context.Background(), LagConfig{Tasks: 200, Workers: 8, Load: 0.5, Dir: t.TempDir(),
-		Peers: Peers{Note: "not asked"}})
+		Trace: tracePath, Peers: Peers{Note: "not asked"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(tracePath); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("the paced phase's execution trace: %v, %d bytes, want a Go trace", err, len(b))
+	}
+	if len(res.SlowTicks) != min(res.TicksOver50ms, maxSlowTicks) {
+		t.Errorf("%d slow ticks named, %d over 50ms", len(res.SlowTicks), res.TicksOver50ms)
 	}
 	t.Logf("%+v", res)
 	wantNumbers(t, jsonFields(t, res), lagContract...)
@@ -379,6 +388,49 @@ func TestTickFigures(t *testing.T) {
 	}
 	if ticks, median, over := tickFigures(nil); ticks != 0 || median != 0 || over != 0 {
 		t.Errorf("no ticks: %d, %v, %d", ticks, median, over)
+	}
+}
+
+// TestSlowTicks: the ticks over 50 ms in time order, from the first due
+// time, and no more than the limit.
+func TestSlowTicks(t *testing.T) {
+	ms := time.Millisecond
+	first := time.Unix(100, 0)
+	byTick := map[time.Time][]time.Duration{
+		first.Add(2250 * ms): {60 * ms, 71 * ms}, // p99 of two is the lower (percentile)
+		first.Add(25 * ms):   {10 * ms, 20 * ms},
+		first.Add(1000 * ms): {51 * ms},
+		first.Add(3000 * ms): {50 * ms}, // not over 50 ms
+		first.Add(4000 * ms): {90 * ms},
+	}
+	want := []SlowTick{{AtS: 1, P99ms: 51}, {AtS: 2.25, P99ms: 60}, {AtS: 4, P99ms: 90}}
+	if got := slowTicks(byTick, first, 10); !slices.Equal(got, want) {
+		t.Errorf("slowTicks = %v, want %v", got, want)
+	}
+	if got := slowTicks(byTick, first, 2); !slices.Equal(got, want[:2]) {
+		t.Errorf("slowTicks limit 2 = %v, want %v", got, want[:2])
+	}
+	if got := slowTicks(map[time.Time][]time.Duration{first: {10 * ms}}, first, 10); got != nil {
+		t.Errorf("no slow tick: %v", got)
+	}
+	res := LagResult{TicksOver50ms: 3, SlowTicks: want[:2]}
+	if txt := res.Text(); !strings.Contains(txt, "3 over 50ms (at +1.000s 51ms +2.250s 60ms ...)") {
+		t.Errorf("Text does not name the slow ticks: %s", txt)
+	}
+}
+
+// TestLagTraceFailsEarly: a trace file that cannot be written fails the
+// run before anything is measured.
+func TestLagTraceFailsEarly(t *testing.T) {
+	var notes []string
+	_, err := Lag(context.Background(), LagConfig{Tasks: 300, Workers: 8, Load: 0.5, Dir: t.TempDir(),
+		Peers: Peers{Note: "none"}, Trace: filepath.Join(t.TempDir(), "missing", "paced.trace"),
+		Progress: func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }})
+	if err == nil || !strings.Contains(err.Error(), "execution trace") {
+		t.Fatalf("err %v, want the trace file's", err)
+	}
+	if len(notes) != 0 {
+		t.Fatalf("measured before the trace file failed: %q", notes)
 	}
 }
 

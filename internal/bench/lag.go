@@ -39,7 +39,12 @@ type LagConfig struct {
 	// removed afterwards.
 	Dir string
 	// Peers says where the peer schedulers' program is.
-	Peers    Peers
+	Peers Peers
+	// Trace, if set, is the file an execution trace of the paced phase
+	// goes to (runtime/trace, for `go tool trace`), from just before its
+	// first due time until its last run completed: which goroutines held
+	// the ticks whose lag stands out.
+	Trace    string
 	Progress Progress
 }
 
@@ -106,6 +111,10 @@ type LagResult struct {
 	Ticks           int     `json:"ticks"`
 	TickP99MedianMs float64 `json:"tick_p99_median_ms"`
 	TicksOver50ms   int     `json:"ticks_over_50ms"`
+	// SlowTicks are the first 20 of those ticks in time order: each tick's
+	// instant after the paced phase's first due time, and its p99 — where
+	// to look in an execution trace of the run (--trace).
+	SlowTicks []SlowTick `json:"slow_ticks,omitempty"`
 	// RawEventsPerS is the store's raw append limit measured in the same
 	// run (as in `bench scheduler`).
 	RawEventsPerS float64      `json:"raw_events_per_s"`
@@ -135,6 +144,15 @@ func Lag(ctx context.Context, cfg LagConfig) (LagResult, error) {
 		return res, err
 	}
 	defer cleanup()
+	// A trace file that cannot be written fails the run before anything is
+	// measured.
+	traceFile, err := Profiles{Trace: cfg.Trace}.openTrace()
+	if err != nil {
+		return res, err
+	}
+	if traceFile != nil {
+		defer traceFile.Close() // a second Close after stopTrace's is harmless
+	}
 	cfg.Progress.note("bench lag: raw appends with %d writers for 3s...", cfg.Workers)
 	raw, err := benchEmbedded(ctx, filepath.Join(base, "raw"), cfg.Workers, 3*time.Second)
 	if err != nil {
@@ -154,7 +172,7 @@ func Lag(ctx context.Context, cfg LagConfig) (LagResult, error) {
 		res.RatePerS = cfg.Load * res.PeakRunsPerS
 		createS = peak.createS
 	}
-	if err := paced(ctx, cfg, filepath.Join(base, "paced"), createS, &res); err != nil {
+	if err := paced(ctx, cfg, filepath.Join(base, "paced"), createS, traceFile, &res); err != nil {
 		return res, err
 	}
 	res.Peers, res.PeersNote, err = cfg.Peers.measure(ctx, cfg.Tasks, cfg.Progress)
@@ -185,7 +203,7 @@ func lagPeak(ctx context.Context, cfg LagConfig, dir string) (wave, error) {
 type enqueued struct{ due, tick time.Time }
 
 // paced is the paced phase: it fills the lag figures of res.
-func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res *LagResult) error {
+func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, traceFile *os.File, res *LagResult) error {
 	store, err := embedded.Open(dir, embedded.Options{})
 	if err != nil {
 		return err
@@ -219,6 +237,19 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res 
 	}
 	if time.Now().After(first) {
 		return fmt.Errorf("creating %d tasks took past the first due time; use fewer --tasks", n)
+	}
+
+	if traceFile != nil {
+		// The trace covers the paced phase only: from a little before the
+		// first due time (the wait before it is idle ticks).
+		if err := sleepUntil(ctx, first.Add(-100*time.Millisecond)); err != nil {
+			return err
+		}
+		stopTrace, err := startTrace(traceFile)
+		if err != nil {
+			return err
+		}
+		defer stopTrace()
 	}
 
 	var (
@@ -294,7 +325,51 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, res 
 	res.TickWaitP99ms = ms(percentile(tickWait, 99))
 	res.DueLagP50ms, res.DueLagP99ms = ms(percentile(dueLag, 50)), ms(percentile(dueLag, 99))
 	res.Ticks, res.TickP99MedianMs, res.TicksOver50ms = tickFigures(byTick)
+	res.SlowTicks = slowTicks(byTick, first, maxSlowTicks)
 	return nil
+}
+
+// maxSlowTicks is how many slow ticks LagResult.SlowTicks names.
+const maxSlowTicks = 20
+
+// SlowTick is a tick of the paced phase whose p99 lag was over 50 ms.
+type SlowTick struct {
+	// AtS is the tick's instant in seconds after the first due time.
+	AtS   float64 `json:"at_s"`
+	P99ms float64 `json:"p99_ms"`
+}
+
+// slowTicks are the first limit ticks of byTick (their lags sorted) whose
+// p99 was over 50ms, in time order, from first.
+func slowTicks(byTick map[time.Time][]time.Duration, first time.Time, limit int) []SlowTick {
+	var at []time.Time
+	for t, l := range byTick {
+		if percentile(l, 99) > 50*time.Millisecond {
+			at = append(at, t)
+		}
+	}
+	slices.SortFunc(at, time.Time.Compare)
+	var slow []SlowTick
+	for _, t := range at[:min(limit, len(at))] {
+		slow = append(slow, SlowTick{AtS: t.Sub(first).Seconds(), P99ms: ms(percentile(byTick[t], 99))})
+	}
+	return slow
+}
+
+// sleepUntil returns at t, or with ctx's error when it ends first.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // tickFigures are LagResult's Ticks, TickP99MedianMs and TicksOver50ms of
@@ -320,6 +395,18 @@ func (res LagResult) Text() string {
 		res.Tasks, res.Workers, res.TickMs, res.Load, res.PeakRunsPerS, res.RatePerS, res.DurationS, res.RunsPerS,
 		res.LagP50ms, res.LagP99ms, res.LagMaxms, res.DueLagP50ms, res.DueLagP99ms, res.TickWaitP99ms,
 		res.Ticks, res.TickP99MedianMs, res.TicksOver50ms)
+	for i, t := range res.SlowTicks {
+		if i == 0 {
+			b.WriteString(" (at")
+		}
+		fmt.Fprintf(&b, " +%.3fs %.0fms", t.AtS, t.P99ms)
+		if i == len(res.SlowTicks)-1 {
+			if res.TicksOver50ms > len(res.SlowTicks) {
+				b.WriteString(" ...")
+			}
+			b.WriteString(")")
+		}
+	}
 	b.WriteString(peersText(res.Peers, res.PeersNote, res.RawEventsPerS))
 	return b.String()
 }
