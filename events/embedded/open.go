@@ -146,14 +146,19 @@ func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (db *pebble.
 			db, err = nil, noSpace(fmt.Errorf("embedded: open %s: %w", dir, perr))
 		}
 	}()
+	pace := newPacer(pacedSublevels)
 	db, err = pebble.Open(dbDir, &pebble.Options{
-		FS:                    fs,
+		FS:                    pace.fs(fs),
 		MemTableSize:          opts.MemTableSize,
 		L0CompactionThreshold: l0CompactionThreshold,
 		L0StopWritesThreshold: l0StopWritesThreshold,
 		Logger:                quietLogger{},
 		ErrorIfNotExists:      existing,
+		EventListener:         pace.listener(),
 	})
+	if err == nil {
+		pace.opened(db)
+	}
 	if err != nil {
 		if pebble.IsCorruptionError(err) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, corruptFile(fs, dbDir, err), err)

@@ -56,16 +56,19 @@ func openSnapshots(s *Store, dir string) (db *pebble.DB, err error) {
 	}()
 	cache := pebble.NewCache(snapshotCacheSize)
 	defer cache.Unref() // the database holds its own reference
+	pace := newPacer(pacedSnapshotSublevels)
 	db, err = pebble.Open(dir, &pebble.Options{
-		FS:           s.fs,
-		MemTableSize: snapshotMemTableSize,
-		Cache:        cache,
-		DisableWAL:   true,
-		Logger:       quietLogger{},
+		FS:            pace.fs(s.fs),
+		MemTableSize:  snapshotMemTableSize,
+		Cache:         cache,
+		DisableWAL:    true,
+		Logger:        quietLogger{},
+		EventListener: pace.listener(),
 	})
 	if err != nil {
 		return nil, noSpace(fmt.Errorf("embedded: open the snapshot table %s: %w", dir, err))
 	}
+	pace.opened(db)
 	return db, nil
 }
 

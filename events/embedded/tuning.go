@@ -1,5 +1,7 @@
 package embedded
 
+import "time"
+
 // Tuning values of the store, with what each is based on. The figures come
 // from `cronactor bench store` on the 2-core build machine
 // (docs/decisions/0001-embedded-store.md has the runs).
@@ -21,6 +23,25 @@ const (
 	// files meanwhile; a restart reads the snapshots, not the log.
 	l0CompactionThreshold = 16
 	l0StopWritesThreshold = 48
+	// compactionPace is how long a compaction pauses per unit of its work
+	// (pace.go): 2, at most a third of a core. Measured on the build
+	// machine (docs/performance.md, "Compactions take their time").
+	compactionPace = 2
+	// pacePeriod is how much work a compaction does between two pauses:
+	// long enough that a pause is not lost in the timer's slack, short
+	// enough that a tick's burst never waits behind a whole compaction.
+	pacePeriod = 2 * time.Millisecond
+	// pacedSublevels is L0's depth from which compactions are not paced:
+	// halfway from l0CompactionThreshold to l0StopWritesThreshold, so that
+	// a store whose compactions fall behind catches up before its appends
+	// would wait.
+	pacedSublevels = (l0CompactionThreshold + l0StopWritesThreshold) / 2
+	// deepEvery is how often a paced compaction reads L0's depth: a flush
+	// adds a sublevel at most every few tens of milliseconds.
+	deepEvery = 50 * time.Millisecond
+	// pacedSnapshotSublevels is the same for the snapshot table, which
+	// keeps Pebble's thresholds (4 and 12).
+	pacedSnapshotSublevels = (4 + 12) / 2
 	// minMemTableSize is the smallest memtable Options accepts (1 MiB). It is
 	// a floor against misconfiguration, not a measured optimum: below it every
 	// few groups would rotate the memtable and its write-ahead log.
