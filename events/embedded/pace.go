@@ -13,10 +13,9 @@ import (
 // Compactions are paced. A compaction of the log runs on one goroutine as
 // fast as it can: 50–130 ms of a core every eight flushes in a paced stream
 // of runs (docs/performance.md, "Compactions and sweeps take their time").
-// On a 2-core
-// machine that is CPU the ticks' bursts and the collector need at the same
-// moment, and the ticks it overlapped went over the lag bar; so did those a
-// snapshot sweep overlapped, whose table compacts too. So a
+// On a 2-core machine that is CPU the ticks' bursts and the collector need
+// at the same moment, and the ticks it overlapped went over the lag bar; so
+// did those a snapshot sweep overlapped, whose table compacts too. So a
 // compaction's table writes pause, every pacePeriod of its work, for
 // compactionPace times that work: a compaction takes at most a third of a
 // core and three times as long. Flushes are not paced (the next memtable
