@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events"
@@ -242,7 +243,7 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, trac
 	if traceFile != nil {
 		// The trace covers the paced phase only: from a little before the
 		// first due time (the wait before it is idle ticks).
-		if err := sleepUntil(ctx, first.Add(-100*time.Millisecond)); err != nil {
+		if err := clock.Sleep(ctx, clock.Real{}, time.Until(first.Add(-100*time.Millisecond))); err != nil {
 			return err
 		}
 		stopTrace, err := startTrace(traceFile)
@@ -329,8 +330,12 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, trac
 	return nil
 }
 
-// maxSlowTicks is how many slow ticks LagResult.SlowTicks names.
-const maxSlowTicks = 20
+// maxSlowTicks is how many slow ticks LagResult.SlowTicks names, and
+// slowTick the p99 above which a tick is slow: the lag bar.
+const (
+	maxSlowTicks = 20
+	slowTick     = 50 * time.Millisecond
+)
 
 // SlowTick is a tick of the paced phase whose p99 lag was over 50 ms.
 type SlowTick struct {
@@ -344,7 +349,7 @@ type SlowTick struct {
 func slowTicks(byTick map[time.Time][]time.Duration, first time.Time, limit int) []SlowTick {
 	var at []time.Time
 	for t, l := range byTick {
-		if percentile(l, 99) > 50*time.Millisecond {
+		if percentile(l, 99) > slowTick {
 			at = append(at, t)
 		}
 	}
@@ -356,22 +361,6 @@ func slowTicks(byTick map[time.Time][]time.Duration, first time.Time, limit int)
 	return slow
 }
 
-// sleepUntil returns at t, or with ctx's error when it ends first.
-func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // tickFigures are LagResult's Ticks, TickP99MedianMs and TicksOver50ms of
 // the lags by the tick that enqueued their run.
 func tickFigures(byTick map[time.Time][]time.Duration) (ticks int, medianP99ms float64, over50 int) {
@@ -380,7 +369,7 @@ func tickFigures(byTick map[time.Time][]time.Duration) (ticks int, medianP99ms f
 		slices.Sort(l)
 		p := percentile(l, 99)
 		p99s = append(p99s, p)
-		if p > 50*time.Millisecond {
+		if p > slowTick {
 			over50++
 		}
 	}
