@@ -156,15 +156,13 @@ func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (db *pebble.
 		ErrorIfNotExists:      existing,
 		EventListener:         pace.listener(),
 	})
-	if err == nil {
-		pace.opened(db)
-	}
 	if err != nil {
 		if pebble.IsCorruptionError(err) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, corruptFile(fs, dbDir, err), err)
 		}
 		return nil, noSpace(fmt.Errorf("embedded: open %s: %w", dir, err))
 	}
+	pace.opened(db)
 	return db, nil
 }
 

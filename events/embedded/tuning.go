@@ -24,12 +24,14 @@ const (
 	l0CompactionThreshold = 16
 	l0StopWritesThreshold = 48
 	// compactionPace is how long a compaction pauses per unit of its work
-	// (pace.go): 2, at most a third of a core. Measured on the build
-	// machine (docs/performance.md, "Compactions take their time").
+	// (pace.go): 2, at most a third of a core. The one ratio measured
+	// (docs/performance.md, "Compactions and sweeps take their time"), not
+	// an optimum.
 	compactionPace = 2
-	// pacePeriod is how much work a compaction does between two pauses:
-	// long enough that a pause is not lost in the timer's slack, short
-	// enough that a tick's burst never waits behind a whole compaction.
+	// pacePeriod is how much work a compaction does between two pauses.
+	// Not measured as an optimum: long enough that a pause is not lost in
+	// the timer's slack, short enough that a tick's burst never waits
+	// behind a whole compaction.
 	pacePeriod = 2 * time.Millisecond
 	// pacedSublevels is L0's depth from which compactions are not paced:
 	// halfway from l0CompactionThreshold to l0StopWritesThreshold, so that
