@@ -261,6 +261,60 @@ func TestRestartRecoversRuns(t *testing.T) {
 	stopNow(e2.s)
 }
 
+// TestRestartKeepsOwners restarts on a store with tasks of two owners, one
+// of them deleted, and checks that Tasks and DeleteOwner (R6) still find
+// every task of each owner and none that was deleted.
+func TestRestartKeepsOwners(t *testing.T) {
+	clk := clock.NewVirtual(t0)
+	st := memStore(t)
+	ctx := context.Background()
+	handlers := map[string]worker.Handler{"noop": sleeper(clk, 0)}
+	e := newEnv(t, st, clk, nil, handlers)
+	mk := func(owner, name string) scheduler.Task {
+		t.Helper()
+		task, _, err := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: name, Owner: owner, Kind: "noop", Interval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	for _, name := range []string{"a1", "a2", "a3", "a4"} {
+		mk("a", name)
+	}
+	mk("b", "b1")
+	mk("b", "b2")
+	gone := mk("a", "a5")
+	if _, err := e.s.DeleteTask(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	stopNow(e.s)
+
+	e2 := newEnv(t, st, clk, nil, handlers)
+	defer stopNow(e2.s)
+	names := func() string {
+		t.Helper()
+		tasks, err := e2.s.Tasks(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, task := range tasks {
+			got = append(got, task.Owner+"/"+task.Name)
+		}
+		return strings.Join(got, ",")
+	}
+	if got, want := names(), "a/a1,a/a2,a/a3,a/a4,b/b1,b/b2"; got != want {
+		t.Fatalf("tasks after the restart: %s, want %s", got, want)
+	}
+	d, err := e2.s.DeleteOwner(ctx, "a")
+	if err != nil || d.Deleted != 4 {
+		t.Fatalf("delete owner a after the restart: %+v %v, want 4 deleted", d, err)
+	}
+	if got, want := names(), "b/b1,b/b2"; got != want {
+		t.Fatalf("tasks after deleting owner a: %s, want %s", got, want)
+	}
+}
+
 // TestQueueTakesRunsByPriority keeps the only worker busy while three runs
 // wait, then checks they are taken by priority.
 func TestQueueTakesRunsByPriority(t *testing.T) {
