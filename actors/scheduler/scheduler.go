@@ -1260,7 +1260,8 @@ type ownedTask struct {
 // indexOwners adds the tasks of list to their owners'; s.ownersMu must be
 // held. Each owner's set is made at its size first: grown one task at a
 // time, an owner's set of 1,000,000 tasks made restarting them take 2.08 s
-// instead of 1.92 s (docs/performance.md, "Restart after a wave").
+// instead of 1.92 s (docs/performance.md, "The bars measured again, and
+// the restart after a wave").
 func (s *Scheduler) indexOwners(list []ownedTask) {
 	sizes := map[string]int{}
 	for _, t := range list {
