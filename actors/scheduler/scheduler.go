@@ -22,7 +22,8 @@
 //
 // Writes are commands decided by the task's actor against its current
 // state: UpdateTask sends only the fields a TaskUpdate sets (an unset
-// Tolerance keeps the current one; earlier versions took the default),
+// Tolerance keeps the current one unless the schedule changes; earlier
+// versions took the default),
 // and every write may carry IfVersion to apply only at the version the
 // caller read.
 //

@@ -80,6 +80,23 @@ func TestHelpExitsZero(t *testing.T) {
 			if path != "" && !strings.Contains(out, "example:\n  cronactor "+words[0]) {
 				t.Errorf("%q: no worked example in\n%s", args, out)
 			}
+			for _, line := range strings.Split(out, "\n") {
+				if strings.Contains(line, "(default 0s)") || strings.Count(line, "(default") > 1 {
+					t.Errorf("%q: a flag's default said wrongly or twice: %s", args, line)
+				}
+			}
+		}
+	}
+	// A summary that lists a command's subcommands (a|b|c) lists them all.
+	for _, name := range commandNames(true) {
+		c := commands[name]
+		if !strings.Contains(c.summary, "|") {
+			continue
+		}
+		for _, sub := range c.subs {
+			if !strings.Contains(c.summary, sub) {
+				t.Errorf("%s: its summary %q leaves out %s", name, c.summary, sub)
+			}
 		}
 	}
 	// A subcommand's help lists its flags.

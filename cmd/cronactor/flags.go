@@ -156,7 +156,8 @@ func writeFlags(w io.Writer, f *flagSet) {
 		if typ != "" {
 			name += " " + strings.ToUpper(typ)
 		}
-		if d := fl.DefValue; d != "" && d != "false" && d != "0" {
+		// A zero default goes unsaid, and so does one the usage states itself.
+		if d := fl.DefValue; d != "" && d != "false" && d != "0" && d != "0s" && !strings.Contains(usage, "(default") {
 			usage += fmt.Sprintf(" (default %s)", d)
 		}
 		rows = append(rows, row{name, usage})
