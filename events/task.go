@@ -23,8 +23,12 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
 
-// UnmarshalJSON parses a duration string.
+// UnmarshalJSON parses a duration string; JSON null leaves d as it is,
+// as encoding/json does for the types it knows.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("duration must be a string like \"90s\": %w", err)

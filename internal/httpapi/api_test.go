@@ -301,3 +301,56 @@ func TestWritesWaitForTheirOwnPosition(t *testing.T) {
 		t.Fatalf("delete owner: %d %s", a.code, a.body)
 	}
 }
+
+// TestEveryRowHasEveryKey: an interval, a cron and an at task, created
+// and listed, each carry every key DESIGN §5 and §2b name for a row (null
+// where its schedule has none), and the JSON decodes back into the row.
+func TestEveryRowHasEveryKey(t *testing.T) {
+	srv := server(t, "")
+	for _, body := range []string{
+		`{` + good + `}`,
+		`{"name":"c","owner":"o","kind":"noop","cron":"30 2 * * *","timezone":"America/New_York","max_runs":3}`,
+		`{"name":"a","owner":"o","kind":"noop","at":["2030-01-01T00:00:00Z"]}`,
+	} {
+		if a := call(t, srv, "POST", "/v1/tasks", body); a.code != 201 {
+			t.Fatalf("create %s: %d %s", body, a.code, a.body)
+		}
+	}
+	list := call(t, srv, "GET", "/v1/tasks", "")
+	var page struct{ Tasks []map[string]json.RawMessage }
+	if err := json.Unmarshal([]byte(list.body), &page); err != nil || len(page.Tasks) != 3 {
+		t.Fatalf("list: %v %s", err, list.body)
+	}
+	keys := []string{"id", "name", "owner", "kind", "payload", "interval", "tolerance", "timebox", "priority", "status",
+		"next_run", "last_run", "run_count", "completed_count", "dropped_count", "forced_count", "failed_count",
+		"missed_count", "checkpoint", "created_at", "updated_at",
+		"cron", "at", "queue", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter",
+		"retry", "missed_run_policy", "missed_after", "start_deadline", "heartbeat_timeout"}
+	for _, row := range page.Tasks {
+		for _, k := range keys {
+			if _, ok := row[k]; !ok {
+				t.Errorf("row %s: no %q", row["name"], k)
+			}
+		}
+	}
+	var rows struct{ Tasks []crontasks.Task }
+	if err := json.Unmarshal([]byte(list.body), &rows); err != nil {
+		t.Fatalf("the rows do not decode: %v", err)
+	}
+	for _, r := range rows.Tasks {
+		switch r.Name {
+		case "poll":
+			if r.Interval.D() != time.Minute || r.Cron != nil || r.MaxRuns != 0 {
+				t.Errorf("interval row decoded as %+v", r)
+			}
+		case "c":
+			if r.Interval != 0 || len(r.Cron) != 1 || r.Timezone != "America/New_York" || r.MaxRuns != 3 {
+				t.Errorf("cron row decoded as %+v", r)
+			}
+		case "a":
+			if r.Interval != 0 || len(r.At) != 1 || r.DSTGap != "" {
+				t.Errorf("at row decoded as %+v", r)
+			}
+		}
+	}
+}

@@ -36,7 +36,14 @@ func TestFinishedCronTaskRow(t *testing.T) {
 	b, _ := json.Marshal(row)
 	var m map[string]any
 	json.Unmarshal(b, &m)
-	if _, has := m["interval"]; has || !slices.Equal(row.Cron, []string{"0 * * * *"}) || row.Timezone != "Europe/Berlin" ||
+	// Every row carries every key of the schedule (DESIGN §5, §2b): a cron
+	// task's interval, instants and unset window are null.
+	for _, k := range []string{"interval", "at", "start_at", "end_at", "jitter"} {
+		if v, has := m[k]; !has || v != nil {
+			t.Errorf("%s: %v (present %v), want null", k, v, has)
+		}
+	}
+	if !slices.Equal(row.Cron, []string{"0 * * * *"}) || row.Timezone != "Europe/Berlin" ||
 		row.DSTGap != "shift" || row.DSTOverlap != "first" || row.MaxRuns != 1 || row.Status != crontasks.StatusActive {
 		t.Fatalf("row %s", b)
 	}

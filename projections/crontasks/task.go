@@ -41,8 +41,9 @@ type Task struct {
 	Payload json.RawMessage `json:"payload"`
 	// The schedule as written: interval, or cron (a list) or at (RFC 3339
 	// instants) with the zone they are read and shown in (UTC unless
-	// given) and, for cron, the DST policies in force. Absent fields are
-	// those of other kinds.
+	// given) and, for cron, the DST policies in force. In the JSON every
+	// field of the schedule and its window is present, null when the
+	// task's schedule has none (MarshalJSON).
 	Interval   events.Duration `json:"interval,omitempty"`
 	Cron       []string        `json:"cron,omitempty"`
 	At         []time.Time     `json:"at,omitempty"`
@@ -385,6 +386,47 @@ func decodeFold(b []byte) (*taskstate.State, error) {
 		unnull(&s.Open[i].Checkpoint)
 	}
 	return &s, nil
+}
+
+// MarshalJSON writes the row as the HTTP API returns it: every field of
+// the schedule and its window present, null where the task's schedule
+// has none (an interval task's cron, a cron task's interval, a window
+// not set), so that every row carries the same keys (DESIGN §5, §2b).
+// The view stores rows with encodeRow, not this.
+func (t Task) MarshalJSON() ([]byte, error) {
+	type plain Task
+	w := struct {
+		plain
+		Interval   *events.Duration `json:"interval"`
+		Cron       []string         `json:"cron"`
+		At         []time.Time      `json:"at"`
+		Timezone   *string          `json:"timezone"`
+		DSTGap     *string          `json:"dst_gap"`
+		DSTOverlap *string          `json:"dst_overlap"`
+		StartAt    *time.Time       `json:"start_at"`
+		EndAt      *time.Time       `json:"end_at"`
+		MaxRuns    *int             `json:"max_runs"`
+		Jitter     *events.Duration `json:"jitter"`
+	}{plain: plain(t), Cron: t.Cron, At: t.At, StartAt: t.StartAt, EndAt: t.EndAt}
+	if t.Interval != 0 {
+		w.Interval = &t.Interval
+	}
+	if t.Timezone != "" {
+		w.Timezone = &t.Timezone
+	}
+	if t.DSTGap != "" {
+		w.DSTGap = &t.DSTGap
+	}
+	if t.DSTOverlap != "" {
+		w.DSTOverlap = &t.DSTOverlap
+	}
+	if t.MaxRuns != 0 {
+		w.MaxRuns = &t.MaxRuns
+	}
+	if t.Jitter != 0 {
+		w.Jitter = &t.Jitter
+	}
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON reads a row, turning a null payload or checkpoint back into
