@@ -225,7 +225,12 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 		}
 		writeErr(w, http.StatusPreconditionFailed, "If-Match", msg)
 	case errors.Is(err, crontasks.ErrBadQuery):
-		writeErr(w, http.StatusBadRequest, "query", err.Error())
+		field := "query"
+		var qe *crontasks.QueryError
+		if errors.As(err, &qe) {
+			field = qe.Param
+		}
+		writeErr(w, http.StatusBadRequest, field, err.Error())
 	case errors.Is(err, embedded.ErrNoSpace):
 		a.cfg.Logger.Error("write refused: the event store's disk is full", "err", err)
 		writeErr(w, http.StatusInsufficientStorage, "", "the event store's disk is full: changes are refused until space is freed, then accepted again without a restart; reads still work")
@@ -651,7 +656,7 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := query.Validate(); err != nil {
-		a.fail(w, &fieldErr{"query", err.Error()})
+		a.fail(w, err)
 		return
 	}
 	v, err := a.view()

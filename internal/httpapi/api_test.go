@@ -354,3 +354,21 @@ func TestEveryRowHasEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// TestListQueryErrorsNameTheParameter: a bad query of the task list gets a
+// 400 whose error names the parameter at fault, not the query as a whole.
+func TestListQueryErrorsNameTheParameter(t *testing.T) {
+	srv := server(t, "")
+	for _, c := range []struct{ query, field string }{
+		{"?status=bogus", "status"},
+		{"?cursor=zzz", "cursor"},
+		{"?limit=0", "limit"},
+		{"?due_before=yesterday", "due_before"},
+		{"?as_of=never", "as_of"},
+		{"?color=red", "color"},
+	} {
+		if a := call(t, srv, "GET", "/v1/tasks"+c.query, ""); a.code != 400 || a.field != c.field {
+			t.Errorf("%s: %d %s; want 400 naming %q", c.query, a.code, a.body, c.field)
+		}
+	}
+}

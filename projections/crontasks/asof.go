@@ -26,7 +26,7 @@ import (
 // checkpoint) fold from the start of the log.
 func (v *View) AsOf(ctx context.Context, p Point) (*View, error) {
 	if p.IsZero() {
-		return nil, fmt.Errorf("%w: as_of names no point", ErrBadQuery)
+		return nil, badQuery("as_of", "as_of names no point")
 	}
 	releaseLive, err := v.use()
 	if err != nil {

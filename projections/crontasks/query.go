@@ -50,10 +50,10 @@ func (q Query) Validate() error {
 	switch q.Status {
 	case "", StatusActive, StatusPaused, StatusFinished, StatusDeleted:
 	default:
-		return fmt.Errorf("%w: status %q: want active, paused, finished or deleted", ErrBadQuery, q.Status)
+		return badQuery("status", "status %q: want active, paused, finished or deleted", q.Status)
 	}
 	if q.Limit < 0 || q.Limit > MaxLimit {
-		return fmt.Errorf("%w: limit %d out of 1..%d", ErrBadQuery, q.Limit, MaxLimit)
+		return badQuery("limit", "limit %d out of 1..%d", q.Limit, MaxLimit)
 	}
 	if q.Cursor != "" {
 		if _, err := q.decodeCursor(); err != nil {
@@ -91,12 +91,12 @@ func (q Query) plan() (tag byte, lower, upper []byte) {
 func (q Query) decodeCursor() ([]byte, error) {
 	b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
 	if err != nil || len(b) < 1 {
-		return nil, fmt.Errorf("%w: cursor is malformed", ErrBadQuery)
+		return nil, badQuery("cursor", "cursor is malformed")
 	}
 	tag, lower, upper := q.plan()
 	key := b[1:]
 	if b[0] != tag || !bytes.HasPrefix(key, lower[:2]) || bytes.Compare(key, lower) < 0 || (upper != nil && bytes.Compare(key, upper) >= 0) {
-		return nil, fmt.Errorf("%w: cursor belongs to another query", ErrBadQuery)
+		return nil, badQuery("cursor", "cursor belongs to another query")
 	}
 	return key, nil
 }
@@ -227,7 +227,7 @@ func (v *View) All(ctx context.Context, limit int, cursor string) (Page, error) 
 // an owner (R6) walks this.
 func (v *View) ByOwner(ctx context.Context, owner string, limit int, cursor string) (Page, error) {
 	if owner == "" {
-		return Page{}, fmt.Errorf("%w: owner is empty", ErrBadQuery)
+		return Page{}, badQuery("owner", "owner is empty")
 	}
 	return v.Query(ctx, Query{Owner: owner, Limit: limit, Cursor: cursor})
 }
@@ -235,7 +235,7 @@ func (v *View) ByOwner(ctx context.Context, owner string, limit int, cursor stri
 // ByStatus pages through the tasks with one status, by id.
 func (v *View) ByStatus(ctx context.Context, status string, limit int, cursor string) (Page, error) {
 	if status == "" {
-		return Page{}, fmt.Errorf("%w: status is empty", ErrBadQuery)
+		return Page{}, badQuery("status", "status is empty")
 	}
 	return v.Query(ctx, Query{Status: status, Limit: limit, Cursor: cursor})
 }
@@ -244,7 +244,7 @@ func (v *View) ByStatus(ctx context.Context, status string, limit int, cursor st
 // t, by next_run then id.
 func (v *View) DueBefore(ctx context.Context, t time.Time, limit int, cursor string) (Page, error) {
 	if t.IsZero() {
-		return Page{}, fmt.Errorf("%w: due_before is zero", ErrBadQuery)
+		return Page{}, badQuery("due_before", "due_before is zero")
 	}
 	return v.Query(ctx, Query{DueBefore: t, Limit: limit, Cursor: cursor})
 }

@@ -91,7 +91,7 @@ func ParsePoint(s string) (Point, error) {
 	}
 	pos, err := events.ParsePosition(s)
 	if err != nil || pos.IsZero() {
-		return Point{}, fmt.Errorf("%w: as_of %q: want an RFC 3339 time or a log position", ErrBadQuery, s)
+		return Point{}, badQuery("as_of", "as_of %q: want an RFC 3339 time or a log position", s)
 	}
 	return Point{Position: pos}, nil
 }
@@ -101,7 +101,7 @@ func ParsePoint(s string) (Point, error) {
 // ignored; cfg.Store is the log to read.
 func AsOf(ctx context.Context, cfg Config, p Point) (*View, error) {
 	if p.IsZero() {
-		return nil, fmt.Errorf("%w: as_of names no point", ErrBadQuery)
+		return nil, badQuery("as_of", "as_of names no point")
 	}
 	cfg.Dir = ""
 	v, err := Open(cfg)

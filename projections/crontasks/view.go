@@ -705,6 +705,24 @@ func (v *View) get(r reader, id uuid.UUID) (*Task, error) {
 	return &t, nil
 }
 
+// QueryError is an ErrBadQuery (errors.Is) that names the query
+// parameter at fault, as the HTTP API's error names its field.
+type QueryError struct {
+	// Param is the parameter: owner, status, due_before, limit, cursor or
+	// as_of.
+	Param string
+	msg   string
+}
+
+func (e *QueryError) Error() string { return ErrBadQuery.Error() + ": " + e.msg }
+
+// Unwrap makes a QueryError an ErrBadQuery.
+func (e *QueryError) Unwrap() error { return ErrBadQuery }
+
+func badQuery(param, format string, args ...any) error {
+	return &QueryError{Param: param, msg: fmt.Sprintf(format, args...)}
+}
+
 // Progress reports catch-up work.
 type Progress struct {
 	// Applied counts events folded so far by this call.
