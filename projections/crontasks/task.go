@@ -395,8 +395,14 @@ func decodeFold(b []byte) (*taskstate.State, error) {
 // The view stores rows with encodeRow, not this.
 func (t Task) MarshalJSON() ([]byte, error) {
 	type plain Task
+	// The fields before plain shadow its own and come first, in the
+	// order the struct declares them.
 	w := struct {
-		plain
+		ID         uuid.UUID        `json:"id"`
+		Name       string           `json:"name"`
+		Owner      string           `json:"owner"`
+		Kind       string           `json:"kind"`
+		Payload    json.RawMessage  `json:"payload"`
 		Interval   *events.Duration `json:"interval"`
 		Cron       []string         `json:"cron"`
 		At         []time.Time      `json:"at"`
@@ -407,7 +413,9 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		EndAt      *time.Time       `json:"end_at"`
 		MaxRuns    *int             `json:"max_runs"`
 		Jitter     *events.Duration `json:"jitter"`
-	}{plain: plain(t), Cron: t.Cron, At: t.At, StartAt: t.StartAt, EndAt: t.EndAt}
+		plain
+	}{ID: t.ID, Name: t.Name, Owner: t.Owner, Kind: t.Kind, Payload: t.Payload,
+		Cron: t.Cron, At: t.At, StartAt: t.StartAt, EndAt: t.EndAt, plain: plain(t)}
 	if t.Interval != 0 {
 		w.Interval = &t.Interval
 	}
