@@ -262,30 +262,36 @@ func TestRestartRecoversRuns(t *testing.T) {
 }
 
 // TestRestartKeepsOwners restarts on a store with tasks of two owners, one
-// of them deleted, and checks that Tasks and DeleteOwner (R6) still find
+// of them deleted while its run was running (so that it gets an actor at
+// the restart), and checks that Tasks and DeleteOwner (R6) still find
 // every task of each owner and none that was deleted.
 func TestRestartKeepsOwners(t *testing.T) {
 	clk := clock.NewVirtual(t0)
 	st := memStore(t)
 	ctx := context.Background()
-	handlers := map[string]worker.Handler{"noop": sleeper(clk, 0)}
+	handlers := map[string]worker.Handler{"noop": sleeper(clk, 0), "slow": sleeper(clk, 10*time.Minute)}
 	e := newEnv(t, st, clk, nil, handlers)
-	mk := func(owner, name string) scheduler.Task {
+	mk := func(owner, name, kind string) scheduler.Task {
 		t.Helper()
-		task, _, err := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: name, Owner: owner, Kind: "noop", Interval: time.Hour})
+		task, _, err := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: name, Owner: owner, Kind: kind, Interval: time.Hour,
+			FirstRun: t0.Add(30 * time.Second)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return task
 	}
 	for _, name := range []string{"a1", "a2", "a3", "a4"} {
-		mk("a", name)
+		mk("a", name, "noop")
 	}
-	mk("b", "b1")
-	mk("b", "b2")
-	gone := mk("a", "a5")
+	mk("b", "b1", "noop")
+	mk("b", "b2", "noop")
+	gone := mk("a", "a5", "slow")
+	clk.RunUntil(t0.Add(45 * time.Second)) // a5's run 1 is running
 	if _, err := e.s.DeleteTask(ctx, gone.ID); err != nil {
 		t.Fatal(err)
+	}
+	if got := trail(t, st, gone.ID); !strings.Contains(got, "RunStarted 1") || strings.Contains(got, "RunCompleted") {
+		t.Fatalf("a5 was not deleted while running:\n%s", got)
 	}
 	stopNow(e.s)
 

@@ -326,10 +326,21 @@ func TestEveryRowHasEveryKey(t *testing.T) {
 		"missed_count", "checkpoint", "created_at", "updated_at",
 		"cron", "at", "queue", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter",
 		"retry", "missed_run_policy", "missed_after", "start_deadline", "heartbeat_timeout"}
+	// What each kind of schedule has not is exactly null.
+	nulls := map[string][]string{
+		`"poll"`: {"cron", "at", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter"},
+		`"c"`:    {"interval", "at", "start_at", "end_at", "jitter"},
+		`"a"`:    {"interval", "cron", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter"},
+	}
 	for _, row := range page.Tasks {
 		for _, k := range keys {
 			if _, ok := row[k]; !ok {
 				t.Errorf("row %s: no %q", row["name"], k)
+			}
+		}
+		for _, k := range nulls[string(row["name"])] {
+			if string(row[k]) != "null" {
+				t.Errorf("row %s: %q is %s, want null", row["name"], k, row[k])
 			}
 		}
 	}
