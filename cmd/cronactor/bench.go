@@ -57,7 +57,7 @@ const peersBinary = "cronactor-benchpeers"
 
 func init() {
 	commands["bench"] = command{
-		summary: "measure throughput and latency next to a baseline: bench store|projections|scheduler|lag|backlog|report",
+		summary: "measure throughput and latency next to a baseline: bench " + strings.Join(benchNames(), "|"),
 		subs:    benchNames(),
 		run: func(ctx context.Context, env *cliEnv, args []string) error {
 			return benchCommands[args[0]].run(ctx, env, args[1:]) // dispatch checked the name

@@ -415,26 +415,19 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		Jitter     *events.Duration `json:"jitter"`
 		plain
 	}{ID: t.ID, Name: t.Name, Owner: t.Owner, Kind: t.Kind, Payload: t.Payload,
-		Cron: t.Cron, At: t.At, StartAt: t.StartAt, EndAt: t.EndAt, plain: plain(t)}
-	if t.Interval != 0 {
-		w.Interval = &t.Interval
-	}
-	if t.Timezone != "" {
-		w.Timezone = &t.Timezone
-	}
-	if t.DSTGap != "" {
-		w.DSTGap = &t.DSTGap
-	}
-	if t.DSTOverlap != "" {
-		w.DSTOverlap = &t.DSTOverlap
-	}
-	if t.MaxRuns != 0 {
-		w.MaxRuns = &t.MaxRuns
-	}
-	if t.Jitter != 0 {
-		w.Jitter = &t.Jitter
-	}
+		Interval: unlessZero(&t.Interval), Cron: t.Cron, At: t.At, Timezone: unlessZero(&t.Timezone),
+		DSTGap: unlessZero(&t.DSTGap), DSTOverlap: unlessZero(&t.DSTOverlap), StartAt: t.StartAt, EndAt: t.EndAt,
+		MaxRuns: unlessZero(&t.MaxRuns), Jitter: unlessZero(&t.Jitter), plain: plain(t)}
 	return json.Marshal(w)
+}
+
+// unlessZero is v, or nil when *v is its type's zero (JSON null).
+func unlessZero[T comparable](v *T) *T {
+	var zero T
+	if *v == zero {
+		return nil
+	}
+	return v
 }
 
 // UnmarshalJSON reads a row, turning a null payload or checkpoint back into
