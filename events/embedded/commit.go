@@ -89,6 +89,7 @@ func (s *Store) handOver(ctx context.Context, stream string, expected events.Exp
 		return nil, err
 	}
 	if err := s.use(); err != nil {
+		s.countRefused(err, 1)
 		return nil, err
 	}
 	req := appendReqs.Get().(*appendReq)
@@ -110,6 +111,11 @@ func (s *Store) commitLoop() {
 	for {
 		select {
 		case <-s.intake.wake:
+		case <-s.probe:
+			// Asked whether a refusal has ended: ready checks it, and
+			// reopens the database if it has.
+			_ = s.ready()
+			continue
 		case <-s.done:
 			s.drainClosed()
 			return
@@ -176,23 +182,17 @@ func (s *Store) brokenErr() error {
 
 // fail stops the store from accepting appends: after a failed apply or sync
 // the memtable may hold events the log does not, so nothing may build on it.
-// A full disk is the exception: the store reopens the database by itself
-// once space is back (see ready).
+// A full disk and a read-only file system are the exceptions: the store
+// reopens the database by itself once the condition ends (see ready).
 func (s *Store) fail(err error) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.broken == nil {
-		if isNoSpace(err) {
-			s.broken = fmt.Errorf("%w: %s: appends refused until space is free again: %w", ErrNoSpace, s.dir, err)
-			s.full = true
-			s.opts.Logger.Error("embedded: disk full: appends refused until space is free again; reads go on",
-				"dir", s.dir, "err", err)
-		} else {
-			s.broken = fmt.Errorf("embedded: %s: appends refused until the store is reopened: %w", s.dir, err)
-			s.opts.Logger.Error("embedded: appends refused until the store is reopened", "dir", s.dir, "err", err)
-		}
+		s.broken = s.classify(err)
 	}
-	return s.broken
+	broken := s.broken
+	s.mu.Unlock()
+	s.refuse(broken)
+	return broken
 }
 
 // commit decides every append of pending against the stream heads, applies
@@ -207,6 +207,7 @@ func (s *Store) fail(err error) error {
 // (docs/decisions/0001-embedded-store.md).
 func (s *Store) commit(pending []*appendReq) {
 	if err := s.ready(); err != nil {
+		s.countRefused(err, len(pending))
 		for _, r := range pending {
 			r.err = err
 			r.answer()
@@ -275,6 +276,7 @@ func (s *Store) commit(pending []*appendReq) {
 	if pos > s.next {
 		if err := s.apply(b); err != nil {
 			err = s.fail(fmt.Errorf("apply: %w", err))
+			s.countRefused(err, len(g.reqs))
 			for _, r := range g.reqs {
 				r.result, r.err = events.AppendResult{}, err
 				r.answer()
@@ -302,7 +304,7 @@ func (s *Store) apply(b *pebble.Batch) (err error) {
 			if !ok {
 				perr = fmt.Errorf("%v", r)
 			}
-			s.stuck = true
+			s.stuck.Store(true)
 			err = fmt.Errorf("pebble stopped (restart the process to append again): %w", perr)
 		}
 	}()
@@ -320,6 +322,7 @@ func (s *Store) settle(g *group) {
 	}
 	if err != nil {
 		err = s.fail(fmt.Errorf("sync: %w", err))
+		s.countRefused(err, len(g.reqs))
 	} else if g.b != nil {
 		s.mu.Lock()
 		s.tail.push(g.tail, s.head)

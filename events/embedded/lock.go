@@ -28,7 +28,7 @@ func lockDir(dir string) (*dirLock, error) {
 		f, err = os.OpenFile(path, os.O_RDWR, 0o644)
 	}
 	if err != nil {
-		return nil, noSpace(fmt.Errorf("embedded: open lock file: %w", err))
+		return nil, diskCondition(fmt.Errorf("embedded: open lock file: %w", err))
 	}
 	if err := tryLock(f); err != nil {
 		f.Close()

@@ -24,7 +24,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	_, statErr := os.Stat(dir)
 	createdDir := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, noSpace(fmt.Errorf("embedded: create data directory: %w", err))
+		return nil, diskCondition(fmt.Errorf("embedded: create data directory: %w", err))
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
@@ -56,12 +56,12 @@ func OpenMemory() (*Store, error) {
 func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return nil, noSpace(fmt.Errorf("embedded: create data directory: %w", err))
+		return nil, diskCondition(fmt.Errorf("embedded: create data directory: %w", err))
 	}
 	dbDir := fs.PathJoin(dir, eventsDir)
 	existing, err := checkFormat(fs, dir)
 	if err != nil {
-		return nil, noSpace(err)
+		return nil, diskCondition(err)
 	}
 	if existing {
 		if err := checkStoreFiles(fs, dir, dbDir); err != nil {
@@ -80,7 +80,7 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 			return nil, damage
 		}
 		if loss, err = keepDamagedLog(fs, dir, damage); err != nil {
-			return nil, noSpace(err)
+			return nil, diskCondition(err)
 		}
 	}
 	db, err := openPebble(fs, dir, opts, existing)
@@ -90,7 +90,7 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 	if !existing {
 		if err := writeMarker(fs, dir, false); err != nil {
 			db.Close()
-			return nil, noSpace(err)
+			return nil, diskCondition(err)
 		}
 	}
 	s := &Store{
@@ -104,6 +104,7 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		stopped: make(chan struct{}),
 		notify:  make(chan struct{}),
 		heads:   newStreamHeads(),
+		probe:   make(chan struct{}, 1),
 	}
 	if s.head, err = s.lastPosition(); err != nil {
 		db.Close()
@@ -113,7 +114,7 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 	cleanHead, err := s.checkCleanShutdown(fs, loss != nil)
 	if err != nil {
 		db.Close()
-		return nil, noSpace(err)
+		return nil, diskCondition(err)
 	}
 	if loss != nil {
 		if err := dropSnapshots(s); err != nil {
@@ -122,7 +123,7 @@ func open(fs vfs.FS, dir string, opts Options) (*Store, error) {
 		}
 		if err := loss.finish(fs, dir, s.head, cleanHead, opts.Logger); err != nil {
 			db.Close()
-			return nil, noSpace(err)
+			return nil, diskCondition(err)
 		}
 	}
 	go s.commitLoop()
@@ -143,7 +144,7 @@ func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (db *pebble.
 			if !ok {
 				perr = fmt.Errorf("%v", r)
 			}
-			db, err = nil, noSpace(fmt.Errorf("embedded: open %s: %w", dir, perr))
+			db, err = nil, diskCondition(fmt.Errorf("embedded: open %s: %w", dir, perr))
 		}
 	}()
 	pace := newPacer(pacedSublevels)
@@ -160,7 +161,7 @@ func openPebble(fs vfs.FS, dir string, opts Options, existing bool) (db *pebble.
 		if pebble.IsCorruptionError(err) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, corruptFile(fs, dbDir, err), err)
 		}
-		return nil, noSpace(fmt.Errorf("embedded: open %s: %w", dir, err))
+		return nil, diskCondition(fmt.Errorf("embedded: open %s: %w", dir, err))
 	}
 	pace.opened(db)
 	return db, nil

@@ -51,7 +51,7 @@ func (s *Store) openedSnapshots() error {
 func openSnapshots(s *Store, dir string) (db *pebble.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			db, err = nil, noSpace(fmt.Errorf("embedded: open the snapshot table %s: %v", dir, r))
+			db, err = nil, diskCondition(fmt.Errorf("embedded: open the snapshot table %s: %v", dir, r))
 		}
 	}()
 	cache := pebble.NewCache(snapshotCacheSize)
@@ -66,7 +66,7 @@ func openSnapshots(s *Store, dir string) (db *pebble.DB, err error) {
 		EventListener: pace.listener(),
 	})
 	if err != nil {
-		return nil, noSpace(fmt.Errorf("embedded: open the snapshot table %s: %w", dir, err))
+		return nil, diskCondition(fmt.Errorf("embedded: open the snapshot table %s: %w", dir, err))
 	}
 	pace.opened(db)
 	return db, nil
@@ -97,7 +97,7 @@ func (s *Store) snapshotOp(ctx context.Context, what string, op func(db *pebble.
 		}
 	}()
 	if err := op(db); err != nil {
-		return noSpace(fmt.Errorf("embedded: snapshot table: %s: %w", what, err))
+		return diskCondition(fmt.Errorf("embedded: snapshot table: %s: %w", what, err))
 	}
 	return nil
 }

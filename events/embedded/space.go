@@ -7,23 +7,26 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/cronactor/cronactor/events"
 )
 
 // ready tells the committer whether it may write a group: not after a
-// failure other than a full disk, and not while free space is below
-// MinFreeBytes. When a full disk had stopped the database and space is back,
-// it reopens the database first. Only the committer calls it.
+// failure that needs a restart, not while the file system is read-only, and
+// not while free space is below MinFreeBytes. When a full disk or a
+// read-only file system had stopped the database and the condition has
+// ended, it reopens the database first. Only the committer calls it.
 func (s *Store) ready() error {
 	broken := s.brokenErr()
-	if broken != nil && (s.stuck || !errors.Is(broken, ErrNoSpace)) {
+	if broken != nil && (s.stuck.Load() || errors.Is(broken, events.ErrWriteFailed)) {
 		return broken
 	}
-	if err := s.checkSpace(); err != nil {
-		if !s.full {
-			s.full = true
-			s.opts.Logger.Error("embedded: disk full: appends refused until space is free again; reads go on",
-				"dir", s.dir, "err", err)
+	if broken != nil && errors.Is(broken, events.ErrReadOnly) {
+		if err := s.probeWritable(); err != nil {
+			return broken
 		}
+	}
+	if err := s.checkSpace(); err != nil {
+		s.refuse(err)
 		return err
 	}
 	if broken != nil {
@@ -31,10 +34,7 @@ func (s *Store) ready() error {
 			return err
 		}
 	}
-	if s.full || broken != nil {
-		s.full = false
-		s.opts.Logger.Info("embedded: space is free again: appends resume", "dir", s.dir, "head", s.Head().Commit)
-	}
+	s.resume()
 	return nil
 }
 
@@ -84,7 +84,7 @@ func (s *Store) reopen() error {
 		if ro, rerr := openPebbleReadOnly(s.fs, s.dir); rerr == nil {
 			s.db = ro
 		}
-		return noSpace(err)
+		return diskCondition(err)
 	}
 	s.db = db
 	head, err := s.lastPosition()
@@ -92,8 +92,10 @@ func (s *Store) reopen() error {
 		db.Close()
 		s.db = nil
 		s.mu.Lock()
-		s.broken = err
+		s.broken = fmt.Errorf("%w: %s: reopened database unreadable: %w", events.ErrWriteFailed, s.dir, err)
+		err = s.broken
 		s.mu.Unlock()
+		s.refuse(err)
 		return err
 	}
 	s.next, s.heads = head, newStreamHeads()

@@ -27,9 +27,11 @@ var (
 	// (events/ or events/CURRENT). The store refuses to start rather than
 	// begin again over what is left.
 	ErrMissingFiles = errors.New("embedded: store files missing")
-	// ErrNoSpace: the disk is full. Appends fail with it (reads keep
-	// working) until space returns; the store then resumes by itself.
-	ErrNoSpace = errors.New("embedded: no space left on device")
+	// ErrNoSpace is events.ErrNoSpace, kept under its old name: the disk
+	// is full. Appends fail with it (reads keep working) until space
+	// returns; the store then resumes by itself. Match events.ErrNoSpace
+	// (or events.ErrUnwritable) in new code.
+	ErrNoSpace = events.ErrNoSpace
 )
 
 const (
@@ -129,11 +131,15 @@ type Store struct {
 	// not take it, so a full queue of appends never waits on a reopen.
 	dbMu sync.RWMutex
 
-	// full is set by the committer while appends are refused for lack of
-	// space, so the change is logged once each way. stuck is set when Pebble
-	// panicked during a write: the database is never touched again.
-	full  bool
-	stuck bool
+	// stuck is set when Pebble panicked during a write: the database is
+	// never touched again, and appends are refused until a restart.
+	stuck atomic.Bool
+	// refused counts the appends refused since the store began refusing
+	// them (refusing, in mu), for the log line and WriteStatus.
+	refused atomic.Uint64
+	// probe asks the committer to check whether a condition that refuses
+	// appends has ended (WriteStatus sends it; buffered, never waited on).
+	probe chan struct{}
 
 	// Owned by the committer goroutine: the position last assigned and every
 	// stream head it has seen, including appends applied but not yet synced.
@@ -149,7 +155,11 @@ type Store struct {
 	head   uint64        // last durable global position
 	notify chan struct{} // closed and replaced after each durable group
 	broken error
-	tail   tail // the newest durable records (tail.go)
+	// refusing is why appends are refused (nil while they are accepted):
+	// broken, or too little free space with the database intact. The
+	// committer sets it (refuse, resume), logging each change once.
+	refusing error
+	tail     tail // the newest durable records (tail.go)
 	// subscribers counts the Subscribe calls under way: the committer keeps
 	// the tail only while there is one.
 	subscribers atomic.Int32
@@ -213,7 +223,7 @@ func (s *Store) Close() error {
 		if cerr := s.closeSnapshots(); cerr != nil {
 			s.opts.Logger.Warn("embedded: close the snapshot table", "dir", s.dir, "err", cerr)
 		}
-		if s.db == nil || s.stuck {
+		if s.db == nil || s.stuck.Load() {
 			err = s.brokenErr()
 		} else if err = s.db.Close(); err == nil {
 			err = s.writeCleanShutdown()
