@@ -33,7 +33,6 @@ import (
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
-	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/internal/ui"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/cronactor/cronactor/projections/history"
@@ -231,9 +230,8 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 			field = qe.Param
 		}
 		writeErr(w, http.StatusBadRequest, field, err.Error())
-	case errors.Is(err, embedded.ErrNoSpace):
-		a.cfg.Logger.Error("write refused: the event store's disk is full", "err", err)
-		writeErr(w, http.StatusInsufficientStorage, "", "the event store's disk is full: changes are refused until space is freed, then accepted again without a restart; reads still work")
+	case errors.Is(err, events.ErrUnwritable):
+		a.storeRefused(w, err)
 	case errors.Is(err, crontasks.ErrUnavailable):
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 		writeErr(w, http.StatusServiceUnavailable, "view", err.Error())
@@ -548,16 +546,25 @@ func (a *api) waitFor(ctx context.Context, pos events.Position) error {
 // health is GET /healthz: 200 while the process serves. status is "ok", or
 // "degraded" while the view is not ready (the scheduler runs on; a
 // supervisor must not restart the daemon for it); view says how far a
-// rebuild is.
+// rebuild is. While the event store refuses appends (its disk is full or
+// read-only, or a write failed) it answers 503 with status "failing" and a
+// store object saying why (storeHealth): the daemon records nothing, and a
+// load balancer or an operator's alert must see it.
 func (a *api) health(w http.ResponseWriter, r *http.Request) {
+	code, body := http.StatusOK, map[string]any{"status": "ok"}
+	if store := a.storeHealth(); store != nil {
+		body["store"] = store
+		if store["writable"] == false {
+			code, body["status"] = http.StatusServiceUnavailable, "failing"
+		}
+	}
 	if a.cfg.Keeper == nil {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+		writeJSON(w, code, body)
 		return
 	}
 	st := a.cfg.Keeper.Status()
-	status := "ok"
-	if st.State != crontasks.StateReady {
-		status = "degraded"
+	if st.State != crontasks.StateReady && code == http.StatusOK {
+		body["status"] = "degraded"
 	}
 	view := map[string]any{"state": st.State, "position": st.Position.String(), "progress": st.Progress,
 		"since": st.Since.UTC().Format(time.RFC3339), "rebuilds": st.Rebuilds}
@@ -571,7 +578,8 @@ func (a *api) health(w http.ResponseWriter, r *http.Request) {
 		// Its name next to the view, not the path: /healthz is public.
 		view["moved_aside"] = filepath.Base(st.MovedAside)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": status, "view": view})
+	body["view"] = view
+	writeJSON(w, code, body)
 }
 
 func pathID(r *http.Request) (uuid.UUID, error) {

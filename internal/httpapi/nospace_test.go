@@ -24,7 +24,7 @@ type fullStore struct {
 
 func (s *fullStore) Append(ctx context.Context, stream string, exp events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
 	if s.full.Load() {
-		return events.AppendResult{}, fmt.Errorf("%w: /data has 0 bytes free", embedded.ErrNoSpace)
+		return events.AppendResult{}, fmt.Errorf("%w: /data has 0 bytes free", events.ErrNoSpace)
 	}
 	return s.Store.Append(ctx, stream, exp, evs...)
 }
@@ -33,7 +33,7 @@ func (s *fullStore) Append(ctx context.Context, stream string, exp events.Expect
 // would be promoted and pass the task actors' appends by.
 func (s *fullStore) AppendAsync(ctx context.Context, stream string, exp events.ExpectedVersion, evs []events.Proposed, done func(events.AppendResult, error)) {
 	if s.full.Load() {
-		done(events.AppendResult{}, fmt.Errorf("%w: /data has 0 bytes free", embedded.ErrNoSpace))
+		done(events.AppendResult{}, fmt.Errorf("%w: /data has 0 bytes free", events.ErrNoSpace))
 		return
 	}
 	s.Store.AppendAsync(ctx, stream, exp, evs, done)
