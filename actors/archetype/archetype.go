@@ -5,9 +5,10 @@
 // swapping the clock or the logger swaps it everywhere at once — the idea
 // of River's baseservice.Archetype.
 //
-// It imports only the standard library and package clock, which imports
-// only the standard library: projections may take an Archetype without
-// importing anything of the actors (see docs/architecture.md and
+// It imports only the standard library, package clock, which imports only
+// the standard library, and package events (for the store's refusals, see
+// Failed): projections may take an Archetype without importing anything of
+// the actors (see docs/architecture.md and
 // docs/decisions/0009-clock-and-lifecycle.md).
 //
 // Concurrency: an Archetype is a value; its clock and logger are safe for
@@ -15,10 +16,13 @@
 package archetype
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/events"
 )
 
 // Archetype is the clock and logger a component uses. The zero value is
@@ -48,4 +52,23 @@ func (a Archetype) Now() time.Time {
 		return clock.Real{}.Now()
 	}
 	return a.Clock.Now()
+}
+
+// Failed logs that something failed with err: msg at level, with attrs and
+// err under "err". Every failure of the actors to record a decision (a
+// tick, a forced end, a start, an outcome) goes through it. A store that
+// refuses appends for a condition of its own (events.ErrUnwritable: its
+// disk is full or read-only, or a write failed) is not logged here: the
+// store logs the condition once when it begins and once when it ends, with
+// the count of appends refused meanwhile, where logging each refusal would
+// write a line per due task per tick.
+func (a Archetype) Failed(level slog.Level, msg string, err error, attrs ...any) {
+	if errors.Is(err, events.ErrUnwritable) {
+		return
+	}
+	logger := a.Logger
+	if logger == nil {
+		return
+	}
+	logger.Log(context.Background(), level, msg, append(attrs, "err", err)...)
 }

@@ -70,6 +70,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -625,7 +626,7 @@ func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 // tick decides a tick of the due-time index at its instant.
 func (a *Actor) tick(ctx actor.Context, at time.Time) {
 	if !a.ensureLoaded(ctx, context.Background()) {
-		a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", a.loadErr)
+		a.cfg.Archetype.Failed(slog.LevelError, "tick failed", a.loadErr, "task_id", a.id)
 		return
 	}
 	// R1: the decision is taken at the tick's own instant, whenever this
@@ -636,7 +637,7 @@ func (a *Actor) tick(ctx actor.Context, at time.Time) {
 // tickFailed logs a tick's failure and tells the index when the task is
 // due, since the index forgot the task when it sent the tick.
 func (a *Actor) tickFailed(ctx actor.Context, err error) {
-	a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", err)
+	a.cfg.Archetype.Failed(slog.LevelError, "tick failed", err, "task_id", a.id)
 	a.doEffects(ctx, rules.Tick{}, nil)
 }
 
@@ -772,7 +773,7 @@ func (a *Actor) ensureLoaded(ctx actor.Context, cctx context.Context) bool {
 	if !a.loaded {
 		if err := a.reload(cctx); err != nil {
 			a.loadErr = fmt.Errorf("%w %s: %w", ErrLoad, a.id, err)
-			a.cfg.Archetype.Logger.Error("task load failed", "task_id", a.id, "err", err)
+			a.cfg.Archetype.Failed(slog.LevelError, "task load failed", err, "task_id", a.id)
 			return false
 		}
 	}
@@ -890,7 +891,7 @@ func (a *Actor) finish(ctx actor.Context, f *flight, evs []events.Event, err err
 	case afterDeadline, afterHeartbeat:
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
 			fe := f.cmd.(rules.ForceEnd)
-			a.cfg.Archetype.Logger.Error("forced end failed", "task_id", a.id, "run_id", fe.RunID, "reason", fe.Reason, "err", err)
+			a.cfg.Archetype.Failed(slog.LevelError, "forced end failed", err, "task_id", a.id, "run_id", fe.RunID, "reason", fe.Reason)
 		}
 	}
 	f.release()

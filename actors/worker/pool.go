@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -520,7 +521,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 	if err != nil || len(reply.Events) == 0 {
 		w.cfg.Stats.exit()
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {
-			w.cfg.Archetype.Logger.Error("request start failed", "task_id", m.run.TaskID, "run_id", m.run.RunID, "err", err)
+			w.cfg.Archetype.Failed(slog.LevelError, "request start failed", err, "task_id", m.run.TaskID, "run_id", m.run.RunID)
 		}
 		w.queue.free(ctx.Self(), w.lane)
 		return
@@ -686,7 +687,7 @@ func (w *Worker) report(root *actor.RootContext, self *actor.PID, q QueuedRun, b
 			"permanent", f.Fatal, "error", f.Error)
 	}
 	if err != nil && !unknown {
-		w.cfg.Archetype.Logger.Error("report outcome failed", "task_id", q.TaskID, "run_id", b.runID, "err", err)
+		w.cfg.Archetype.Failed(slog.LevelError, "report outcome failed", err, "task_id", q.TaskID, "run_id", b.runID)
 	}
 	w.trace.ended(span, cmd, d.Events, herr, err, b.deadline, c.Now())
 }
