@@ -163,7 +163,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 		return fmt.Errorf("start the scheduler: %w", err)
 	}
 	ph.done("recover_tasks", "tasks", sched.Stats().Tasks)
-	m.register(sched, view)
+	m.register(sched, view, store)
 	go m.follow(runCtx, store, logger)
 
 	// Shutdown waits for handlers; closing this ends the event streams.

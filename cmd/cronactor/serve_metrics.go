@@ -8,7 +8,6 @@ import (
 
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/events"
-	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,7 +39,7 @@ func newMetrics() *metrics {
 	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronactor_append_seconds",
 		Help: "Latency of durable appends to the event store.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
 	m.appendFails = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronactor_append_failures_total",
-		Help: "Appends to the event store that failed, by reason (no_space, version_conflict, other)."}, []string{"reason"})
+		Help: "Appends to the event store that failed, by reason (no_space, read_only, write_failed: the store refuses appends; version_conflict, other)."}, []string{"reason"})
 	m.reg.MustRegister(m.runs, m.reasons, m.lag, m.appendSeconds, m.appendFails, collectors.NewGoCollector())
 	return m
 }
@@ -49,16 +48,34 @@ func newMetrics() *metrics {
 func (m *metrics) appendFailed(err error) {
 	reason := "other"
 	switch {
-	case errors.Is(err, embedded.ErrNoSpace):
-		reason = "no_space"
+	case events.Condition(err) != "":
+		reason = events.Condition(err)
 	case errors.Is(err, events.ErrVersionConflict):
 		reason = "version_conflict"
 	}
 	m.appendFails.WithLabelValues(reason).Inc()
 }
 
-func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.Keeper) {
+func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.Keeper, st events.Store) {
 	m.registerQueues(s)
+	if ws, ok := st.(events.WriteStatusReader); ok {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_store_writable",
+			Help: "1 while the event store accepts appends, 0 while it refuses them (disk full or read-only, a failed write); /healthz says why."},
+			func() float64 {
+				if ws.WriteStatus().Err != nil {
+					return 0
+				}
+				return 1
+			}),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_store_restart_needed",
+				Help: "1 while the event store refuses appends until the daemon restarts, else 0."},
+				func() float64 {
+					if ws.WriteStatus().RestartNeeded {
+						return 1
+					}
+					return 0
+				}))
+	}
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_queue_depth", Help: "Runs waiting for a worker, every queue."},
 			func() float64 { return float64(s.Stats().Queued) }),

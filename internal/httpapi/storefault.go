@@ -66,7 +66,7 @@ func storeMessage(err error, restart bool) string {
 	case errors.Is(err, events.ErrNoSpace):
 		return "the event store's disk is full and its store stopped: changes are refused until space is freed and the daemon restarted (restart needed); reads still work"
 	case errors.Is(err, events.ErrReadOnly) && !restart:
-		return "store: data directory is read-only: changes are refused until its file system is writable again, then accepted again without a restart; reads still work"
+		return "store: data directory is read-only: changes are refused until its file system is writable again, then accepted again without a restart (after a disk error the kernel keeps it read-only: stop the daemon, check the file system, mount it again, start); reads still work"
 	case errors.Is(err, events.ErrReadOnly):
 		return "store: data directory is read-only: changes are refused until the file system is writable and the daemon restarted (restart needed); reads still work"
 	}
