@@ -46,12 +46,19 @@
 //     damage Pebble finds: ErrCorrupt, naming the file where known.
 //
 // A full disk is not damage: below Options.MinFreeBytes of free space (and
-// on any write that fails with ENOSPC) appends fail with ErrNoSpace while
-// reads go on, and the first append after space is back succeeds, with no
-// restart (the database is reopened underneath if a write had failed). An
-// append that failed on a full disk may still turn out to be stored, as
-// with any failed write: retrying it with the same event IDs is recognised.
-// docs/decisions/0008-store-faults.md gives the reasons.
+// on any write that fails with ENOSPC) appends fail with events.ErrNoSpace
+// while reads go on, and the first append after space is back succeeds,
+// with no restart (the database is reopened underneath if a write had
+// failed). A file system that turned read-only (EROFS) is the same with
+// events.ErrReadOnly: the store learns that it is writable again by writing
+// a probe file, then reopens the database. Any other failed write (EIO
+// above all) refuses appends with events.ErrWriteFailed until the process
+// restarts. The store logs each change of condition once, with the count of
+// appends refused meanwhile, and says where it stands through WriteStatus
+// (events.WriteStatusReader). An append that failed on a full disk may
+// still turn out to be stored, as with any failed write: retrying it with
+// the same event IDs is recognised. docs/decisions/0008-store-faults.md
+// gives the reasons.
 //
 // OpenMemory runs the same code on an in-memory file system for simulation
 // and tests.

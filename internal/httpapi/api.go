@@ -7,7 +7,10 @@
 // While the view is rebuilding (crontasks.Keeper), queries of it answer 503
 // with the reason and Retry-After; writes still answer their task's row,
 // folded from the task's own events; /healthz answers 200 with status
-// "degraded" (see docs/projections.md).
+// "degraded" (see docs/projections.md). While the event store refuses
+// appends (events.ErrUnwritable: its disk is full or read-only, or a write
+// failed), /healthz answers 503 and writes 503 or 507, naming the condition
+// (storefault.go, docs/operations.md).
 //
 // Concurrency: the handler is safe for concurrent requests.
 package httpapi
