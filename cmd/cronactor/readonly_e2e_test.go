@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -140,7 +141,8 @@ func countLines(log, text string) (errs, with int) {
 // once per due task per tick; the metrics show it. ext4 does not let a file
 // system it turned read-only be remounted writable (only a fsck does, after
 // an unmount, so a restart): once the daemon is stopped, the file system
-// checked and mounted again, the daemon starts with every task.
+// checked and mounted again, the daemon starts with every task (a start
+// before that refuses, saying the data directory is read-only).
 func TestDaemonOnReadOnlyDisk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test builds and runs the daemon")
@@ -239,6 +241,14 @@ func TestDaemonOnReadOnlyDisk(t *testing.T) {
 	}
 	if _, resumed := countLines(logs.String(), "appends resume"); resumed != 0 {
 		t.Fatalf("the log says appends resumed on a disk that stayed read-only:\n%s", logs)
+	}
+	// A start on the read-only file system refuses, saying why.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := exec.CommandContext(ctx, bin, "serve", "--data", data, "--listen", freeAddr(t))
+	start.Env = append(os.Environ(), "CRONACTOR_TOKEN=")
+	if out, err := start.CombinedOutput(); err == nil || !strings.Contains(string(out), "data directory is read-only") {
+		t.Fatalf("a start on the read-only file system: %v:\n%s", err, out)
 	}
 	if out, err := exec.Command("umount", disk.mnt).CombinedOutput(); err != nil {
 		t.Fatalf("umount after the daemon stopped: %v: %s", err, out)
