@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,15 +95,25 @@ func (w *watchedLog) lines(texts ...string) int {
 // log has one line on entering however many appends are refused; once the
 // file system is writable again, polling WriteStatus alone (nothing
 // appends) reopens the database, and the log says so once with the count.
+// On Pebble's in-memory file system and on the real one (real files,
+// reopened after the failed write of the log).
 func TestReadOnlyRefusesAppendsAndRecovers(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testReadOnly(t, vfs.NewMem(), "/data", 10) })
+	t.Run("disk", func(t *testing.T) { testReadOnly(t, vfs.Default, filepath.Join(t.TempDir(), "data"), 10) })
+	// Past Pebble's first memtable rotation, the log is a reused file
+	// (faultfs fails it too).
+	t.Run("reused log", func(t *testing.T) { testReadOnly(t, vfs.NewMem(), "/data", 3000) })
+}
+
+func testReadOnly(t *testing.T, base vfs.FS, dir string, before int) {
 	fault := &diskFault{errno: syscall.EROFS}
 	logs := newWatchedLog("writable again: appends resume")
-	s, err := open(faultfs.Wrap(vfs.NewMem(), fault), "/data", Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	s, err := open(faultfs.Wrap(base, fault), dir, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := appendN(s, "task-a", 10); err != nil {
+	if err := appendN(s, "task-a", before); err != nil {
 		t.Fatal(err)
 	}
 	if st := s.WriteStatus(); st.Err != nil {
@@ -119,7 +130,7 @@ func TestReadOnlyRefusesAppendsAndRecovers(t *testing.T) {
 			t.Fatalf("append %d: %v matches another condition", i, err)
 		}
 	}
-	if got, err := s.ReadStream(context.Background(), "task-a", 0, 0); err != nil || len(got) != 10 {
+	if got, err := s.ReadStream(context.Background(), "task-a", 0, 0); err != nil || len(got) != before {
 		t.Fatalf("read on a read-only file system: %d events, %v", len(got), err)
 	}
 	st := s.WriteStatus()
@@ -129,7 +140,7 @@ func TestReadOnlyRefusesAppendsAndRecovers(t *testing.T) {
 	if n := logs.lines("level=ERROR"); n != 1 {
 		t.Fatalf("%d ERROR lines for %d refused appends, want 1:\n%s", n, refused, logs)
 	}
-	if n := logs.lines("level=ERROR", "read-only", "condition=read_only", "dir=/data"); n != 1 {
+	if n := logs.lines("level=ERROR", "read-only", "condition=read_only", "dir="+dir); n != 1 {
 		t.Fatalf("the ERROR line does not name the condition and the directory:\n%s", logs)
 	}
 
@@ -150,7 +161,7 @@ func TestReadOnlyRefusesAppendsAndRecovers(t *testing.T) {
 		t.Fatalf("append once writable again: %v", err)
 	}
 	got, err := s.ReadStream(context.Background(), "task-a", 0, 0)
-	if err != nil || len(got) != 15 {
+	if err != nil || len(got) != before+5 {
 		t.Fatalf("after recovery: %d events, %v", len(got), err)
 	}
 	for i, r := range got {
@@ -158,7 +169,7 @@ func TestReadOnlyRefusesAppendsAndRecovers(t *testing.T) {
 			t.Fatalf("event %d has version %d", i, r.Version)
 		}
 	}
-	if _, err := s.fs.Stat(s.fs.PathJoin("/data", probeFile)); err == nil {
+	if _, err := s.fs.Stat(s.fs.PathJoin(dir, probeFile)); err == nil {
 		t.Errorf("the probe file was left behind")
 	}
 }
