@@ -83,6 +83,20 @@ type shardTick struct{ at time.Time }
 
 // Ticker is the clock actor: every Interval it broadcasts a tick to the
 // shards. Ticks are scheduled from the start time, so they do not drift.
+//
+// A tick is decided at its scheduled instant (start + n·Interval) when the
+// ticker handles its timer less than an Interval after that instant: a
+// timer a few milliseconds late, or a busy moment, changes no decision,
+// and the next instant is still ahead. Handled an Interval or more late,
+// the process did not run meanwhile (SIGSTOP, a paused VM, a swap storm):
+// the instants passed over are gone, and sending them now one after the
+// other would have every due task decide at a stale instant — a run on
+// time in the past, then the real catch-up dropped as too soon. Such a
+// tick is one tick at the instant it is handled, so each task sees the
+// stall as a downtime (R8: one run, counting the intervals it missed), and
+// the grid starts again from that instant: the ticks after it are an
+// Interval apart. Under the virtual clock timers fire on time (but after
+// Virtual.Freeze), so simulations tick on the grid.
 type Ticker struct {
 	Archetype archetype.Archetype
 	Interval  time.Duration
@@ -108,8 +122,14 @@ func (t *Ticker) Receive(ctx actor.Context) {
 		if t.timer == nil {
 			return // stopped
 		}
+		at := m.at
+		if now := t.Archetype.Clock.Now(); now.Sub(at) >= t.Interval {
+			// Late by an Interval or more: one tick now, and the grid
+			// from here (see Ticker).
+			at, t.start, t.n = now, now, 0
+		}
 		for _, s := range t.Shards {
-			counted.Send(t.Archetype.Clock, ctx, s, shardTick(m))
+			counted.Send(t.Archetype.Clock, ctx, s, shardTick{at: at})
 		}
 		t.arm()
 	case StopTicking:

@@ -282,3 +282,37 @@ func TestShardKeepsAQueuesOrderWhenRoomComesBack(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// TestTickerDecidesALateTickWhenItFires: a tick whose timer fires less
+// than an interval late keeps its own instant, and the grid stands; one
+// that fires an interval or more late (the process was frozen) is one tick
+// at the instant it fires — not one tick per instant passed over, at
+// instants already gone — and the ticks after it go on an interval apart
+// from it.
+func TestTickerDecidesALateTickWhenItFires(t *testing.T) {
+	clk, sys, arch := newSystem()
+	var mu sync.Mutex
+	var got []string
+	id := uuid.New()
+	var shard *actor.PID
+	// The task is due again as soon as it has had a tick (a 1 s task on a
+	// 10 s tick), so every tick the shard gets reaches it.
+	deliver := func(id uuid.UUID, _ string, tk dueindex.Tick) {
+		mu.Lock()
+		got = append(got, tk.At.Sub(t0).String())
+		mu.Unlock()
+		counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: id, NextRun: tk.At.Add(time.Second), Active: true})
+	}
+	shard = startShard(clk, sys, arch, deliver, nil, []dueindex.Entry{{TaskID: id, NextRun: t0}})
+	clk.RunUntil(t0.Add(10 * time.Second)) // tick 10s, on time
+	clk.Freeze(15 * time.Second)           // 25s: the 20s tick is 5 s late
+	clk.RunUntil(t0.Add(25 * time.Second))
+	clk.Freeze(45 * time.Second) // 70s: the 30s tick is 40 s late
+	clk.RunUntil(t0.Add(85 * time.Second))
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"10s", "20s", "1m10s", "1m20s"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ticks at %v, want %v", got, want)
+	}
+}
