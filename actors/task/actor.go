@@ -182,6 +182,13 @@ type Registry interface {
 	// too: it is the last word on the task (snapshots). rest is the
 	// stopping actor's own, valid only during the call: the Registry
 	// copies what it keeps.
+	//
+	// An actor stopped from outside (the scheduler stopping) calls Left
+	// too, without a Leave, stopped true: rest is then its state whatever
+	// it is — open runs and all (rules.Rests false) — and is handed over
+	// only when it holds every event of the stream the actor appended or
+	// loaded; an actor that cannot say so (an append that failed as it
+	// stopped) calls nothing.
 	Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules.State, pos events.Position)
 }
 
@@ -242,6 +249,7 @@ type leave int
 const (
 	staying leave = iota
 	leaving       // passivate queued, waiting for it
+	left          // handed to Registry.Left, stopping
 )
 
 // Actor is one task's actor. Build it with New.
@@ -433,8 +441,9 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.ensureLoaded(ctx, context.Background())
 		return // the message that made us start says whether we may stop
 	case *actor.Stopping:
-		a.stopping(ctx)
+		exact := a.stopping(ctx)
 		a.stopTimers()
+		a.handOver(exact)
 		return
 	case appended:
 		if m.f != a.fl {
@@ -567,15 +576,37 @@ func (a *Actor) hostRequest(msg any) (HostRequest, bool) {
 // been synchronous, but starts no other append (a version conflict is
 // answered as an error). The held messages go to the dead letters, as those
 // left in the mailbox do (package counted): a requester is answered, a
-// counted message uncounted.
-func (a *Actor) stopping(ctx actor.Context) {
+// counted message uncounted. It reports whether the state now holds every
+// event the actor appended: false when the append in flight failed, which
+// may leave the stream ahead of the state (a timeout after the write, say).
+func (a *Actor) stopping(ctx actor.Context) (exact bool) {
+	exact = true
 	if f := a.fl; f != nil {
-		a.acked(ctx, f, true)
+		exact = a.acked(ctx, f, true) == nil
 	}
 	for _, h := range a.held[a.heldNext:] {
 		ctx.ActorSystem().DeadLetter.SendUserMessage(a.self, &actor.MessageEnvelope{Message: h.msg, Sender: h.sender})
 	}
 	a.held, a.heldNext = nil, 0
+	return exact
+}
+
+// handOver is the end of an actor stopped from outside (Scheduler.Stop
+// stops every task actor, resting or not, before its last snapshot): it
+// hands the Registry its state, open runs and all, as a resting actor
+// does when it leaves (Registry.Left), so that the snapshot can hold it
+// and the next start need not read the task's stream. Only a state known
+// to hold the whole stream is handed over: the actor's own load and every
+// append it made went through (exact, see stopping). Otherwise, or when
+// the actor handed its state over already (passivate), it tells nothing,
+// and the Registry still counts it as an actor whose stream it does not
+// know the end of.
+func (a *Actor) handOver(exact bool) {
+	if a.cfg.Registry == nil || a.leave == left || !exact || !a.loaded {
+		return
+	}
+	a.leave = left
+	a.cfg.Registry.Left(a.id, a.self, true, a.rest(true), a.pos)
 }
 
 // serveHost answers a host actor's request: like a Command (or a Get),
@@ -757,6 +788,7 @@ func (a *Actor) passivate(ctx actor.Context) {
 	}
 	a.leave = staying
 	if stop {
+		a.leave = left
 		a.stopTimers()
 		ctx.Stop(a.self)
 	}
@@ -844,8 +876,9 @@ func (a *Actor) execute(ctx actor.Context, f *flight) {
 
 // acked is the store's answer to f's append: apply the events and finish,
 // or after a version conflict reload the stream and decide again (a bounded
-// number of times; not while stopping).
-func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
+// number of times; not while stopping). It returns the append's error: nil
+// when the events are applied (or decided again after a conflict).
+func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) error {
 	<-f.acked
 	a.fl = nil
 	f.cancel()
@@ -855,22 +888,23 @@ func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
 		a.cfg.Archetype.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
 		if err := a.reload(f.cctx); err != nil {
 			a.finish(ctx, f, nil, err)
-			return
+			return err
 		}
 		f.attempt++
 		a.execute(ctx, f)
-		return
+		return nil
 	}
 	if errors.Is(err, events.ErrVersionConflict) {
 		a.finish(ctx, f, nil, fmt.Errorf("%w: %v", ErrConflictRetries, err))
-		return
+		return err
 	}
 	if err != nil {
 		a.finish(ctx, f, nil, fmt.Errorf("task: append to %s: %w", a.stream, err))
-		return
+		return err
 	}
 	a.apply(ctx, f.cmd, f.evs, res, f.now)
 	a.finish(ctx, f, f.evs, nil)
+	return nil
 }
 
 // finish ends f with the events it recorded or its error, as the message
