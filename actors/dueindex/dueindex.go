@@ -85,17 +85,19 @@ type shardTick struct{ at time.Time }
 // shards. Ticks are scheduled from the start time, so they do not drift.
 //
 // A tick is decided at its scheduled instant (start + n·Interval) when the
-// ticker handles its timer less than an Interval after that instant: a
-// timer a few milliseconds late, or a busy moment, changes no decision,
-// and the next instant is still ahead. Handled an Interval or more late,
-// the process did not run meanwhile (SIGSTOP, a paused VM, a swap storm):
-// the instants passed over are gone, and sending them now one after the
-// other would have every due task decide at a stale instant — a run on
-// time in the past, then the real catch-up dropped as too soon. Such a
-// tick is one tick at the instant it is handled, so each task sees the
-// stall as a downtime (R8: one run, counting the intervals it missed), and
-// the grid starts again from that instant: the ticks after it are an
-// Interval apart. Under the virtual clock timers fire on time (but after
+// ticker handles its timer less than StallAfter(Interval) after it: a
+// timer a few milliseconds late, or a busy moment (a collector pause, a
+// compaction, a loaded machine), changes no decision, and the instants a
+// busy moment passed over are still sent, each with its own instant (R1).
+// Handled that late or later, the process did not run meanwhile (SIGSTOP,
+// a paused VM, a cgroup freeze, a swap storm): the instants passed over
+// are gone, and sending them now one after the other would have every due
+// task decide at a stale instant — a run "on time" with a next_run already
+// past, then the real catch-up dropped as too soon. Such a tick is one
+// tick at the instant it is handled, so each task sees the stall as R8
+// sees a downtime (one run, counting the intervals it missed), and the
+// grid starts again from that instant: the ticks after it are an Interval
+// apart. Under the virtual clock timers fire on time (but after
 // Virtual.Freeze), so simulations tick on the grid.
 type Ticker struct {
 	Archetype archetype.Archetype
@@ -123,9 +125,8 @@ func (t *Ticker) Receive(ctx actor.Context) {
 			return // stopped
 		}
 		at := m.at
-		if now := t.Archetype.Clock.Now(); now.Sub(at) >= t.Interval {
-			// Late by an Interval or more: one tick now, and the grid
-			// from here (see Ticker).
+		if now := t.Archetype.Clock.Now(); now.Sub(at) >= StallAfter(t.Interval) {
+			// A stall: one tick now, and the grid from here (see Ticker).
 			at, t.start, t.n = now, now, 0
 		}
 		for _, s := range t.Shards {
@@ -141,6 +142,21 @@ func (t *Ticker) Receive(ctx actor.Context) {
 		t.stop()
 	}
 }
+
+// MinStall is the least lateness of a tick taken for a stall (see
+// Ticker): below it, a tick decided at its own instant leaves every task a
+// next run after the moment it is decided — no task may run more often
+// than once a second (rules.MinInterval) — and the busy moments of a
+// loaded machine (bench lag's 25 ms ticks have seen 130–480 ms,
+// docs/performance.md) keep their ticks on the grid.
+const MinStall = time.Second
+
+// StallAfter is how late a tick of a ticker ticking every interval must
+// be handled to be taken for a stall: an interval, and at least MinStall.
+// Less late, the tick keeps its instant, and the instants of the grid
+// that have passed meanwhile too (a busy moment longer than a short
+// interval) follow at once, each with its own.
+func StallAfter(interval time.Duration) time.Duration { return max(interval, MinStall) }
 
 func (t *Ticker) stop() {
 	if t.timer != nil {

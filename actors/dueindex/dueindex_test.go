@@ -13,6 +13,7 @@ import (
 	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/dueindex"
+	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
 )
@@ -314,5 +315,44 @@ func TestTickerDecidesALateTickWhenItFires(t *testing.T) {
 	want := []string{"10s", "20s", "1m10s", "1m20s"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("ticks at %v, want %v", got, want)
+	}
+}
+
+// TestTickerKeepsTheGridThroughABusyMoment: with a tick shorter than
+// MinStall, a tick handled later than an interval but less than MinStall
+// late is no stall: it and the instants passed over meanwhile are sent,
+// each with its own instant, on the grid. MinStall late or more is a
+// stall: one tick when handled, the grid from there.
+func TestTickerKeepsTheGridThroughABusyMoment(t *testing.T) {
+	clk, sys, arch := newSystem()
+	var mu sync.Mutex
+	var got []string
+	id := uuid.New()
+	var shard *actor.PID
+	deliver := func(id uuid.UUID, _ string, tk dueindex.Tick) {
+		mu.Lock()
+		got = append(got, tk.At.Sub(t0).String())
+		mu.Unlock()
+		counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: id, NextRun: tk.At.Add(time.Millisecond), Active: true})
+	}
+	shard = counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Initial: []dueindex.Entry{{TaskID: id, NextRun: t0}}}
+	}))
+	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Ticker{Archetype: arch, Interval: 100 * time.Millisecond, Shards: []*actor.PID{shard}}
+	}))
+	clk.RunUntil(t0.Add(100 * time.Millisecond))
+	clk.Freeze(450 * time.Millisecond) // 550ms: the 200ms tick is 350 ms late
+	clk.RunUntil(t0.Add(600 * time.Millisecond))
+	clk.Freeze(dueindex.MinStall + 400*time.Millisecond) // 2s: the 700ms tick is 1.3 s late
+	clk.RunUntil(t0.Add(2100 * time.Millisecond))
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"100ms", "200ms", "300ms", "400ms", "500ms", "600ms", "2s", "2.1s"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ticks at %v, want %v", got, want)
+	}
+	if dueindex.MinStall > rules.MinInterval {
+		t.Fatalf("MinStall %s is above rules.MinInterval %s: a tick less late than a stall could leave a task a next run already past", dueindex.MinStall, rules.MinInterval)
 	}
 }
