@@ -280,6 +280,11 @@ type Actor struct {
 	recovered bool
 	tracked   bool
 	pinned    bool
+	// unsure is set once an append failed: the store may have taken it
+	// (an answer that came too late, say), so the stream may hold events
+	// the state lacks, until a reload reads it again. An unsure actor
+	// stopped from outside hands nothing over (handOver).
+	unsure bool
 	// fl is the append in flight, if any; held the messages that arrived
 	// meanwhile, from held[heldNext] on (see Receive).
 	fl       *flight
@@ -441,9 +446,9 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.ensureLoaded(ctx, context.Background())
 		return // the message that made us start says whether we may stop
 	case *actor.Stopping:
-		exact := a.stopping(ctx)
+		a.stopping(ctx)
 		a.stopTimers()
-		a.handOver(exact)
+		a.handOver()
 		return
 	case appended:
 		if m.f != a.fl {
@@ -576,19 +581,15 @@ func (a *Actor) hostRequest(msg any) (HostRequest, bool) {
 // been synchronous, but starts no other append (a version conflict is
 // answered as an error). The held messages go to the dead letters, as those
 // left in the mailbox do (package counted): a requester is answered, a
-// counted message uncounted. It reports whether the state now holds every
-// event the actor appended: false when the append in flight failed, which
-// may leave the stream ahead of the state (a timeout after the write, say).
-func (a *Actor) stopping(ctx actor.Context) (exact bool) {
-	exact = true
+// counted message uncounted.
+func (a *Actor) stopping(ctx actor.Context) {
 	if f := a.fl; f != nil {
-		exact = a.acked(ctx, f, true) == nil
+		a.acked(ctx, f, true)
 	}
 	for _, h := range a.held[a.heldNext:] {
 		ctx.ActorSystem().DeadLetter.SendUserMessage(a.self, &actor.MessageEnvelope{Message: h.msg, Sender: h.sender})
 	}
 	a.held, a.heldNext = nil, 0
-	return exact
 }
 
 // handOver is the end of an actor stopped from outside (Scheduler.Stop
@@ -596,13 +597,13 @@ func (a *Actor) stopping(ctx actor.Context) (exact bool) {
 // hands the Registry its state, open runs and all, as a resting actor
 // does when it leaves (Registry.Left), so that the snapshot can hold it
 // and the next start need not read the task's stream. Only a state known
-// to hold the whole stream is handed over: the actor's own load and every
-// append it made went through (exact, see stopping). Otherwise, or when
-// the actor handed its state over already (passivate), it tells nothing,
-// and the Registry still counts it as an actor whose stream it does not
-// know the end of.
-func (a *Actor) handOver(exact bool) {
-	if a.cfg.Registry == nil || a.leave == left || !exact || !a.loaded {
+// to hold the whole stream is handed over: loaded, and no append failed
+// since (unsure) — the one in flight as it stopped included, which
+// stopping waited for. Otherwise, or when the actor handed its state over
+// already (passivate), it tells nothing, and the Registry still counts it
+// as an actor whose stream it does not know the end of.
+func (a *Actor) handOver() {
+	if a.cfg.Registry == nil || a.leave == left || !a.loaded || a.unsure {
 		return
 	}
 	a.leave = left
@@ -838,7 +839,7 @@ func (a *Actor) reload(cctx context.Context) error {
 	defer cancel()
 	recs, err := a.cfg.Store.ReadStream(rctx, a.stream, 0, 0)
 	if errors.Is(err, events.ErrStreamNotFound) {
-		a.state, a.pos, a.loaded = rules.State{}, events.Position{}, true
+		a.state, a.pos, a.loaded, a.unsure = rules.State{}, events.Position{}, true, false
 		return nil
 	}
 	if err != nil {
@@ -850,7 +851,7 @@ func (a *Actor) reload(cctx context.Context) error {
 		a.loaded = false
 		return fmt.Errorf("task: replay %s: %w", a.stream, err)
 	}
-	a.state, a.pos, a.loaded = s, recs[len(recs)-1].Position, true
+	a.state, a.pos, a.loaded, a.unsure = s, recs[len(recs)-1].Position, true, false
 	return nil
 }
 
@@ -876,9 +877,9 @@ func (a *Actor) execute(ctx actor.Context, f *flight) {
 
 // acked is the store's answer to f's append: apply the events and finish,
 // or after a version conflict reload the stream and decide again (a bounded
-// number of times; not while stopping). It returns the append's error: nil
-// when the events are applied (or decided again after a conflict).
-func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) error {
+// number of times; not while stopping). An append that failed leaves the
+// actor unsure of its stream until it reloads it.
+func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
 	<-f.acked
 	a.fl = nil
 	f.cancel()
@@ -888,23 +889,25 @@ func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) error {
 		a.cfg.Archetype.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
 		if err := a.reload(f.cctx); err != nil {
 			a.finish(ctx, f, nil, err)
-			return err
+			return
 		}
 		f.attempt++
 		a.execute(ctx, f)
-		return nil
+		return
+	}
+	if err != nil {
+		a.unsure = true
 	}
 	if errors.Is(err, events.ErrVersionConflict) {
 		a.finish(ctx, f, nil, fmt.Errorf("%w: %v", ErrConflictRetries, err))
-		return err
+		return
 	}
 	if err != nil {
 		a.finish(ctx, f, nil, fmt.Errorf("task: append to %s: %w", a.stream, err))
-		return err
+		return
 	}
 	a.apply(ctx, f.cmd, f.evs, res, f.now)
 	a.finish(ctx, f, f.evs, nil)
-	return nil
 }
 
 // finish ends f with the events it recorded or its error, as the message

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
@@ -70,44 +71,54 @@ func (s failingStore) Append(ctx context.Context, stream string, exp events.Expe
 	return events.AppendResult{}, errLateAnswer
 }
 
-// TestStoppedWithAFailedAppendHandsNothingOver: an actor stopped while its
-// append is in flight waits for the store's answer; when that is an
-// error, the stream may hold what the state does not, so it hands nothing
-// over (the scheduler then reads the task's stream whole at the next
-// start).
+// TestStoppedWithAFailedAppendHandsNothingOver: an append that failed may
+// have landed all the same, so the stream may hold what the state does
+// not: an actor stopped after one — or while it is in flight, whose
+// answer it waits for — hands nothing over (the scheduler then reads the
+// task's stream whole at the next start).
 func TestStoppedWithAFailedAppendHandsNothingOver(t *testing.T) {
-	mem, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	st := failingStore{Store: mem, fail: &atomic.Bool{}, reached: make(chan struct{}, 1), gate: make(chan struct{})}
-	r := newRig(t, st)
-	a := r.spawn()
-	r.create(a, time.Minute, t0.Add(time.Minute))
-	st.fail.Store(true)
-	r.clk.Begin()
-	paused := r.sys.Root.RequestFuture(a, task.Command{Cmd: rules.Pause{}}, 10*time.Second)
-	select {
-	case <-st.reached:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the pause's append did not reach the store")
-	}
-	stopped := r.sys.Root.StopFuture(a)
-	close(st.gate)
-	if err := stopped.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	res, err := paused.Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep := res.(task.Reply); !errors.Is(rep.Err, errLateAnswer) {
-		t.Fatalf("the pause was answered %v, want its append's error", rep.Err)
-	}
-	r.reg.mu.Lock()
-	defer r.reg.mu.Unlock()
-	if r.reg.stopped[a.String()] {
-		t.Fatalf("the actor handed over a state its failed append may be ahead of: %+v", r.reg.rest)
+	for _, inFlight := range []bool{true, false} {
+		t.Run(map[bool]string{true: "in flight", false: "before"}[inFlight], func(t *testing.T) {
+			mem, err := embedded.OpenMemory()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { mem.Close() })
+			st := failingStore{Store: mem, fail: &atomic.Bool{}, reached: make(chan struct{}, 1), gate: make(chan struct{})}
+			r := newRig(t, st)
+			a := r.spawn()
+			r.create(a, time.Minute, t0.Add(time.Minute))
+			st.fail.Store(true)
+			r.clk.Begin()
+			paused := r.sys.Root.RequestFuture(a, task.Command{Cmd: rules.Pause{}}, 10*time.Second)
+			select {
+			case <-st.reached:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the pause's append did not reach the store")
+			}
+			var stopped *actor.Future
+			if inFlight {
+				stopped = r.sys.Root.StopFuture(a)
+			}
+			close(st.gate)
+			res, err := paused.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep := res.(task.Reply); !errors.Is(rep.Err, errLateAnswer) {
+				t.Fatalf("the pause was answered %v, want its append's error", rep.Err)
+			}
+			if !inFlight {
+				stopped = r.sys.Root.StopFuture(a)
+			}
+			if err := stopped.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			r.reg.mu.Lock()
+			defer r.reg.mu.Unlock()
+			if r.reg.stopped[a.String()] {
+				t.Fatalf("the actor handed over a state its failed append may be ahead of: %+v", r.reg.rest)
+			}
+		})
 	}
 }
