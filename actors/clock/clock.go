@@ -10,7 +10,9 @@
 // Clock.Begin and uncounted with Clock.End; a goroutine that waits on the
 // clock uses Sleep, which uncounts it while it waits. The driver
 // (Virtual.RunUntil) waits for the count to reach zero, then jumps to the
-// earliest timer. That makes a simulation deterministic.
+// earliest timer. That makes a simulation deterministic. Virtual.Freeze
+// moves time on without firing timers, as a process frozen for a while
+// sees it: its timers then fire late.
 //
 // WithDeadline gives a context that ends at an instant of the clock, with
 // the standard library's contract: Deadline reports the instant and Err is

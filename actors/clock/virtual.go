@@ -196,6 +196,25 @@ func (v *Virtual) Step(limit time.Time) bool {
 	return true
 }
 
+// Freeze moves the clock on by d as a process frozen for that long (a
+// SIGSTOP, a paused VM, a swap storm) sees its clock move: once nothing is
+// in flight, the time jumps by d and no timer fires on the way. The
+// timers that fell due meanwhile fire late, at the next Step or RunUntil,
+// in their order, each with the clock reading the later time — as the wall
+// clock's timers fire when such a process runs again. It reports false,
+// moving nothing, if the clock has stalled (see StallAfter).
+func (v *Virtual) Freeze(d time.Duration) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.waitIdle() {
+		return false
+	}
+	if d > 0 {
+		v.now = v.now.Add(d)
+	}
+	return true
+}
+
 // Pending reports the number of timers set and not fired.
 func (v *Virtual) Pending() int {
 	v.mu.Lock()

@@ -270,3 +270,28 @@ func TestStallAfter(t *testing.T) {
 		t.Fatalf("Err() = %v, now %s", err, v.Now().Sub(t0))
 	}
 }
+
+// TestFreezeFiresOverdueTimersLate: a freeze moves the time on and fires
+// nothing; the timers that fell due meanwhile fire at the next step, in
+// their order, at the later time; those still ahead fire on time.
+func TestFreezeFiresOverdueTimersLate(t *testing.T) {
+	v := clock.NewVirtual(t0)
+	var got []string
+	add := func(d time.Duration, name string) {
+		v.AfterFunc(d, func() { got = append(got, name+"@"+v.Now().Sub(t0).String()) })
+	}
+	add(2*time.Second, "b")
+	add(time.Second, "a")
+	add(20*time.Second, "c")
+	if !v.Freeze(10*time.Second) || !v.Now().Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("after the freeze the clock reads %s, want 10s", v.Now().Sub(t0))
+	}
+	if len(got) != 0 {
+		t.Fatalf("fired %v during the freeze", got)
+	}
+	v.RunUntil(t0.Add(30 * time.Second))
+	want := []string{"a@10s", "b@10s", "c@20s"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("fired %v, want %v", got, want)
+	}
+}

@@ -83,6 +83,22 @@ type shardTick struct{ at time.Time }
 
 // Ticker is the clock actor: every Interval it broadcasts a tick to the
 // shards. Ticks are scheduled from the start time, so they do not drift.
+//
+// A tick is decided at its scheduled instant (start + n·Interval) when the
+// ticker handles its timer less than StallAfter(Interval) after it: a
+// timer a few milliseconds late, or a busy moment (a collector pause, a
+// compaction, a loaded machine), changes no decision, and the instants a
+// busy moment passed over are still sent, each with its own instant (R1).
+// Handled that late or later, the process did not run meanwhile (SIGSTOP,
+// a paused VM, a cgroup freeze, a swap storm): the instants passed over
+// are gone, and sending them now one after the other would have every due
+// task decide at a stale instant — a run "on time" with a next_run already
+// past, then the real catch-up dropped as too soon. Such a tick is one
+// tick at the instant it is handled, so each task sees the stall as R8
+// sees a downtime (one run, counting the intervals it missed), and the
+// grid starts again from that instant: the ticks after it are an Interval
+// apart. Under the virtual clock timers fire on time (but after
+// Virtual.Freeze), so simulations tick on the grid.
 type Ticker struct {
 	Archetype archetype.Archetype
 	Interval  time.Duration
@@ -108,8 +124,13 @@ func (t *Ticker) Receive(ctx actor.Context) {
 		if t.timer == nil {
 			return // stopped
 		}
+		at := m.at
+		if now := t.Archetype.Clock.Now(); now.Sub(at) >= StallAfter(t.Interval) {
+			// A stall: one tick now, and the grid from here (see Ticker).
+			at, t.start, t.n = now, now, 0
+		}
 		for _, s := range t.Shards {
-			counted.Send(t.Archetype.Clock, ctx, s, shardTick(m))
+			counted.Send(t.Archetype.Clock, ctx, s, shardTick{at: at})
 		}
 		t.arm()
 	case StopTicking:
@@ -121,6 +142,21 @@ func (t *Ticker) Receive(ctx actor.Context) {
 		t.stop()
 	}
 }
+
+// MinStall is the least lateness of a tick taken for a stall (see
+// Ticker): below it, a tick decided at its own instant leaves every task a
+// next run after the moment it is decided — no task may run more often
+// than once a second (rules.MinInterval) — and the busy moments of a
+// loaded machine (bench lag's 25 ms ticks have seen 130–480 ms,
+// docs/performance.md) keep their ticks on the grid.
+const MinStall = time.Second
+
+// StallAfter is how late a tick of a ticker ticking every interval must
+// be handled to be taken for a stall: an interval, and at least MinStall.
+// Less late, the tick keeps its instant, and the instants of the grid
+// that have passed meanwhile too (a busy moment longer than a short
+// interval) follow at once, each with its own.
+func StallAfter(interval time.Duration) time.Duration { return max(interval, MinStall) }
 
 func (t *Ticker) stop() {
 	if t.timer != nil {

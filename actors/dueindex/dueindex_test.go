@@ -13,6 +13,7 @@ import (
 	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/dueindex"
+	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
 )
@@ -280,5 +281,78 @@ func TestShardKeepsAQueuesOrderWhenRoomComesBack(t *testing.T) {
 	defer mu.Unlock()
 	if want := []string{"a 10s", "b 10s"}; !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestTickerDecidesALateTickWhenItFires: a tick whose timer fires less
+// than an interval late keeps its own instant, and the grid stands; one
+// that fires an interval or more late (the process was frozen) is one tick
+// at the instant it fires — not one tick per instant passed over, at
+// instants already gone — and the ticks after it go on an interval apart
+// from it.
+func TestTickerDecidesALateTickWhenItFires(t *testing.T) {
+	clk, sys, arch := newSystem()
+	var mu sync.Mutex
+	var got []string
+	id := uuid.New()
+	var shard *actor.PID
+	// The task is due again as soon as it has had a tick (a 1 s task on a
+	// 10 s tick), so every tick the shard gets reaches it.
+	deliver := func(id uuid.UUID, _ string, tk dueindex.Tick) {
+		mu.Lock()
+		got = append(got, tk.At.Sub(t0).String())
+		mu.Unlock()
+		counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: id, NextRun: tk.At.Add(time.Second), Active: true})
+	}
+	shard = startShard(clk, sys, arch, deliver, nil, []dueindex.Entry{{TaskID: id, NextRun: t0}})
+	clk.RunUntil(t0.Add(10 * time.Second)) // tick 10s, on time
+	clk.Freeze(15 * time.Second)           // 25s: the 20s tick is 5 s late
+	clk.RunUntil(t0.Add(25 * time.Second))
+	clk.Freeze(45 * time.Second) // 70s: the 30s tick is 40 s late
+	clk.RunUntil(t0.Add(85 * time.Second))
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"10s", "20s", "1m10s", "1m20s"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ticks at %v, want %v", got, want)
+	}
+}
+
+// TestTickerKeepsTheGridThroughABusyMoment: with a tick shorter than
+// MinStall, a tick handled later than an interval but less than MinStall
+// late is no stall: it and the instants passed over meanwhile are sent,
+// each with its own instant, on the grid. MinStall late or more is a
+// stall: one tick when handled, the grid from there.
+func TestTickerKeepsTheGridThroughABusyMoment(t *testing.T) {
+	clk, sys, arch := newSystem()
+	var mu sync.Mutex
+	var got []string
+	id := uuid.New()
+	var shard *actor.PID
+	deliver := func(id uuid.UUID, _ string, tk dueindex.Tick) {
+		mu.Lock()
+		got = append(got, tk.At.Sub(t0).String())
+		mu.Unlock()
+		counted.Send(clk, sys.Root, shard, dueindex.Track{TaskID: id, NextRun: tk.At.Add(time.Millisecond), Active: true})
+	}
+	shard = counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Shard{Archetype: arch, Deliver: deliver, Initial: []dueindex.Entry{{TaskID: id, NextRun: t0}}}
+	}))
+	counted.Spawn(clk, sys.Root, actor.PropsFromProducer(func() actor.Actor {
+		return &dueindex.Ticker{Archetype: arch, Interval: 100 * time.Millisecond, Shards: []*actor.PID{shard}}
+	}))
+	clk.RunUntil(t0.Add(100 * time.Millisecond))
+	clk.Freeze(450 * time.Millisecond) // 550ms: the 200ms tick is 350 ms late
+	clk.RunUntil(t0.Add(600 * time.Millisecond))
+	clk.Freeze(dueindex.MinStall + 400*time.Millisecond) // 2s: the 700ms tick is 1.3 s late
+	clk.RunUntil(t0.Add(2100 * time.Millisecond))
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"100ms", "200ms", "300ms", "400ms", "500ms", "600ms", "2s", "2.1s"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ticks at %v, want %v", got, want)
+	}
+	if dueindex.MinStall > rules.MinInterval {
+		t.Fatalf("MinStall %s is above rules.MinInterval %s: a tick less late than a stall could leave a task a next run already past", dueindex.MinStall, rules.MinInterval)
 	}
 }

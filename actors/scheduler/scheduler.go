@@ -848,11 +848,13 @@ func recoveryGC() (restore func()) {
 // recovery is what Start rebuilt of the tasks: the state of every task;
 // from a snapshot, also the tasks whose state is not their snapshot's
 // record (changed), and the records of the others, as read; from the whole
-// log, changed and records are nil.
+// log, changed and records are nil. readWhole counts the streams a
+// recovery from a snapshot read whole (streams_read_whole in its log line).
 type recovery struct {
-	states  map[uuid.UUID]*task.Initial
-	changed map[uuid.UUID]struct{}
-	records map[uuid.UUID]string
+	states    map[uuid.UUID]*task.Initial
+	changed   map[uuid.UUID]struct{}
+	records   map[uuid.UUID]string
+	readWhole int
 }
 
 // recover rebuilds the state of every task: from the store's snapshot and
@@ -1203,14 +1205,17 @@ func (r *registry) Leave(id uuid.UUID, self *actor.PID, send func()) {
 }
 
 // Left implements task.Registry: an actor that stopped leaves the record
-// of its resting task in its slot, or takes the slot with it.
+// of its resting task in its slot, or takes the slot with it. One stopped
+// with an open run (by Stop) leaves no record in the slot — a resting
+// task's record is all its next actor starts from — but hands it to the
+// last snapshot all the same.
 func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules.State, pos events.Position) {
 	s := (*Scheduler)(r)
 	var rec string
-	idle := false
+	keep := false // the record can stand for the task in its slot
 	if stopped && rest != nil {
 		rec = recordOf(rest, pos) // before taking the locks
-		idle = rules.Idle(rest)
+		keep = !rules.Idle(rest) && rules.Rests(rest)
 	}
 	s.mu.Lock()
 	e := s.tasks[id].e
@@ -1227,7 +1232,7 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 	if stopped {
 		s.uncount(e)
 		s.actors.Add(-1)
-		if rec != "" && !idle && !s.stopped {
+		if keep && !s.stopped {
 			s.tasks[id] = slot{rec: rec}
 		} else {
 			delete(s.tasks, id)
@@ -1293,8 +1298,11 @@ func (s *Scheduler) StopStarting(ctx context.Context) error {
 // Stop shuts the scheduler down gracefully: ticking stops and no further
 // run starts, then running runs may finish or reach their deadline until
 // ctx ends; runs still going then are abandoned (their outcome is left for
-// the next start to record as a forced end). A stopped Scheduler cannot
-// start again; build a new one on the same store.
+// the next start to record as a forced end). Then the task actors stop,
+// each handing over its state, and the last snapshot is cut with none of
+// them left: the next start reads the tasks from it and nothing of the
+// log (see stopTasks). A stopped Scheduler cannot start again; build a new
+// one on the same store.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.started || s.stopped {
@@ -1312,27 +1320,13 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		_ = s.stats.Wait(context.Background()) // handlers end with their context
 	}
 	s.abandon()
+	s.stopTasks()
 	if s.snap != nil {
 		s.stopSweeper(ctx)
 	}
 	s.mu.Lock()
-	pids := make([]*actor.PID, 0, len(s.tasks)+len(s.infra))
-	entries := make([]*entry, 0, len(s.tasks))
-	for _, sl := range s.tasks {
-		if sl.e != nil {
-			entries = append(entries, sl.e)
-		}
-	}
-	pids = append(pids, s.infra...)
+	pids := append([]*actor.PID(nil), s.infra...)
 	s.mu.Unlock()
-	for _, e := range entries {
-		e.mu.Lock()
-		if e.pid != nil {
-			pids = append(pids, e.pid)
-		}
-		e.endLeaving() // its callers learn that the scheduler stopped
-		e.mu.Unlock()
-	}
 	if !s.hosted {
 		for _, pid := range pids {
 			s.sys.Root.Stop(pid)
@@ -1344,16 +1338,52 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	// The host's system lives on: stop exactly our actors (workers stop with
 	// the queue, their parent) and return once they are gone, then stop
 	// watching its dead letters.
-	stopped := make([]*actor.Future, len(pids))
-	for i, pid := range pids {
-		stopped[i] = s.sys.Root.StopFuture(pid)
-	}
-	for _, f := range stopped {
-		_ = f.Wait() // a timeout (10s) leaves the actor to stop on its own
-	}
+	stopAll(s.sys.Root, pids)
 	s.sys.EventStream.Unsubscribe(s.deadLetters)
 	s.cfg.Logger.Info("scheduler stopped")
 	return nil
+}
+
+// stopTasks stops every task actor and returns once they are gone. Each
+// hands its state to Left as it stops (task.Actor.handOver) — a task with
+// runs waiting or cut off by the stop included — so the last sweep, which
+// comes after, finds in the set of tasks with an actor only those whose
+// actor could not vouch for its state; every other task's record holds its
+// stream up to the head, as a resting task's does (snapshot.go), and the
+// next start reads none of it. Ticks and calls reach no actor any more
+// (lockActor refuses once stopped), so none starts meanwhile.
+func (s *Scheduler) stopTasks() {
+	s.mu.Lock()
+	entries := make([]*entry, 0, len(s.tasks))
+	for _, sl := range s.tasks {
+		if sl.e != nil {
+			entries = append(entries, sl.e)
+		}
+	}
+	s.mu.Unlock()
+	pids := make([]*actor.PID, 0, len(entries))
+	for _, e := range entries {
+		e.mu.Lock()
+		if e.pid != nil {
+			pids = append(pids, e.pid)
+		}
+		e.endLeaving() // its callers learn that the scheduler stopped
+		e.mu.Unlock()
+	}
+	stopAll(s.sys.Root, pids)
+}
+
+// stopAll stops the actors at pids and waits until they are gone: all at
+// once, so the wait is bounded by one future's timeout (10 s; one that
+// times out leaves its actor to stop on its own).
+func stopAll(root *actor.RootContext, pids []*actor.PID) {
+	stopped := make([]*actor.Future, len(pids))
+	for i, pid := range pids {
+		stopped[i] = root.StopFuture(pid)
+	}
+	for _, f := range stopped {
+		_ = f.Wait()
+	}
 }
 
 // stopHook, if set, is called by Stop once no run may start any more

@@ -34,6 +34,17 @@ import (
 // completed by the log after the mark, or read whole: the same state a fold
 // of the whole log gives (TestSnapshotRecoveryIsTheFullFold).
 //
+// Stop makes every task rest in that sense before its last sweep: it
+// stops the task actors first, and each hands over its state as it stops
+// — open runs and all — once no append of it is in flight (Stopping waits
+// for the store's answer; task.Actor.handOver). Its record then holds its
+// stream up to the head as a resting task's does, and the task leaves the
+// set of tasks with an actor. Only an actor that cannot vouch for its
+// state (its last append failed) stays in that set, to be read whole. So
+// the last sweep's mark is the head, its set is empty or nearly, and the
+// next start reads one record per task and nothing of the log
+// (TestCleanStopLeavesASnapshotAtTheHead).
+//
 // A sweep writes the records of the tasks that rested since the last one
 // (each as it was when it rested), then the meta entry, then flushes: the
 // store keeps its writes in order, so a crash during a sweep leaves the
@@ -249,7 +260,8 @@ func writeSnapshot(ctx context.Context, store events.SnapshotStore, dirty map[uu
 
 // stopSweeper ends the sweeper goroutine and cuts the last snapshot, even
 // when ctx has ended: what ctx bounds is the wait for runs, and the
-// snapshot is a few local writes.
+// snapshot is a few local writes. Stop calls it once the task actors have
+// stopped and handed over their state (see the comment at the top).
 func (s *Scheduler) stopSweeper(ctx context.Context) {
 	sn := s.snap
 	close(sn.quit)
@@ -345,6 +357,7 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 	if err := s.rereadTasks(ctx, reread, states); err != nil {
 		return recovery{}, err
 	}
+	readWhole := len(reread)
 	changed := reread
 	for id := range next {
 		changed[id] = struct{}{}
@@ -352,7 +365,7 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 	for id := range changed {
 		delete(recs, id)
 	}
-	return recovery{states: states, changed: changed, records: recs}, nil
+	return recovery{states: states, changed: changed, records: recs, readWhole: readWhole}, nil
 }
 
 // decodeRecords decodes the snapshot's records, in parallel; a record of an

@@ -183,6 +183,13 @@ type Registry interface {
 	// too: it is the last word on the task (snapshots). rest is the
 	// stopping actor's own, valid only during the call: the Registry
 	// copies what it keeps.
+	//
+	// An actor stopped from outside (the scheduler stopping) calls Left
+	// too, without a Leave, stopped true: rest is then its state whatever
+	// it is — open runs and all (rules.Rests false) — and is handed over
+	// only when it holds every event of the stream the actor appended or
+	// loaded; an actor that cannot say so (an append that failed as it
+	// stopped) calls nothing.
 	Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules.State, pos events.Position)
 }
 
@@ -243,6 +250,7 @@ type leave int
 const (
 	staying leave = iota
 	leaving       // passivate queued, waiting for it
+	left          // handed to Registry.Left, stopping
 )
 
 // Actor is one task's actor. Build it with New.
@@ -273,6 +281,11 @@ type Actor struct {
 	recovered bool
 	tracked   bool
 	pinned    bool
+	// unsure is set once an append failed: the store may have taken it
+	// (an answer that came too late, say), so the stream may hold events
+	// the state lacks, until a reload reads it again. An unsure actor
+	// stopped from outside hands nothing over (handOver).
+	unsure bool
 	// fl is the append in flight, if any; held the messages that arrived
 	// meanwhile, from held[heldNext] on (see Receive).
 	fl       *flight
@@ -436,6 +449,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		a.stopping(ctx)
 		a.stopTimers()
+		a.handOver()
 		return
 	case appended:
 		if m.f != a.fl {
@@ -577,6 +591,24 @@ func (a *Actor) stopping(ctx actor.Context) {
 		ctx.ActorSystem().DeadLetter.SendUserMessage(a.self, &actor.MessageEnvelope{Message: h.msg, Sender: h.sender})
 	}
 	a.held, a.heldNext = nil, 0
+}
+
+// handOver is the end of an actor stopped from outside (Scheduler.Stop
+// stops every task actor, resting or not, before its last snapshot): it
+// hands the Registry its state, open runs and all, as a resting actor
+// does when it leaves (Registry.Left), so that the snapshot can hold it
+// and the next start need not read the task's stream. Only a state known
+// to hold the whole stream is handed over: loaded, and no append failed
+// since (unsure) — the one in flight as it stopped included, which
+// stopping waited for. Otherwise, or when the actor handed its state over
+// already (passivate), it tells nothing, and the Registry still counts it
+// as an actor whose stream it does not know the end of.
+func (a *Actor) handOver() {
+	if a.cfg.Registry == nil || a.leave == left || !a.loaded || a.unsure {
+		return
+	}
+	a.leave = left
+	a.cfg.Registry.Left(a.id, a.self, true, a.rest(true), a.pos)
 }
 
 // serveHost answers a host actor's request: like a Command (or a Get),
@@ -758,6 +790,7 @@ func (a *Actor) passivate(ctx actor.Context) {
 	}
 	a.leave = staying
 	if stop {
+		a.leave = left
 		a.stopTimers()
 		ctx.Stop(a.self)
 	}
@@ -807,7 +840,7 @@ func (a *Actor) reload(cctx context.Context) error {
 	defer cancel()
 	recs, err := a.cfg.Store.ReadStream(rctx, a.stream, 0, 0)
 	if errors.Is(err, events.ErrStreamNotFound) {
-		a.state, a.pos, a.loaded = rules.State{}, events.Position{}, true
+		a.state, a.pos, a.loaded, a.unsure = rules.State{}, events.Position{}, true, false
 		return nil
 	}
 	if err != nil {
@@ -819,7 +852,7 @@ func (a *Actor) reload(cctx context.Context) error {
 		a.loaded = false
 		return fmt.Errorf("task: replay %s: %w", a.stream, err)
 	}
-	a.state, a.pos, a.loaded = s, recs[len(recs)-1].Position, true
+	a.state, a.pos, a.loaded, a.unsure = s, recs[len(recs)-1].Position, true, false
 	return nil
 }
 
@@ -845,7 +878,8 @@ func (a *Actor) execute(ctx actor.Context, f *flight) {
 
 // acked is the store's answer to f's append: apply the events and finish,
 // or after a version conflict reload the stream and decide again (a bounded
-// number of times; not while stopping).
+// number of times; not while stopping). An append that failed leaves the
+// actor unsure of its stream until it reloads it.
 func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
 	<-f.acked
 	a.fl = nil
@@ -861,6 +895,9 @@ func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
 		f.attempt++
 		a.execute(ctx, f)
 		return
+	}
+	if err != nil {
+		a.unsure = true
 	}
 	if errors.Is(err, events.ErrVersionConflict) {
 		a.finish(ctx, f, nil, fmt.Errorf("%w: %v", ErrConflictRetries, err))

@@ -61,7 +61,13 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 
 func startDaemon(t *testing.T, bin, data, addr string) *daemon {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", data, "--listen", addr, "--tick", "100ms")
+	return startDaemonWith(t, bin, data, addr, "--tick", "100ms")
+}
+
+// startDaemonWith starts `serve` on data and addr with the flags args.
+func startDaemonWith(t *testing.T, bin, data, addr string, args ...string) *daemon {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--data", data, "--listen", addr}, args...)...)
 	cmd.Env = append(os.Environ(), "CRONACTOR_TOKEN=")
 	logs := &syncBuf{}
 	cmd.Stdout, cmd.Stderr = logs, logs
