@@ -336,8 +336,10 @@ func (c *countingClock) Begin() {
 // answer ErrTaskNotFound; a task created afterwards is found.
 func TestUnknownIDsSpawnNoActor(t *testing.T) {
 	ctx := context.Background()
-	clk := &countingClock{Clock: clock.NewVirtual(loadT0)}
+	vclk := clock.NewVirtual(loadT0)
+	clk := &countingClock{Clock: vclk}
 	s := startLoadScheduler(t, Config{Store: newFaultStore(t), Clock: clk}, make(runs, 8))
+	vclk.Quiesce() // the start's own work (the workers' spawns) is done
 	before := clk.begun.Load()
 	for i := range 10_000 {
 		id := uuid.New()
