@@ -1095,10 +1095,11 @@ func (s *Scheduler) wake(id uuid.UUID, rec string) *entry {
 
 // lockActor returns task id's entry with its actor, e.mu held: the actor
 // in memory, or one started from the task's record if it rests. A task
-// with neither is loaded first, on this goroutine (lookup): one the store
-// does not know is ErrTaskNotFound and gets no actor, unless create (the
-// call creates it: its actor starts empty). It waits while the actor
-// leaves, no longer than ctx lasts.
+// with neither is loaded first, on this goroutine (lookup), and its actor
+// started from what was read: one the store does not know is
+// ErrTaskNotFound and gets no actor, unless create (the call creates it:
+// its actor starts empty). It waits while the actor leaves, no longer than
+// ctx lasts.
 func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID, create bool) (*entry, error) {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -1115,12 +1116,13 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID, create bool) (*
 		case e != nil:
 		case sl.rec != "":
 			e = s.wake(id, sl.rec)
-		case create:
-			e = s.spawnTask(id, nil)
 		default:
 			vacated := s.vacated
 			s.mu.Unlock()
 			st, err := s.lookup(ctx, id)
+			if create && errors.Is(err, ErrTaskNotFound) {
+				st, err = &task.Initial{}, nil
+			}
 			if err != nil {
 				return nil, err
 			}
