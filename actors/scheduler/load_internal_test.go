@@ -500,3 +500,34 @@ func TestLoadsReadTheSnapshotAndTheTail(t *testing.T) {
 		t.Fatalf("version %d, the stream's %d", gone.Version, full().Version)
 	}
 }
+
+// The load path's settings are checked, each error naming its field, and
+// their defaults are what the fields' documentation says.
+func TestLoadConfig(t *testing.T) {
+	st := newFaultStore(t)
+	for _, tc := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{Store: st, Loaders: -1}, "Loaders"},
+		{Config{Store: st, Loaders: 10_001}, "Loaders"},
+		{Config{Store: st, LoadRetry: -time.Second}, "LoadRetry"},
+		{Config{Store: st, LoadRetryMax: -time.Second}, "LoadRetryMax"},
+		{Config{Store: st, LoadRetry: time.Minute, LoadRetryMax: time.Second}, "LoadRetryMax"},
+	} {
+		var fe *FieldError
+		if err := tc.cfg.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%+v: %v, want a FieldError for %s", tc.cfg, err, tc.field)
+		}
+	}
+	if err := (Config{Store: st, Loaders: 1, LoadRetry: time.Minute, RecordEvery: -1}).Validate(); err != nil {
+		t.Errorf("a valid config: %v", err)
+	}
+	d := Config{Store: st, LoadRetry: 2 * time.Minute}.withDefaults()
+	if d.Loaders != DefaultLoaders || d.RecordEvery != DefaultRecordEvery || d.LoadRetryMax != 2*time.Minute {
+		t.Errorf("defaults: Loaders %d, RecordEvery %d, LoadRetryMax %s", d.Loaders, d.RecordEvery, d.LoadRetryMax)
+	}
+	if d := (Config{Store: st}).withDefaults(); d.LoadRetry != time.Second || d.LoadRetryMax != time.Minute {
+		t.Errorf("defaults: LoadRetry %s, LoadRetryMax %s", d.LoadRetry, d.LoadRetryMax)
+	}
+}
