@@ -114,7 +114,7 @@ func (r *registry) RetryTick(id uuid.UUID, err error) {
 	s := (*Scheduler)(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped {
+	if s.stopped || s.gateClosed {
 		return
 	}
 	if s.retries == nil {
@@ -139,8 +139,11 @@ func (r *registry) RetryTick(id uuid.UUID, err error) {
 	rt.timer = c.AfterFunc(wait, func() {
 		s.mu.Lock()
 		rt.timer = nil
+		closed := s.gateClosed // ticking has stopped (StopStarting)
 		s.mu.Unlock()
-		s.deliverTick(id, nil, dueindex.Tick{At: c.Now()})
+		if !closed {
+			s.deliverTick(id, nil, dueindex.Tick{At: c.Now()})
+		}
 	})
 }
 
