@@ -260,6 +260,17 @@ type SnapshotStore interface {
 	ClearSnapshot(ctx context.Context) error
 }
 
+// SnapshotReader is implemented by snapshot stores that read one entry by
+// its key (the embedded store does): loading one task reads its snapshot
+// record and the task's events after it, not its whole stream. Callers test
+// for it with a type assertion; without it a load reads the whole stream.
+type SnapshotReader interface {
+	// ReadSnapshotKey returns a copy of the value of the entry at key, and
+	// whether there is one. Like ReadSnapshot it sees the writes made
+	// before it, durable or not.
+	ReadSnapshotKey(ctx context.Context, key []byte) ([]byte, bool, error)
+}
+
 // SnapshotEntry is one entry of a SnapshotStore.
 type SnapshotEntry struct {
 	Key, Value []byte

@@ -154,6 +154,24 @@ type Config struct {
 	// snapshots. Default DefaultSnapshotEvery; negative: no snapshots are
 	// read or written. Only one scheduler may use a store's snapshots.
 	SnapshotEvery int
+	// RecordEvery is how many events a task's actor may record before the
+	// scheduler keeps its state as a snapshot record again, while the
+	// actor lives (a task that rests is recorded each time it rests): a
+	// load (an actor started for a task with no record in memory, a
+	// restart's read of a task that had an actor) reads the task's record
+	// and at most about this many events after it, however long its
+	// stream. Default DefaultRecordEvery; negative: only rests are
+	// recorded. Used only with snapshots (SnapshotEvery).
+	RecordEvery int
+	// Loaders bounds the task loads that read the store at once (each on
+	// a goroutine of its own, never a dispatcher's): the rest wait their
+	// turn. Default DefaultLoaders; 1–10,000.
+	Loaders int
+	// LoadRetry and LoadRetryMax are the backoff of a task whose load
+	// failed when a tick reached it: it stays scheduled and gets a tick
+	// again LoadRetry later, doubling with each failure in a row up to
+	// LoadRetryMax. Defaults 1s and 1m; LoadRetryMax at least LoadRetry.
+	LoadRetry, LoadRetryMax time.Duration
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
 	// PickupDelay, if set, delays when a queued run may be taken by a worker
@@ -200,6 +218,12 @@ func (c Config) Validate() error {
 		return &FieldError{Field: "RequestTimeout", Message: "must not be negative"}
 	case c.StoreTimeout < 0:
 		return &FieldError{Field: "StoreTimeout", Message: "must not be negative"}
+	case c.Loaders < 0 || c.Loaders > 10000:
+		return &FieldError{Field: "Loaders", Message: fmt.Sprintf("must be between 1 and 10000, got %d", c.Loaders)}
+	case c.LoadRetry < 0:
+		return &FieldError{Field: "LoadRetry", Message: "must not be negative"}
+	case c.LoadRetryMax < 0 || (c.LoadRetryMax != 0 && c.LoadRetryMax < max(c.LoadRetry, time.Millisecond)):
+		return &FieldError{Field: "LoadRetryMax", Message: fmt.Sprintf("must be at least LoadRetry (%s), got %s", c.LoadRetry, c.LoadRetryMax)}
 	}
 	return nil
 }
@@ -231,6 +255,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StoreTimeout == 0 {
 		c.StoreTimeout = task.DefaultStoreTimeout
+	}
+	if c.RecordEvery == 0 {
+		c.RecordEvery = DefaultRecordEvery
+	}
+	if c.Loaders == 0 {
+		c.Loaders = DefaultLoaders
+	}
+	if c.LoadRetry == 0 {
+		c.LoadRetry = time.Second
+	}
+	if c.LoadRetryMax == 0 {
+		c.LoadRetryMax = max(time.Minute, c.LoadRetry)
 	}
 	return c
 }
@@ -552,6 +588,9 @@ type entry struct {
 	// its task's open runs at Start. Nil: it takes none (no tick reached
 	// it yet, or it is pinned).
 	gate *gate
+	// ticks reached the task while its actor was leaving: registry.Left
+	// sends them on (see deliverTick).
+	ticks []pendingTick
 }
 
 // endLeaving ends the actor's leaving, waking the callers that wait for
@@ -635,6 +674,16 @@ type Scheduler struct {
 	host func(any) (task.HostRequest, bool)
 	// snap is what keeps the tasks' snapshots (snapshot.go), nil without.
 	snap *snapshots
+	// loaders holds a token per load reading the store (Config.Loaders);
+	// load is actorLoad, made once for every task actor's config.
+	loaders chan struct{}
+	load    func(context.Context, uuid.UUID) (rules.State, events.Position, error)
+	// vacated counts the slots emptied (a task deleted and idle, or whose
+	// load failed, left): a call's load (lookup) made before one of them
+	// may be older than the task, and is not used. retries are the tasks
+	// whose load failed on a tick (load.go). Both guarded by mu.
+	vacated uint64
+	retries map[uuid.UUID]*loadRetry
 }
 
 // schedulers numbers the Schedulers of the process, for their actors'
@@ -648,7 +697,8 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	cfg = cfg.withDefaults()
 	return &Scheduler{cfg: cfg, arch: archetype.Archetype{Clock: cfg.Clock, Logger: cfg.Logger},
-		handlers: map[string]worker.Handler{}, prefix: fmt.Sprintf("cronactor-%d/", schedulers.Add(1))}, nil
+		handlers: map[string]worker.Handler{}, prefix: fmt.Sprintf("cronactor-%d/", schedulers.Add(1)),
+		loaders: make(chan struct{}, cfg.Loaders)}, nil
 }
 
 // ActorPrefix is how the name (actor.PID.Id) of every actor of this
@@ -715,7 +765,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}))
 	}
 	s.deadLetters = counted.WatchPrefix(s.sys, c, s.prefix, hostMessage)
-	s.host = s.hostRequest
+	s.host, s.load = s.hostRequest, s.actorLoad
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
@@ -1008,8 +1058,12 @@ func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 
 // taskConfig is the configuration of task id's actor.
 func (s *Scheduler) taskConfig(id uuid.UUID) task.Config {
-	return task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Enqueue: s.enqueue, Shard: s.shardOf(id),
-		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true}
+	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Enqueue: s.enqueue, Shard: s.shardOf(id),
+		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true, Load: s.load}
+	if s.snap != nil && s.cfg.RecordEvery > 0 {
+		cfg.RecordEvery = s.cfg.RecordEvery
+	}
+	return cfg
 }
 
 // spawnActor starts a task's actor from produce in a new entry; s.mu must
@@ -1042,10 +1096,13 @@ func (s *Scheduler) wake(id uuid.UUID, rec string) *entry {
 }
 
 // lockActor returns task id's entry with its actor, e.mu held: the actor
-// in memory, one started from the task's record if it rests, or a new one
-// that loads the task if it has neither. It waits while the actor leaves,
-// no longer than ctx lasts.
-func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error) {
+// in memory, or one started from the task's record if it rests. A task
+// with neither is loaded first, on this goroutine (lookup), and its actor
+// started from what was read: one the store does not know is
+// ErrTaskNotFound and gets no actor, unless create (the call creates it:
+// its actor starts empty). It waits while the actor leaves, no longer than
+// ctx lasts.
+func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID, create bool) (*entry, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -1062,7 +1119,25 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID) (*entry, error)
 		case sl.rec != "":
 			e = s.wake(id, sl.rec)
 		default:
-			e = s.spawnTask(id, nil)
+			vacated := s.vacated
+			s.mu.Unlock()
+			st, err := s.lookup(ctx, id)
+			if create && errors.Is(err, ErrTaskNotFound) {
+				st, err = &task.Initial{}, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			s.mu.Lock()
+			if !s.started || s.stopped {
+				s.mu.Unlock()
+				return nil, ErrNotStarted
+			}
+			if sl := s.tasks[id]; sl.e != nil || sl.rec != "" || s.vacated != vacated {
+				s.mu.Unlock()
+				continue // the task came into memory, or left it, meanwhile: look again
+			}
+			e = s.spawnTask(id, st)
 		}
 		s.mu.Unlock()
 		e.mu.Lock()
@@ -1158,7 +1233,8 @@ func (s *Scheduler) resumeAt() int64 { return int64(s.cfg.MaxActiveTasks) * 7 / 
 
 // deliver hands a due task its tick (dueindex.Shard.Deliver): to its
 // actor, woken from its record if it rests, after its leaving if it is
-// leaving. Once the scheduler stopped, ticks go nowhere.
+// leaving — without waiting for it, on the shard's goroutine (see
+// deliverTick). Once the scheduler stopped, ticks go nowhere.
 func (s *Scheduler) deliver(id uuid.UUID, queue string, t dueindex.Tick) {
 	g := s.gateOf(queue)
 	defer func() {
@@ -1168,13 +1244,7 @@ func (s *Scheduler) deliver(id uuid.UUID, queue string, t dueindex.Tick) {
 		g.waking.Add(-1)
 		s.maybeResume(g)
 	}()
-	e, err := s.lockActor(context.Background(), id)
-	if err != nil {
-		return
-	}
-	e.count(g)
-	counted.Send(s.cfg.Clock, s.sys.Root, e.pid, t)
-	e.mu.Unlock()
+	s.deliverTick(id, g, t)
 }
 
 // registry is the Scheduler as the task actors' task.Registry.
@@ -1224,8 +1294,8 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 		return
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if !samePID(e.pid, self) {
+		e.mu.Unlock()
 		s.mu.Unlock()
 		return
 	}
@@ -1236,6 +1306,10 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 			s.tasks[id] = slot{rec: rec}
 		} else {
 			delete(s.tasks, id)
+			s.vacated++
+		}
+		if rec != "" {
+			s.forgetRetry(id)
 		}
 		if s.snap != nil {
 			delete(s.snap.live, id)
@@ -1247,6 +1321,12 @@ func (r *registry) Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules
 	}
 	s.mu.Unlock()
 	e.endLeaving()
+	ticks := e.ticks
+	e.ticks = nil
+	e.mu.Unlock()
+	if len(ticks) > 0 {
+		s.sendPending(id, ticks) // to the actor that stayed, or the task's next one
+	}
 }
 
 // samePID reports whether a and b are the same actor; nil is none.
@@ -1354,6 +1434,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 // (lockActor refuses once stopped), so none starts meanwhile.
 func (s *Scheduler) stopTasks() {
 	s.mu.Lock()
+	s.stopRetries()
 	entries := make([]*entry, 0, len(s.tasks))
 	for _, sl := range s.tasks {
 		if sl.e != nil {
@@ -1368,6 +1449,10 @@ func (s *Scheduler) stopTasks() {
 			pids = append(pids, e.pid)
 		}
 		e.endLeaving() // its callers learn that the scheduler stopped
+		for range e.ticks {
+			s.cfg.Clock.End() // kept ticks go nowhere now
+		}
+		e.ticks = nil
 		e.mu.Unlock()
 	}
 	stopAll(s.sys.Root, pids)
@@ -1453,7 +1538,11 @@ func (s *Scheduler) send(ctx context.Context, id uuid.UUID, msg any) (task.Reply
 
 // sendTo is send that also returns the PID of the actor that answered.
 func (s *Scheduler) sendTo(ctx context.Context, id uuid.UUID, msg any) (task.Reply, *actor.PID, error) {
-	e, err := s.lockActor(ctx, id)
+	create := false
+	if c, ok := msg.(task.Command); ok {
+		_, create = c.Cmd.(rules.Create)
+	}
+	e, err := s.lockActor(ctx, id, create)
 	if err != nil {
 		return task.Reply{}, nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"unsafe"
 
 	"github.com/cronactor/cronactor/actors/task"
-	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
 )
@@ -26,7 +25,10 @@ import (
 //     are skipped; the ones after it are applied in order;
 //   - a task whose events after the mark do not follow on from its record
 //     (or that has no record and does not begin there), and every task
-//     that had an actor at the cut, is read from its own stream whole.
+//     that had an actor at the cut, is read from its own stream: the
+//     events after its record's version (a record is the exact fold of its
+//     stream up to its version, whenever it was cut), or the whole stream
+//     when it has no record.
 //
 // A resting task has no event in flight, so its record holds every event
 // of its stream up to the head when it came to rest; an event it gets
@@ -354,7 +356,7 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 	}
 	s.cfg.Logger.Info("tasks read from a snapshot", "tasks", len(states), "mark", meta.mark.Commit,
 		"events_after", tail, "streams_read_whole", len(reread))
-	if err := s.rereadTasks(ctx, reread, states); err != nil {
+	if err := s.rereadTasks(ctx, reread, states, recs); err != nil {
 		return recovery{}, err
 	}
 	readWhole := len(reread)
@@ -404,10 +406,11 @@ func decodeRecords(recs map[uuid.UUID]string, head events.Position) (map[uuid.UU
 	return states, nil
 }
 
-// rereadTasks reads the streams of the tasks in ids whole, a few at a
-// time, and puts their state in states (deleting it for a stream that does
-// not exist).
-func (s *Scheduler) rereadTasks(ctx context.Context, ids map[uuid.UUID]struct{}, states map[uuid.UUID]*task.Initial) error {
+// rereadTasks reads the streams of the tasks in ids, a few at a time —
+// the events after the task's record in recs, or the whole stream when it
+// has none — and puts their state in states (deleting it for a stream that
+// does not exist).
+func (s *Scheduler) rereadTasks(ctx context.Context, ids map[uuid.UUID]struct{}, states map[uuid.UUID]*task.Initial, recs map[uuid.UUID]string) error {
 	list := make([]uuid.UUID, 0, len(ids))
 	for id := range ids {
 		list = append(list, id)
@@ -419,21 +422,15 @@ func (s *Scheduler) rereadTasks(ctx context.Context, ids map[uuid.UUID]struct{},
 	for p := range parts {
 		wg.Go(func() {
 			for i := p; i < len(list); i += parts {
-				stream := events.TaskStream(list[i])
-				recs, err := s.cfg.Store.ReadStream(ctx, stream, 0, 0)
+				st, err := readTail(ctx, s.cfg.Store, list[i], recs[list[i]])
 				if errors.Is(err, events.ErrStreamNotFound) {
 					continue
 				}
 				if err != nil {
-					errs[p] = fmt.Errorf("scheduler: recover %s: %w", stream, err)
+					errs[p] = fmt.Errorf("scheduler: recover: %w", err)
 					return
 				}
-				st, err := rules.Replay(recs)
-				if err != nil {
-					errs[p] = fmt.Errorf("scheduler: recover %s: %w", stream, err)
-					return
-				}
-				out[i] = &task.Initial{State: st, Position: recs[len(recs)-1].Position}
+				out[i] = st
 			}
 		})
 	}
@@ -449,4 +446,33 @@ func (s *Scheduler) rereadTasks(ctx context.Context, ids map[uuid.UUID]struct{},
 		}
 	}
 	return nil
+}
+
+// readTail is task id's state from its record rec ("": none) and the
+// events of its stream after the record's version.
+func readTail(ctx context.Context, store events.Store, id uuid.UUID, rec string) (*task.Initial, error) {
+	st := &task.Initial{}
+	var from uint64
+	if rec != "" {
+		if err := readRecord(rec, st); err != nil {
+			return nil, fmt.Errorf("task %s: %w", id, err)
+		}
+		st.Tracked = false
+		from = st.State.Version + 1
+	}
+	stream := events.TaskStream(id)
+	recs, err := store.ReadStream(ctx, stream, from, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s after version %d: %w", stream, from, err)
+	}
+	for i := range recs {
+		r := &recs[i]
+		e, err := events.Decode(*r)
+		if err != nil {
+			return nil, fmt.Errorf("%s version %d: %w", stream, r.Version, err)
+		}
+		st.State.Apply(r.Metadata, e)
+		st.Position = r.Position
+	}
+	return st, nil
 }

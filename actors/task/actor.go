@@ -32,9 +32,16 @@
 // the answer, so decisions stay serialized exactly as with a synchronous
 // append. docs/architecture.md, "The append path", has the whole protocol.
 //
-// A version conflict (another writer of the same stream) reloads the
-// stream and decides again, a bounded number of times; so two actors for
-// one task can never both start a run.
+// A version conflict (another writer of the same stream) reads the
+// stream's events after the actor's version and decides again, a bounded
+// number of times; so two actors for one task can never both start a run.
+//
+// Loads are asynchronous too (load.go): an actor started without a state
+// hands the read to a goroutine of its own (Config.Load, or a read of the
+// whole stream) and holds every message until the state comes back as a
+// message; so does the read after a version conflict. No store call runs
+// on the dispatcher's goroutines, and a slow store delays one task, not
+// the others.
 //
 // Every store call runs under a deadline (Config.StoreTimeout, within the
 // caller's context for commands that carry one), so a hung store cannot
@@ -43,7 +50,8 @@
 // Lifecycle: an actor is spawned by the scheduler, with a state it already
 // has (recovery's fold, or the record of a resting task) or loading its
 // stream itself. A load that fails answers every message with the error and
-// passivates, so the next command starts a new actor that loads again. An
+// passivates, so the next command starts a new actor that loads again; a
+// tick it held is handed to the Registry to retry (Retrier). An
 // actor whose task needs none (rules.Passivate: deleted, nothing open, no
 // timer) leaves the Registry and stops; its timers stop with it. With
 // Config.Rest, so does the actor of a task that rests (rules.Rests: no open
@@ -193,6 +201,24 @@ type Registry interface {
 	Left(id uuid.UUID, self *actor.PID, stopped bool, rest *rules.State, pos events.Position)
 }
 
+// Recorder is a Registry that keeps the record of a task's state while its
+// actor lives (snapshots): an actor that has recorded Config.RecordEvery
+// events since its state was last recorded hands it over, on its
+// goroutine. st is the actor's own, valid only during the call; it is the
+// exact fold of the task's stream up to st.Version, and pos the position
+// of that event.
+type Recorder interface {
+	Record(id uuid.UUID, st *rules.State, pos events.Position)
+}
+
+// Retrier is a Registry told of a tick the actor could not decide because
+// its task's load failed: the due-time index forgot the task when it sent
+// the tick, so the Registry keeps the task scheduled (it sends a tick
+// again later). Called on the actor's goroutine.
+type Retrier interface {
+	RetryTick(id uuid.UUID, err error)
+}
+
 // Pinner is a Registry told when an actor is pinned (Get.Pin), once per
 // actor, on the actor's goroutine: the scheduler leaves pinned actors out
 // of its bound on a wave's actors.
@@ -225,6 +251,16 @@ type Config struct {
 	// cronactor component sends) and says how to answer it. Nil: the
 	// actor answers only cronactor's own messages.
 	Host func(msg any) (HostRequest, bool)
+	// Load, if set, loads the task's state: the state and the position of
+	// its latest event, or an error matching events.ErrStreamNotFound when
+	// the task has no stream. It runs on a goroutine of its own, within a
+	// context bounded by StoreTimeout. Nil: the actor reads its whole
+	// stream.
+	Load func(ctx context.Context, id uuid.UUID) (rules.State, events.Position, error)
+	// RecordEvery is how many events the actor may record before it hands
+	// its state to the Registry (Recorder) again, so that a later load
+	// reads at most about that many events after a snapshot. 0: never.
+	RecordEvery int
 	// Rest makes the actor of a resting task (rules.Rests, no timer, not
 	// pinned by Get.Pin) leave and stop after each message, its state
 	// handed to Registry.Left. False: only an actor whose task needs none
@@ -262,9 +298,14 @@ type Actor struct {
 	pos     events.Position // of the task's latest event known
 	loaded  bool
 	loadErr error
-	self    *actor.PID
-	sys     *actor.ActorSystem
-	timers  map[uuid.UUID]clock.Timer
+	// loading is set while the actor's first load is in flight (load.go):
+	// messages are held meanwhile. recorded is the version of the state
+	// last recorded (Recorder).
+	loading  bool
+	recorded uint64
+	self     *actor.PID
+	sys      *actor.ActorSystem
+	timers   map[uuid.UUID]clock.Timer
 	// beats holds, for each running run watched for heartbeats (R16), the
 	// time of its last heartbeat; beatTimers the timer that checks it.
 	// Heartbeats are not recorded: a new actor (a restart) watches no run,
@@ -339,6 +380,7 @@ func newActor(cfg *Config, id uuid.UUID, initial *Initial) *Actor {
 	a.cfg, a.id, a.stream, a.idScope = *cfg, id, stream, scope
 	if initial != nil {
 		a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked
+		a.recorded = a.state.Version
 	}
 	return a
 }
@@ -407,7 +449,7 @@ func NewFrom(cfg Config, id uuid.UUID, read func(*rules.State, *events.Position)
 			a.state, a.pos = rules.State{}, events.Position{}
 			return a
 		}
-		a.loaded, a.tracked = true, true
+		a.loaded, a.tracked, a.recorded = true, true, a.state.Version
 		return a
 	}
 }
@@ -424,7 +466,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 	}
 	if a.cfg.Host != nil {
 		if req, ok := a.cfg.Host(ctx.Message()); ok {
-			if a.fl != nil {
+			if a.fl != nil || a.loading {
 				a.hold(ctx, false)
 				return
 			}
@@ -444,7 +486,11 @@ func (a *Actor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.self, a.sys = ctx.Self(), ctx.ActorSystem()
-		a.ensureLoaded(ctx, context.Background())
+		if !a.loaded {
+			a.startLoad()
+			return
+		}
+		a.ensureLoaded(ctx)
 		return // the message that made us start says whether we may stop
 	case *actor.Stopping:
 		a.stopping(ctx)
@@ -459,8 +505,17 @@ func (a *Actor) Receive(ctx actor.Context) {
 		a.settle(ctx)
 		a.replay(ctx)
 		return
+	case *loaded:
+		if !a.loadedMsg(ctx, m) {
+			return // not for this actor's load in flight
+		}
+		if m.f != nil {
+			a.settle(ctx)
+		} // else: as after Started, the message that made us start says whether we may stop
+		a.replay(ctx)
+		return
 	default:
-		if a.fl != nil {
+		if a.fl != nil || a.loading {
 			a.hold(ctx, end)
 			end = false // counted still: it is handled later
 			return
@@ -477,9 +532,9 @@ func (a *Actor) Receive(ctx actor.Context) {
 }
 
 // settle ends the handling of a message: the actor may leave if it is idle
-// (maybeLeave), but never with an append in flight.
+// (maybeLeave), but never with an append or a load in flight.
 func (a *Actor) settle(ctx actor.Context) {
-	if a.fl == nil {
+	if a.fl == nil && !a.loading {
 		a.maybeLeave(ctx)
 	}
 }
@@ -507,7 +562,7 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 				p.Pinned(a.id, a.self)
 			}
 		}
-		if !a.ensureLoaded(ctx, context.Background()) {
+		if !a.ensureLoaded(ctx) {
 			a.respondLoadErr(ctx, sender, nil)
 			break
 		}
@@ -546,7 +601,7 @@ func (a *Actor) hold(ctx actor.Context, end bool) {
 // Each ends as a message handled in Receive does: its count on the clock
 // ends, and the actor may leave.
 func (a *Actor) replay(ctx actor.Context) {
-	for a.fl == nil && a.heldNext < len(a.held) {
+	for a.fl == nil && !a.loading && a.heldNext < len(a.held) {
 		h := a.held[a.heldNext]
 		a.held[a.heldNext] = held{}
 		a.heldNext++
@@ -585,7 +640,13 @@ func (a *Actor) hostRequest(msg any) (HostRequest, bool) {
 // counted message uncounted.
 func (a *Actor) stopping(ctx actor.Context) {
 	if f := a.fl; f != nil {
-		a.acked(ctx, f, true)
+		if f.reloading {
+			// Its read's answer goes to the dead letters.
+			a.fl, f.reloading = nil, false
+			a.finish(ctx, f, nil, fmt.Errorf("%w: %v", ErrConflictRetries, f.err))
+		} else {
+			a.acked(ctx, f, true)
+		}
 	}
 	for _, h := range a.held[a.heldNext:] {
 		ctx.ActorSystem().DeadLetter.SendUserMessage(a.self, &actor.MessageEnvelope{Message: h.msg, Sender: h.sender})
@@ -616,7 +677,7 @@ func (a *Actor) handOver() {
 // sender is decided and not answered.
 func (a *Actor) serveHost(ctx actor.Context, req HostRequest, sender *actor.PID) {
 	var r Reply
-	if !a.ensureLoaded(ctx, context.Background()) {
+	if !a.ensureLoaded(ctx) {
 		r = Reply{Err: a.loadErr}
 	} else {
 		r = Reply{State: a.state, Position: a.pos}
@@ -646,7 +707,7 @@ func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 		a.respond(ctx, sender, m.answer, nil, err)
 		return // an actor started for this command may leave again
 	}
-	if !a.ensureLoaded(ctx, cctx) {
+	if !a.ensureLoaded(ctx) {
 		a.respondLoadErr(ctx, sender, m.answer)
 		return
 	}
@@ -657,8 +718,8 @@ func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 
 // tick decides a tick of the due-time index at its instant.
 func (a *Actor) tick(ctx actor.Context, at time.Time) {
-	if !a.ensureLoaded(ctx, context.Background()) {
-		a.cfg.Archetype.Failed(slog.LevelError, "tick failed", a.loadErr, "task_id", a.id)
+	if !a.ensureLoaded(ctx) {
+		a.retryTick(a.loadErr)
 		return
 	}
 	// R1: the decision is taken at the tick's own instant, whenever this
@@ -667,10 +728,27 @@ func (a *Actor) tick(ctx actor.Context, at time.Time) {
 }
 
 // tickFailed logs a tick's failure and tells the index when the task is
-// due, since the index forgot the task when it sent the tick.
+// due, since the index forgot the task when it sent the tick. An actor
+// that lost its state (its read after a version conflict failed) hands
+// the tick to the Registry to retry instead.
 func (a *Actor) tickFailed(ctx actor.Context, err error) {
+	if !a.loaded {
+		a.retryTick(err)
+		return
+	}
 	a.cfg.Archetype.Failed(slog.LevelError, "tick failed", err, "task_id", a.id)
 	a.doEffects(ctx, rules.Tick{}, nil)
+}
+
+// retryTick hands a tick the actor cannot decide, for want of its task's
+// state, to the Registry to retry (Retrier); without one it is logged and
+// lost, the task unscheduled until a restart.
+func (a *Actor) retryTick(err error) {
+	if r, ok := a.cfg.Registry.(Retrier); ok {
+		r.RetryTick(a.id, err)
+		return
+	}
+	a.cfg.Archetype.Logger.Error("tick failed", "task_id", a.id, "err", err)
 }
 
 // respond answers sender with the events recorded, the state after them
@@ -796,19 +874,15 @@ func (a *Actor) passivate(ctx actor.Context) {
 	}
 }
 
-// ensureLoaded loads the state if it is not loaded yet and, once loaded,
-// recovers its open runs (once). It reports whether the state is loaded;
-// if not, a.loadErr says why.
-func (a *Actor) ensureLoaded(ctx actor.Context, cctx context.Context) bool {
+// ensureLoaded reports whether the state is loaded (a load in flight, or
+// one that failed, is not: a.loadErr says why) and, once it is, recovers
+// its open runs (once).
+func (a *Actor) ensureLoaded(ctx actor.Context) bool {
 	if a.recovered {
 		return true
 	}
 	if !a.loaded {
-		if err := a.reload(cctx); err != nil {
-			a.loadErr = fmt.Errorf("%w %s: %w", ErrLoad, a.id, err)
-			a.cfg.Archetype.Failed(slog.LevelError, "task load failed", err, "task_id", a.id)
-			return false
-		}
+		return false
 	}
 	a.loadErr, a.recovered = nil, true
 	if a.tracked && len(a.state.Open) == 0 {
@@ -832,28 +906,6 @@ func untracked(effects []rules.Effect) []rules.Effect {
 		}
 	}
 	return out
-}
-
-// reload rebuilds the state from the stream.
-func (a *Actor) reload(cctx context.Context) error {
-	rctx, cancel := a.storeCtx(cctx)
-	defer cancel()
-	recs, err := a.cfg.Store.ReadStream(rctx, a.stream, 0, 0)
-	if errors.Is(err, events.ErrStreamNotFound) {
-		a.state, a.pos, a.loaded, a.unsure = rules.State{}, events.Position{}, true, false
-		return nil
-	}
-	if err != nil {
-		a.loaded = false
-		return fmt.Errorf("task: load %s: %w", a.stream, err)
-	}
-	s, err := rules.Replay(recs)
-	if err != nil {
-		a.loaded = false
-		return fmt.Errorf("task: replay %s: %w", a.stream, err)
-	}
-	a.state, a.pos, a.loaded, a.unsure = s, recs[len(recs)-1].Position, true, false
-	return nil
 }
 
 // execute is the actor loop for f's command: decide at f's instant, then
@@ -888,12 +940,7 @@ func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
 	res, err := f.res, f.err
 	if errors.Is(err, events.ErrVersionConflict) && f.attempt < maxConflictRetries && !stopping {
 		a.cfg.Archetype.Logger.Warn("version conflict, reloading", "task_id", a.id, "stream", a.stream, "err", err)
-		if err := a.reload(f.cctx); err != nil {
-			a.finish(ctx, f, nil, err)
-			return
-		}
-		f.attempt++
-		a.execute(ctx, f)
+		a.startReload(f) // decided again once the stream's new events are read
 		return
 	}
 	if err != nil {
@@ -971,6 +1018,9 @@ func (a *Actor) apply(ctx actor.Context, cmd rules.Command, evs []events.Event, 
 		a.state.Apply(events.Metadata{Stream: a.stream, Version: first + uint64(i), At: now}, e) // rules.Evolve in place
 	}
 	a.pos = res.Position
+	if a.cfg.RecordEvery > 0 && a.state.Version-a.recorded >= uint64(a.cfg.RecordEvery) {
+		a.record()
+	}
 	a.stopRunners(ctx, evs)
 	a.doEffects(ctx, cmd, evs)
 }

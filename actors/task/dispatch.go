@@ -14,9 +14,8 @@ import (
 // it grew deciding, where a new goroutine per run started from the
 // runtime's adaptive stack size and grew it again for each decision
 // (docs/performance.md). It suits task actors because they do not park
-// their goroutine in the store (appends are asynchronous, see flight); a
-// mailbox that does wait — a load reading its stream — holds one of the
-// goroutines for that long, and the others go on.
+// their goroutine in the store: appends and loads are asynchronous (see
+// flight and load.go).
 //
 // Runs wait in an unbounded first-in, first-out queue, so scheduling never
 // blocks the sender. No goroutine is left once the queue is empty.

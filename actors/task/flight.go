@@ -38,6 +38,9 @@ type flight struct {
 	runner    *actor.PID
 	hostReply func(uuid.UUID, Reply) any
 	attempt   int // version conflicts reloaded so far
+	// reloading is set while the stream's events after a version conflict
+	// are read (Actor.startReload); the flight stays the actor's a.fl.
+	reloading bool
 
 	// For the store's callback.
 	cancel context.CancelFunc // ends the append's store context

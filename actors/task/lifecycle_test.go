@@ -326,7 +326,7 @@ func TestFailedLoadAnswersWithTheError(t *testing.T) {
 	r := newRig(t, f)
 	a := r.spawn()
 	r.create(a, time.Minute, t0.Add(time.Minute))
-	f.fails.Store(2) // the next actor's load at start, and its retry
+	f.fails.Store(1) // the next actor's load: it answers with its error, and reads no more
 
 	b := r.spawn()
 	rep := r.ask(b, task.Get{})

@@ -299,6 +299,17 @@ type timedSnapshotStore struct {
 	events.SnapshotStore
 }
 
+// ReadSnapshotKey passes the snapshot table's point read through
+// (events.SnapshotReader), so that a task's load reads its record and the
+// events after it; a table without one has no entry to give, and the load
+// reads the whole stream.
+func (t *timedSnapshotStore) ReadSnapshotKey(ctx context.Context, key []byte) ([]byte, bool, error) {
+	if r, ok := t.SnapshotStore.(events.SnapshotReader); ok {
+		return r.ReadSnapshotKey(ctx, key)
+	}
+	return nil, false, nil
+}
+
 // Head passes the embedded store's head through, for read-your-writes.
 func (t *timedStore) Head() events.Position {
 	if h, ok := t.Store.(events.HeadReader); ok {

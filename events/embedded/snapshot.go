@@ -147,6 +147,28 @@ func (s *Store) ReadSnapshot(ctx context.Context, fn func(key, value []byte) err
 	return err
 }
 
+var _ events.SnapshotReader = (*Store)(nil)
+
+// ReadSnapshotKey implements events.SnapshotReader: a point read of the
+// snapshot table.
+func (s *Store) ReadSnapshotKey(ctx context.Context, key []byte) (value []byte, found bool, err error) {
+	err = s.snapshotOp(ctx, "read key", func(db *pebble.DB) error {
+		v, closer, err := db.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		value, found = append([]byte(nil), v...), true
+		return closer.Close()
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return value, found, nil
+}
+
 // ClearSnapshot implements events.SnapshotStore: the table's files are
 // deleted, and the next use starts an empty one.
 func (s *Store) ClearSnapshot(ctx context.Context) error {

@@ -97,3 +97,49 @@ func TestSnapshotTable(t *testing.T) {
 		t.Fatalf("a clear did not last: %v", got)
 	}
 }
+
+// A point read of the snapshot table finds the latest write of a key, with
+// or without a flush, reports a key never written as absent, and hands back
+// a copy the caller may keep.
+func TestReadSnapshotKey(t *testing.T) {
+	ctx := context.Background()
+	s, err := embedded.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, found, err := s.ReadSnapshotKey(ctx, []byte("k1")); err != nil || found {
+		t.Fatalf("an empty table: found %v, err %v", found, err)
+	}
+	if err := s.WriteSnapshot(ctx, []events.SnapshotEntry{{Key: []byte("k1"), Value: []byte("old")}, {Key: []byte("k2"), Value: []byte("two")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FlushSnapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteSnapshot(ctx, []events.SnapshotEntry{{Key: []byte("k1"), Value: []byte("new")}}); err != nil {
+		t.Fatal(err)
+	}
+	v, found, err := s.ReadSnapshotKey(ctx, []byte("k1"))
+	if err != nil || !found || string(v) != "new" {
+		t.Fatalf("k1: %q, found %v, err %v; want \"new\"", v, found, err)
+	}
+	v2, _, _ := s.ReadSnapshotKey(ctx, []byte("k2"))
+	v[0] = 'X' // the caller's copy
+	if again, _, _ := s.ReadSnapshotKey(ctx, []byte("k1")); string(again) != "new" || string(v2) != "two" {
+		t.Fatalf("after writing to the copy: k1 %q, k2 %q", again, v2)
+	}
+	if _, found, err := s.ReadSnapshotKey(ctx, []byte("k3")); err != nil || found {
+		t.Fatalf("a key never written: found %v, err %v", found, err)
+	}
+	if err := s.ClearSnapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := s.ReadSnapshotKey(ctx, []byte("k1")); err != nil || found {
+		t.Fatalf("after a clear: found %v, err %v", found, err)
+	}
+	s.Close()
+	if _, _, err := s.ReadSnapshotKey(ctx, []byte("k1")); !errors.Is(err, events.ErrClosed) {
+		t.Fatalf("a closed store: err %v, want ErrClosed", err)
+	}
+}
