@@ -125,12 +125,24 @@ func remoteStatus(ctx context.Context, env *cliEnv, c *client) error {
 	return nil
 }
 
+// rebuildHoldEnv, set to anything, makes `projections rebuild` stop after
+// its first batch until interrupted (tests only).
+const rebuildHoldEnv = "CRONACTOR_TEST_HOLD_REBUILD"
+
 // rebuildView rebuilds the view, with a progress line on a terminal.
 func rebuildView(ctx context.Context, env *cliEnv, cfg crontasks.Config, head uint64) error {
 	start := time.Now()
 	defer env.progress.done()
 	env.progress.update(true, "rebuilding %s from %d events", cfg.Dir, head)
+	// The interrupt test holds the rebuild after its first batch until the
+	// process is signalled, so that it is cut short mid-way for sure.
+	hold := env.getenv(rebuildHoldEnv) != ""
 	cp, err := crontasks.Rebuild(ctx, cfg, func(p crontasks.Progress) {
+		if hold {
+			hold = false
+			fmt.Fprintln(env.stderr, "rebuild held for a test")
+			<-ctx.Done()
+		}
 		pct := 100.0
 		if head > 0 {
 			pct = 100 * float64(p.Position.Commit) / float64(head)
@@ -140,6 +152,9 @@ func rebuildView(ctx context.Context, env *cliEnv, cfg crontasks.Config, head ui
 	})
 	env.progress.done()
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("rebuild of %s interrupted; the view is as it was: %w", cfg.Dir, err)
+		}
 		return err
 	}
 	fmt.Fprintf(env.stdout, "rebuilt %s up to position %s in %s\n", cfg.Dir, cp, time.Since(start).Round(time.Millisecond))
