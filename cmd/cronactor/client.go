@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -311,30 +310,40 @@ func (c *client) showTask(ctx context.Context, env *cliEnv, method, path string,
 	return nil
 }
 
+// Table cells longer than these many columns are cut with "…" (the NAME,
+// OWNER, SCHEDULE and ZONE columns); -o wide and -o json show them whole.
+const (
+	maxNameColumns     = 32
+	maxScheduleColumns = 40
+	maxZoneColumns     = 24
+)
+
 // printTasks writes tasks as a table, like `kubectl get`: times relative to
-// now (absolute in wide), names and owners with control characters escaped.
+// now (absolute in wide), names and owners with control characters escaped,
+// columns aligned by display width, long cells cut (whole in wide).
 func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 2, 3, ' ', 0)
+	t := &table{}
 	if wide {
-		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tKIND\tSCHEDULE\tZONE\tQUEUE\tTOLERANCE\tTIMEBOX\tPRIORITY\tSTATUS\tRUN STATE\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED\tRETRIES\tMISSED\tAGE")
+		t.row("ID", "NAME", "OWNER", "KIND", "SCHEDULE", "ZONE", "QUEUE", "TOLERANCE", "TIMEBOX", "PRIORITY", "STATUS", "RUN STATE", "NEXT RUN", "LAST RUN", "RUNS", "DONE", "DROPPED", "FORCED", "FAILED", "RETRIES", "MISSED", "AGE")
 	} else {
-		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tSCHEDULE\tZONE\tSTATUS\tNEXT RUN\tLAST RUN\tAGE")
+		t.row("ID", "NAME", "OWNER", "SCHEDULE", "ZONE", "STATUS", "NEXT RUN", "LAST RUN", "AGE")
+		t.limits = map[int]int{1: maxNameColumns, 2: maxNameColumns, 3: maxScheduleColumns, 4: maxZoneColumns}
 	}
-	for _, t := range ts {
-		name, owner := escapeControl(t.Name), escapeControl(t.Owner)
-		sched, zone := scheduleText(t), zoneText(t)
-		age := shortDuration(now.Sub(t.CreatedAt))
+	for _, task := range ts {
+		name, owner := escapeControl(task.Name), escapeControl(task.Owner)
+		sched, zone := scheduleText(task), zoneText(task)
+		age := shortDuration(now.Sub(task.CreatedAt))
 		if wide {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t.ID, name, owner, escapeControl(t.Kind),
-				sched, zone, escapeControl(or(t.Queue, "default")), time.Duration(t.Tolerance), time.Duration(t.Timebox), t.Priority, t.Status,
-				or(t.RunState, "-"), absTime(t.NextRun), absTime(t.LastRun),
-				t.RunCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount, t.RetryCount, t.MissedCount, age)
+			t.row(task.ID.String(), name, owner, escapeControl(task.Kind), sched, zone, escapeControl(or(task.Queue, "default")),
+				time.Duration(task.Tolerance).String(), time.Duration(task.Timebox).String(), fmt.Sprint(task.Priority), task.Status,
+				or(task.RunState, "-"), absTime(task.NextRun), absTime(task.LastRun),
+				fmt.Sprint(task.RunCount), fmt.Sprint(task.CompletedCount), fmt.Sprint(task.DroppedCount), fmt.Sprint(task.ForcedCount),
+				fmt.Sprint(task.FailedCount), fmt.Sprint(task.RetryCount), fmt.Sprint(task.MissedCount), age)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, owner, sched, zone, t.Status,
-			relTime(t.NextRun, now), relTime(t.LastRun, now), age)
+		t.row(task.ID.String(), name, owner, sched, zone, task.Status, relTime(task.NextRun, now), relTime(task.LastRun, now), age)
 	}
-	tw.Flush()
+	t.write(w)
 }
 
 func or(s, def string) string {
