@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -72,14 +71,11 @@ func (f *policyFlags) apply(body map[string]any) error {
 
 // runTaskTrigger is `task trigger ID`: one run now, outside the schedule
 // (R15). It prints the run's ID (-o json: the API's answer).
-func runTaskTrigger(ctx context.Context, env *cliEnv, c *client, fs *flag.FlagSet, asJSON bool) error {
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: task trigger needs one TASK_ID", errUsage)
-	}
+func runTaskTrigger(ctx context.Context, env *cliEnv, c *client, id string, asJSON bool) error {
 	var ans struct {
 		RunID string `json:"run_id"`
 	}
-	raw, err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(fs.Arg(0))+"/trigger", nil, &ans)
+	raw, err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(id)+"/trigger", nil, &ans)
 	if err != nil {
 		return err
 	}
