@@ -51,6 +51,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -1383,7 +1384,8 @@ func (s *Scheduler) Stats() Stats {
 // events/taskstate).
 func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, error) {
 	if _, ok := s.handlers[spec.Kind]; !ok && spec.Kind != "" {
-		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q", spec.Kind)}
+		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q; the kinds registered are %s",
+			spec.Kind, strings.Join(s.Kinds(), ", "))}
 	}
 	now := s.cfg.Clock.Now()
 	first := spec.FirstRun
