@@ -200,3 +200,22 @@ func TestTaskNamedByOwnerAndName(t *testing.T) {
 		t.Errorf("deleted task by name: exit %d %s; daemon last saw %q", code, errOut, d2.last())
 	}
 }
+
+// TestEmptyTaskListSaysSo: a list with no rows says "no tasks" rather than
+// printing a lone header (and says when deleted ones were left out).
+func TestEmptyTaskListSaysSo(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		tasks []crontasks.Task
+		want  string
+	}{
+		{nil, "no tasks\n"},
+		{sampleTasks(now)[1:2], "no tasks (only deleted ones: --all shows them)\n"},
+	} {
+		d := newFakeDaemon(t, c.tasks, nil)
+		code, out, errOut := cliRun(t, map[string]string{"CRONACTOR_SERVER": d.URL}, "task", "list")
+		if code != 0 || out != c.want {
+			t.Errorf("%d tasks: exit %d, stdout %q (want %q), stderr %q", len(c.tasks), code, out, c.want, errOut)
+		}
+	}
+}

@@ -384,17 +384,29 @@ func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 		name, owner := escapeControl(task.Name), escapeControl(task.Owner)
 		sched, zone := scheduleText(task), zoneText(task)
 		age := shortDuration(now.Sub(task.CreatedAt))
+		next := shownNextRun(task)
 		if wide {
 			t.row(task.ID.String(), name, owner, escapeControl(task.Kind), sched, zone, escapeControl(or(task.Queue, "default")),
 				time.Duration(task.Tolerance).String(), time.Duration(task.Timebox).String(), fmt.Sprint(task.Priority), task.Status,
-				or(task.RunState, "-"), absTime(task.NextRun), absTime(task.LastRun),
+				or(task.RunState, "-"), absTime(next), absTime(task.LastRun),
 				fmt.Sprint(task.RunCount), fmt.Sprint(task.CompletedCount), fmt.Sprint(task.DroppedCount), fmt.Sprint(task.ForcedCount),
 				fmt.Sprint(task.FailedCount), fmt.Sprint(task.RetryCount), fmt.Sprint(task.MissedCount), age)
 			continue
 		}
-		t.row(task.ID.String(), name, owner, sched, zone, task.Status, relTime(task.NextRun, now), relTime(task.LastRun, now), age)
+		t.row(task.ID.String(), name, owner, sched, zone, task.Status, relTime(next, now), relTime(task.LastRun, now), age)
 	}
 	t.write(w)
+}
+
+// shownNextRun is the next run the table shows: none for a task that will
+// not run (paused, deleted, finished), whatever next_run the row keeps for
+// a resume, as the dashboard shows it.
+func shownNextRun(t crontasks.Task) *time.Time {
+	switch t.Status {
+	case "paused", "deleted", "finished":
+		return nil
+	}
+	return t.NextRun
 }
 
 func or(s, def string) string {

@@ -126,3 +126,37 @@ func TestDisplayWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskListNoNextRunWhenNotRunning: a paused, deleted or finished task
+// shows "-" as NEXT RUN (table and wide), though its row keeps a next_run.
+func TestTaskListNoNextRunWhenNotRunning(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	soon, past := now.Add(3*time.Second), now.Add(-3*time.Second)
+	var tasks []crontasks.Task
+	for _, c := range []struct {
+		status string
+		next   *time.Time
+	}{{"active", &soon}, {"paused", &past}, {"deleted", &soon}, {"finished", &soon}} {
+		tasks = append(tasks, crontasks.Task{ID: uuid.New(), Name: c.status, Owner: "o", Kind: "noop",
+			Interval: events.Duration(time.Minute), Status: c.status, NextRun: c.next, CreatedAt: now.Add(-time.Hour)})
+	}
+	for _, wide := range []bool{false, true} {
+		var out bytes.Buffer
+		printTasks(&out, tasks, wide, now)
+		lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+		col := strings.Index(lines[0], "NEXT RUN")
+		for i, l := range lines[1:] {
+			cell := strings.Fields(l[col:])[0]
+			want := "-"
+			if tasks[i].Status == "active" {
+				want = "in"
+				if wide {
+					want = "2026-11-22T12:00:03Z"
+				}
+			}
+			if cell != want {
+				t.Errorf("wide %v: %s task shows NEXT RUN %q, want %q\n%s", wide, tasks[i].Status, cell, want, out.String())
+			}
+		}
+	}
+}
