@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +48,13 @@ func runProjections(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return remoteStatus(ctx, env, c)
 	}
+	if sub == "status" {
+		// A status never creates anything: opening a store that is not
+		// there would make an empty one and call it healthy.
+		if err := checkDataDir(*data); err != nil {
+			return err
+		}
+	}
 	store, err := embedded.Open(*data, embedded.Options{})
 	if errors.Is(err, embedded.ErrLocked) {
 		if sub == "rebuild" {
@@ -66,6 +75,10 @@ func runProjections(ctx context.Context, env *cliEnv, args []string) error {
 	if sub == "rebuild" {
 		return rebuildView(ctx, env, cfg, store.Head().Commit)
 	}
+	if _, err := os.Stat(cfg.Dir); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(env.stdout, "no view at %s yet (serve or projections rebuild makes it); log head %s\n", cfg.Dir, store.Head())
+		return nil
+	}
 	v, err := crontasks.Open(cfg)
 	if err != nil {
 		return err
@@ -73,6 +86,24 @@ func runProjections(ctx context.Context, env *cliEnv, args []string) error {
 	defer v.Close()
 	l := v.Lag()
 	fmt.Fprintf(env.stdout, "view %s at position %s; log head %s; %d events behind\n", cfg.Dir, l.Checkpoint, l.Head, l.Events)
+	return nil
+}
+
+// checkDataDir fails unless dir is a data directory with an event log in
+// it (the embedded store keeps its log in events/).
+func checkDataDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("no data directory at %s (give the daemon's with --data, or ask it with --server)", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory (give the daemon's data directory with --data)", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "events")); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no event log in %s: it is not a cronactor data directory (give the daemon's with --data)", dir)
+	}
 	return nil
 }
 
