@@ -310,6 +310,34 @@ type RetryPolicy struct {
 	Multiplier     float64
 }
 
+// The parts of a retry policy of more than one attempt that the API and
+// scenarios fill in when left out (R13; docs/policies.md).
+const (
+	DefaultRetryInitialBackoff = time.Second
+	DefaultRetryMaxBackoff     = time.Minute
+	DefaultRetryMultiplier     = 2.0
+)
+
+// FillDefaults gives a policy of more than one attempt the defaults for the
+// parts its caller was not given (the given* flags say which were):
+// initial backoff 1s, max backoff 1m (or the initial backoff when that is
+// longer), multiplier 2. A policy of one attempt, or none, is left as is:
+// there is nothing to retry.
+func (r *RetryPolicy) FillDefaults(initialGiven, maxGiven, multiplierGiven bool) {
+	if r == nil || r.MaxAttempts <= 1 {
+		return
+	}
+	if !initialGiven {
+		r.InitialBackoff = DefaultRetryInitialBackoff
+	}
+	if !maxGiven {
+		r.MaxBackoff = max(DefaultRetryMaxBackoff, r.InitialBackoff)
+	}
+	if !multiplierGiven {
+		r.Multiplier = DefaultRetryMultiplier
+	}
+}
+
 func (r *RetryPolicy) events() *events.Retry {
 	if r == nil {
 		return nil

@@ -23,9 +23,9 @@ func addPolicyFlags(fs *flagSet) *policyFlags {
 	f := &policyFlags{fs: fs}
 	fs.String("queue", "", "named `queue` the task's runs wait in (default \"default\"; serve --queue sets each one's limit)")
 	fs.StringVar(&f.maxAttempts, "retry-max-attempts", "", "retry a failed run: at most this `number` of attempts, the first included (1: no retry)")
-	fs.StringVar(&f.initialBackoff, "retry-initial-backoff", "", "wait this `duration` before the first retry")
-	fs.StringVar(&f.maxBackoff, "retry-max-backoff", "", "never wait longer than this `duration` before a retry")
-	fs.StringVar(&f.multiplier, "retry-multiplier", "", "multiply the backoff by this `factor` (at least 1) for each further retry")
+	fs.StringVar(&f.initialBackoff, "retry-initial-backoff", "", "wait this `duration` before the first retry (default 1s)")
+	fs.StringVar(&f.maxBackoff, "retry-max-backoff", "", "never wait longer than this `duration` before a retry (default 1m)")
+	fs.StringVar(&f.multiplier, "retry-multiplier", "", "multiply the backoff by this `factor` (at least 1) for each further retry (default 2)")
 	fs.String("missed-run-policy", "", "`policy` for a slot found late: run_once (default: one run) or skip (no run)")
 	fs.String("missed-after", "", "a slot is missed when found later than slot + this `duration` (default: one spacing)")
 	fs.String("start-deadline", "", "drop a run (too_late) that would start later than its slot + this `duration`")
