@@ -77,8 +77,8 @@ cronactor task list --all -o json`,
 		usage:   "cronactor task update (TASK_ID | --owner OWNER --name NAME) [--payload JSON] [--interval DUR | --cron EXPR... | --at TIMES] [--timezone TZ] [--tolerance DUR] [--timebox DUR] [--priority N] [--next-run TIME] [--queue NAME] [--retry-* …] [FLAGS]",
 		about: `Change some of a task's fields; fields not given stay as they are. A new schedule (or
 window) recomputes the next run from it; --start-at '' or --end-at '' clears one. The retry
-policy is replaced whole: give each --retry-* part it should have (--retry-max-attempts 1 turns
-retries off). --queue '', --missed-run-policy '', and 0s for --missed-after, --start-deadline or
+policy is replaced whole: the --retry-* parts not given take their defaults (initial backoff 1s,
+max backoff 1m, multiplier 2); --retry-max-attempts 1 turns retries off. --queue '', --missed-run-policy '', and 0s for --missed-after, --start-deadline or
 --heartbeat-timeout restore the default.`,
 		example: `cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --interval 5m --priority 2
 cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --retry-max-attempts 5 --retry-initial-backoff 2s \

@@ -34,9 +34,8 @@ func addPolicyFlags(fs *flagSet) *policyFlags {
 }
 
 // apply puts the fields given into a create or PATCH body. The retry flags
-// make one retry object: the API takes it whole, so an update that changes
-// it gives every part it wants (the ones left out are zero, and refused
-// where zero is not allowed).
+// make one retry object: the API takes it whole, and fills in the default
+// backoffs and multiplier for the parts left out (docs/policies.md).
 func (f *policyFlags) apply(body map[string]any) error {
 	f.fs.putGiven(body, policyStrings...)
 	retry := map[string]any{}
