@@ -181,3 +181,19 @@ func TestRetryDefaults(t *testing.T) {
 		t.Errorf("one attempt: %d %s", a.code, a.body)
 	}
 }
+
+// A body over the limit is 413 naming "body", on POST and PATCH; one just
+// under it is read (and judged on its content).
+func TestOverLargeBodyIs413(t *testing.T) {
+	srv := server(t, "")
+	pad := func(n int) string { return `{` + good + `,"payload":{"pad":"` + strings.Repeat("x", n) + `"}}` }
+	for _, c := range []struct{ method, path string }{{"POST", "/v1/tasks"}, {"PATCH", "/v1/tasks/0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa"}} {
+		a := call(t, srv, c.method, c.path, pad(300<<10))
+		if a.code != 413 || !strings.Contains(a.body, `"field": "body"`) || !strings.Contains(a.body, "must be at most") {
+			t.Errorf("%s %s with 300 KiB: %d %s", c.method, c.path, a.code, a.body)
+		}
+	}
+	if a := call(t, srv, "POST", "/v1/tasks", pad(100<<10)); a.code == 413 {
+		t.Errorf("100 KiB: %d %s", a.code, a.body)
+	}
+}
