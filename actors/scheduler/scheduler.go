@@ -843,7 +843,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		sn.poke()
 	}
 	s.started = true
-	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
+	// The message says what the counts are (tasks - actors - resting
+	// are deleted with nothing open).
+	logger.Info("scheduler started (tasks: every task in the log; actors: those with a run open, given an actor now; "+
+		"resting: the others not deleted, kept as a record until due or asked)",
+		"tasks", len(states), "actors", len(ids), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
 		"queues", len(s.cfg.Queues))
 	return nil
 }
