@@ -51,6 +51,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -343,6 +344,34 @@ type RetryPolicy struct {
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 	Multiplier     float64
+}
+
+// The parts of a retry policy of more than one attempt that the API and
+// scenarios fill in when left out (R13; docs/policies.md).
+const (
+	DefaultRetryInitialBackoff = time.Second
+	DefaultRetryMaxBackoff     = time.Minute
+	DefaultRetryMultiplier     = 2.0
+)
+
+// FillDefaults gives a policy of more than one attempt the defaults for the
+// parts its caller was not given (the given* flags say which were):
+// initial backoff 1s, max backoff 1m (or the initial backoff when that is
+// longer), multiplier 2. A policy of one attempt, or none, is left as is:
+// there is nothing to retry.
+func (r *RetryPolicy) FillDefaults(initialGiven, maxGiven, multiplierGiven bool) {
+	if r == nil || r.MaxAttempts <= 1 {
+		return
+	}
+	if !initialGiven {
+		r.InitialBackoff = DefaultRetryInitialBackoff
+	}
+	if !maxGiven {
+		r.MaxBackoff = max(DefaultRetryMaxBackoff, r.InitialBackoff)
+	}
+	if !multiplierGiven {
+		r.Multiplier = DefaultRetryMultiplier
+	}
 }
 
 func (r *RetryPolicy) events() *events.Retry {
@@ -864,7 +893,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		sn.poke()
 	}
 	s.started = true
-	logger.Info("scheduler started", "tasks", len(states), "actors", len(ids), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
+	// The message says what the counts are (tasks - actors - resting
+	// are deleted with nothing open).
+	logger.Info("scheduler started (tasks: every task in the log; actors: those with a run open, given an actor now; "+
+		"resting: the others not deleted, kept as a record until due or asked)",
+		"tasks", len(states), "actors", len(ids), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
 		"queues", len(s.cfg.Queues))
 	return nil
 }
@@ -1498,7 +1531,8 @@ func (s *Scheduler) Stats() Stats {
 // events/taskstate).
 func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, error) {
 	if _, ok := s.handlers[spec.Kind]; !ok && spec.Kind != "" {
-		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q", spec.Kind)}
+		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q; the kinds registered are %s",
+			spec.Kind, strings.Join(s.Kinds(), ", "))}
 	}
 	now := s.cfg.Clock.Now()
 	first := spec.FirstRun

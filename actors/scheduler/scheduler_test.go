@@ -222,6 +222,10 @@ func TestPauseDropsWaitingRunAndOwnerDelete(t *testing.T) {
 	if _, _, err := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: "x", Owner: "o", Kind: "nope", Interval: time.Minute}); !errors.As(err, &fe) || fe.Field != "kind" {
 		t.Fatalf("unknown kind: %v", err)
 	}
+	// The refusal lists the kinds there are, so a client can say what to use.
+	if want := "; the kinds registered are " + strings.Join(e.s.Kinds(), ", "); len(e.s.Kinds()) == 0 || !strings.HasSuffix(fe.Message, want) {
+		t.Errorf("unknown kind: %q does not end with %q", fe.Message, want)
+	}
 	stopNow(e.s)
 }
 

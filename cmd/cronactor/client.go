@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -27,7 +26,7 @@ func init() {
 	commands["history"] = command{summary: "a task's audit trail: history TASK [--format table|json]", run: runHistory}
 }
 
-// errServer is an error answer from the daemon, shown as it came.
+// errServer is an error answer from the daemon (a *serverError).
 var errServer = errors.New("server")
 
 // client talks to the daemon's HTTP API.
@@ -99,7 +98,7 @@ func (c *client) do(ctx context.Context, method, path string, body any, out any)
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return b, fmt.Errorf("%w: %s: %s", errServer, resp.Status, strings.TrimSpace(string(b)))
+		return b, newServerError(resp.StatusCode, resp.Status, b)
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -108,6 +107,18 @@ func (c *client) do(ctx context.Context, method, path string, body any, out any)
 	}
 	return b, nil
 }
+
+// Flags of task create that task update does not take, and the other way
+// round: given to the wrong one, the error says what to use.
+var (
+	createMisplaced = map[string]string{
+		"next-run": "a new task's first due time is --first-run (--next-run moves an existing task's, with task update)",
+	}
+	updateMisplaced = map[string]string{
+		"kind":      "a task's kind cannot change: delete the task and create it again with the new kind",
+		"first-run": "use --next-run to move the task's next due time",
+	}
+)
 
 func runTask(ctx context.Context, env *cliEnv, args []string) error {
 	sub, args := args[0], args[1:] // dispatch checked the subcommand
@@ -118,16 +129,25 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 	fs.stringAlias(&output, "o", "output", "table", "output `format`: table, wide or json")
 	switch sub {
 	case "create", "update":
-		name := fs.String("name", "", "task `name` (create)")
-		owner := fs.String("owner", "", "`owner` reference, e.g. channel/pop3/42 (create)")
-		kind := fs.String("kind", "", "handler `kind`: noop, http, exec (create)")
+		var name, owner, kind, firstRun, nextRun *string
+		var ref *taskRef
+		if sub == "create" {
+			name = fs.String("name", "", "task `name`, unique within its owner (required)")
+			owner = fs.String("owner", "", "`owner` reference, e.g. channel/pop3/42 (required)")
+			kind = fs.String("kind", "", "handler `kind`: noop, http, exec, or one an embedder registered (required)")
+			firstRun = fs.String("first-run", "", "first due `time` of an interval task, RFC 3339 (default: one interval from now)")
+			fs.misplaced = createMisplaced
+		} else {
+			ref = addTaskRef(fs)
+			ref.fixed = true
+			nextRun = fs.String("next-run", "", "next due `time`, RFC 3339")
+			fs.misplaced = updateMisplaced
+		}
 		payload := fs.String("payload", "", "payload handed to each run, as `JSON`")
 		interval := fs.String("interval", "", "time between runs, a `duration` such as 1m")
 		tolerance := fs.String("tolerance", "", "tolerance of the start check, a `duration` such as 5s")
 		timebox := fs.String("timebox", "", "longest a run may take, a `duration` such as 30s")
 		priority := fs.String("priority", "", "priority, a whole `number` (higher runs first)")
-		firstRun := fs.String("first-run", "", "first due `time`, RFC 3339 (create)")
-		nextRun := fs.String("next-run", "", "next due `time`, RFC 3339 (update)")
 		sched := addScheduleFlags(fs)
 		pol := addPolicyFlags(fs)
 		if err := fs.parse(args); err != nil {
@@ -135,9 +155,6 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		out, err := outputFormat(output, *asJSON)
 		if err != nil {
-			return err
-		}
-		if err := c.resolve(env); err != nil {
 			return err
 		}
 		body := map[string]any{}
@@ -170,24 +187,41 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		var path, method string
 		if sub == "create" {
+			if err := fs.noArgs(); err != nil {
+				return err
+			}
+			if err := createRequired(fs); err != nil {
+				return err
+			}
 			set("name", *name)
 			set("owner", *owner)
 			set("kind", *kind)
 			set("first_run", *firstRun)
-			if err := fs.noArgs(); err != nil {
+			if err := c.resolve(env); err != nil {
 				return err
 			}
 			method, path = http.MethodPost, "/v1/tasks"
 		} else {
 			set("next_run", *nextRun)
-			if fs.NArg() != 1 {
-				return fmt.Errorf("%w: task update needs one TASK_ID", errUsage)
+			if err := ref.check(); err != nil {
+				return err
 			}
-			method, path = http.MethodPatch, "/v1/tasks/"+url.PathEscape(fs.Arg(0))
+			if err := c.resolve(env); err != nil {
+				return err
+			}
+			id, err := ref.id(ctx, c)
+			if err != nil {
+				return err
+			}
+			method, path = http.MethodPatch, "/v1/tasks/"+url.PathEscape(id)
 		}
-		return c.showTask(ctx, env, method, path, body, out)
-	case "upcoming":
-		count := fs.Int("count", 10, "how many slots, a `number` from 1 to 1000")
+		return namedByFlag(c.showTask(ctx, env, method, path, body, out), fs)
+	case "upcoming", "trigger", "get", "pause", "resume", "delete":
+		ref := addTaskRef(fs)
+		count := 10
+		if sub == "upcoming" {
+			fs.IntVar(&count, "count", 10, "how many slots, a `number` from 1 to 1000")
+		}
 		if err := fs.parse(args); err != nil {
 			return err
 		}
@@ -195,42 +229,31 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
+		if err := ref.check(); err != nil {
+			return err
+		}
+		if sub == "upcoming" && (count < 1 || count > 1000) {
+			return fmt.Errorf("%w: --count must be between 1 and 1000", errUsage)
+		}
 		if err := c.resolve(env); err != nil {
 			return err
 		}
-		return runTaskUpcoming(ctx, env, c, fs.FlagSet, count, out == "json")
-	case "trigger":
-		if err := fs.parse(args); err != nil {
-			return err
-		}
-		out, err := outputFormat(output, *asJSON)
+		id, err := ref.id(ctx, c)
 		if err != nil {
 			return err
 		}
-		if err := c.resolve(env); err != nil {
-			return err
+		switch sub {
+		case "upcoming":
+			return runTaskUpcoming(ctx, env, c, id, count, out == "json")
+		case "trigger":
+			return describeTaskError(runTaskTrigger(ctx, env, c, id, out == "json"), id)
 		}
-		return runTaskTrigger(ctx, env, c, fs.FlagSet, out == "json")
-	case "get", "pause", "resume", "delete":
-		if err := fs.parse(args); err != nil {
-			return err
-		}
-		out, err := outputFormat(output, *asJSON)
-		if err != nil {
-			return err
-		}
-		if fs.NArg() != 1 {
-			return fmt.Errorf("%w: task %s needs one TASK_ID", errUsage, sub)
-		}
-		if err := c.resolve(env); err != nil {
-			return err
-		}
-		path := "/v1/tasks/" + url.PathEscape(fs.Arg(0))
+		path := "/v1/tasks/" + url.PathEscape(id)
 		method := map[string]string{"get": http.MethodGet, "pause": http.MethodPost, "resume": http.MethodPost, "delete": http.MethodDelete}[sub]
 		if sub == "pause" || sub == "resume" {
 			path += "/" + sub
 		}
-		return c.showTask(ctx, env, method, path, nil, out)
+		return describeTaskError(c.showTask(ctx, env, method, path, nil, out), id)
 	case "list":
 		owner := fs.String("owner", "", "only this `owner`'s tasks")
 		status := fs.String("status", "", "only tasks with this `status`: active, paused, finished, deleted")
@@ -264,7 +287,7 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		var page crontasks.Page
 		raw, err := c.do(ctx, http.MethodGet, "/v1/tasks?"+q.Encode(), nil, &page)
 		if err != nil {
-			return err
+			return namedByFlag(err, fs)
 		}
 		if out == "json" {
 			_, err := env.stdout.Write(raw)
@@ -276,13 +299,40 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 				shown = append(shown, t)
 			}
 		}
-		printTasks(env.stdout, shown, out == "wide", env.now())
+		switch {
+		case len(shown) > 0:
+			printTasks(env.stdout, shown, out == "wide", env.now())
+		case page.Next != "":
+			fmt.Fprintln(env.stdout, "no tasks on this page")
+		case len(page.Tasks) > 0:
+			fmt.Fprintln(env.stdout, "no tasks (only deleted ones: --all shows them)")
+		default:
+			fmt.Fprintln(env.stdout, "no tasks")
+		}
 		if page.Next != "" {
 			fmt.Fprintf(env.stdout, "more: --cursor %s\n", page.Next)
 		}
 		return nil
 	}
 	return fmt.Errorf("%w: unknown task command %q", errUsage, sub)
+}
+
+// createRequired checks, before asking the daemon, that task create has
+// what every task needs: a name, an owner, a kind and a schedule.
+func createRequired(fs *flagSet) error {
+	for _, r := range []struct{ flag, what string }{
+		{"name", "the task's name, unique within its owner"},
+		{"owner", "who the task belongs to, e.g. channel/pop3/42"},
+		{"kind", "the handler that runs it: noop, http, exec, or one an embedder registered"},
+	} {
+		if fs.Lookup(r.flag).Value.String() == "" {
+			return fmt.Errorf("%w: task create: --%s is required: %s", errUsage, r.flag, r.what)
+		}
+	}
+	if !fs.given("interval") && !fs.given("cron") && !fs.given("at") {
+		return fmt.Errorf("%w: task create: a schedule is required: --interval DURATION, --cron EXPR or --at TIMES", errUsage)
+	}
+	return nil
 }
 
 // outputFormat checks -o (or the older --json).
@@ -311,30 +361,52 @@ func (c *client) showTask(ctx context.Context, env *cliEnv, method, path string,
 	return nil
 }
 
+// Table cells longer than these many columns are cut with "…" (the NAME,
+// OWNER, SCHEDULE and ZONE columns); -o wide and -o json show them whole.
+const (
+	maxNameColumns     = 32
+	maxScheduleColumns = 40
+	maxZoneColumns     = 24
+)
+
 // printTasks writes tasks as a table, like `kubectl get`: times relative to
-// now (absolute in wide), names and owners with control characters escaped.
+// now (absolute in wide), names and owners with control characters escaped,
+// columns aligned by display width, long cells cut (whole in wide).
 func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 2, 3, ' ', 0)
+	t := &table{}
 	if wide {
-		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tKIND\tSCHEDULE\tZONE\tQUEUE\tTOLERANCE\tTIMEBOX\tPRIORITY\tSTATUS\tRUN STATE\tNEXT RUN\tLAST RUN\tRUNS\tDONE\tDROPPED\tFORCED\tFAILED\tRETRIES\tMISSED\tAGE")
+		t.row("ID", "NAME", "OWNER", "KIND", "SCHEDULE", "ZONE", "QUEUE", "TOLERANCE", "TIMEBOX", "PRIORITY", "STATUS", "RUN STATE", "NEXT RUN", "LAST RUN", "RUNS", "DONE", "DROPPED", "FORCED", "FAILED", "RETRIES", "MISSED", "AGE")
 	} else {
-		fmt.Fprintln(tw, "ID\tNAME\tOWNER\tSCHEDULE\tZONE\tSTATUS\tNEXT RUN\tLAST RUN\tAGE")
+		t.row("ID", "NAME", "OWNER", "SCHEDULE", "ZONE", "STATUS", "NEXT RUN", "LAST RUN", "AGE")
+		t.limits = map[int]int{1: maxNameColumns, 2: maxNameColumns, 3: maxScheduleColumns, 4: maxZoneColumns}
 	}
-	for _, t := range ts {
-		name, owner := escapeControl(t.Name), escapeControl(t.Owner)
-		sched, zone := scheduleText(t), zoneText(t)
-		age := shortDuration(now.Sub(t.CreatedAt))
+	for _, task := range ts {
+		name, owner := escapeControl(task.Name), escapeControl(task.Owner)
+		sched, zone := scheduleText(task), zoneText(task)
+		age := shortDuration(now.Sub(task.CreatedAt))
+		next := shownNextRun(task)
 		if wide {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", t.ID, name, owner, escapeControl(t.Kind),
-				sched, zone, escapeControl(or(t.Queue, "default")), time.Duration(t.Tolerance), time.Duration(t.Timebox), t.Priority, t.Status,
-				or(t.RunState, "-"), absTime(t.NextRun), absTime(t.LastRun),
-				t.RunCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount, t.RetryCount, t.MissedCount, age)
+			t.row(task.ID.String(), name, owner, escapeControl(task.Kind), sched, zone, escapeControl(or(task.Queue, "default")),
+				time.Duration(task.Tolerance).String(), time.Duration(task.Timebox).String(), fmt.Sprint(task.Priority), task.Status,
+				or(task.RunState, "-"), absTime(next), absTime(task.LastRun),
+				fmt.Sprint(task.RunCount), fmt.Sprint(task.CompletedCount), fmt.Sprint(task.DroppedCount), fmt.Sprint(task.ForcedCount),
+				fmt.Sprint(task.FailedCount), fmt.Sprint(task.RetryCount), fmt.Sprint(task.MissedCount), age)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, owner, sched, zone, t.Status,
-			relTime(t.NextRun, now), relTime(t.LastRun, now), age)
+		t.row(task.ID.String(), name, owner, sched, zone, task.Status, relTime(next, now), relTime(task.LastRun, now), age)
 	}
-	tw.Flush()
+	t.write(w)
+}
+
+// shownNextRun is the next run the table shows: none for a task that will
+// not run (paused, deleted, finished), whatever next_run the row keeps for
+// a resume, as the dashboard shows it.
+func shownNextRun(t crontasks.Task) *time.Time {
+	switch t.Status {
+	case "paused", "deleted", "finished":
+		return nil
+	}
+	return t.NextRun
 }
 
 func or(s, def string) string {
@@ -470,12 +542,13 @@ func runOwner(ctx context.Context, env *cliEnv, args []string) error {
 func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "history")
 	c := clientFlags(fs)
+	ref := addTaskRef(fs)
 	format := fs.String("format", "table", "`format`: table or json (one JSON object per line)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: history needs one TASK_ID", errUsage)
+	if err := ref.check(); err != nil {
+		return err
 	}
 	if *format != "table" && *format != "json" {
 		return fmt.Errorf("%w: --format must be table or json, got %q", errUsage, *format)
@@ -483,11 +556,15 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 	if err := c.resolve(env); err != nil {
 		return err
 	}
+	id, err := ref.id(ctx, c)
+	if err != nil {
+		return err
+	}
 	// The events come in pages; "next" names the following one.
 	var list history.EventList
 	for after := ""; ; {
 		var page history.EventList
-		path := "/v1/tasks/" + url.PathEscape(fs.Arg(0)) + "/events"
+		path := "/v1/tasks/" + url.PathEscape(id) + "/events"
 		if after != "" {
 			path += "?after=" + url.QueryEscape(after)
 		}

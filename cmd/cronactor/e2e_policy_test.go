@@ -205,7 +205,8 @@ func TestDaemonRetriesFailingHTTPTask(t *testing.T) {
 	// A paused task refuses a trigger: exit 1 and the reason.
 	cli("task", "pause", ok.ID.String())
 	out, err := exec.Command(bin, "task", "trigger", ok.ID.String(), "--server", d.url).CombinedOutput()
-	if ee, isExit := err.(*exec.ExitError); !isExit || ee.ExitCode() != 1 || !strings.Contains(string(out), "409") || !strings.Contains(string(out), "paused") {
+	if ee, isExit := err.(*exec.ExitError); !isExit || ee.ExitCode() != 1 ||
+		!strings.HasPrefix(string(out), "cronactor: id: the task cannot be triggered: the task is paused (resume it first with `cronactor task resume") {
 		t.Errorf("trigger of a paused task: %v\n%s", err, out)
 	}
 }

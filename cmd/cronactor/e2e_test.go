@@ -278,7 +278,7 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 		t.Fatalf("owner delete:\n%s", out)
 	}
 	out, err := exec.Command(bin, "task", "get", "00000000-0000-0000-0000-000000000000", "--server", d2.url).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "404") {
+	if err == nil || !strings.HasPrefix(string(out), "cronactor: id: no such task") {
 		t.Fatalf("task get of an unknown task: %v\n%s", err, out)
 	}
 

@@ -27,21 +27,22 @@ const explainMaxBody = 64 << 20
 func runExplain(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "explain")
 	c := clientFlags(fs)
+	ref := addTaskRef(fs)
 	atFlag := fs.String("at", "", "the `time` to explain, RFC 3339 (e.g. 2026-11-22T02:03:00Z); required")
 	window := fs.Duration("window", 0, "list decisions this far on each side of --at (default: one interval of the task)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		if fs.NArg() > 1 {
-			return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(1))
-		}
-		return fmt.Errorf("%w: explain needs one TASK_ID", errUsage)
+	if fs.NArg() > 1 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(1))
 	}
-	task := fs.Arg(0)
-	id, err := uuid.Parse(task)
-	if err != nil {
-		return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
+	if err := ref.check(); err != nil {
+		return err
+	}
+	if fs.NArg() == 1 {
+		if _, err := uuid.Parse(fs.Arg(0)); err != nil {
+			return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
+		}
 	}
 	if *atFlag == "" {
 		return fmt.Errorf("%w: --at is required", errUsage)
@@ -55,6 +56,14 @@ func runExplain(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if err := c.resolve(env); err != nil {
 		return err
+	}
+	task, err := ref.id(ctx, c)
+	if err != nil {
+		return err
+	}
+	id, err := uuid.Parse(task)
+	if err != nil {
+		return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
 	}
 	list, err := fetchTaskEvents(ctx, c, id)
 	if err != nil {
@@ -121,13 +130,7 @@ func fetchTaskEventsPage(ctx context.Context, c *client, id uuid.UUID, after str
 		return history.EventList{}, fmt.Errorf("GET %s: response larger than %d bytes", u, explainMaxBody)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			return history.EventList{}, fmt.Errorf("GET %s: %s: %s", u, resp.Status, e.Error)
-		}
-		return history.EventList{}, fmt.Errorf("GET %s: %s", u, resp.Status)
+		return history.EventList{}, newServerError(resp.StatusCode, resp.Status, body)
 	}
 	var list history.EventList
 	if err := json.Unmarshal(body, &list); err != nil {

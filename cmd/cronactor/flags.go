@@ -18,6 +18,10 @@ type flagSet struct {
 	path string
 	// short maps a long flag name to its one-letter alias (-o for --output).
 	short map[string]string
+	// misplaced says, for a flag another command has but this one does
+	// not, what to do instead ("next-run" on task create: "use
+	// --first-run …"); its error names the flag and says so.
+	misplaced map[string]string
 }
 
 // newFlags starts the flag set of the command at path ("task create").
@@ -50,7 +54,7 @@ func (f *flagSet) parse(args []string) error {
 			return errHelp
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %s: %s", errUsage, f.path, flagError(err))
+			return fmt.Errorf("%w: %s: %s", errUsage, f.path, f.flagError(err))
 		}
 		rest := f.FlagSet.Args()
 		consumed := len(args) - len(rest)
@@ -67,10 +71,14 @@ func (f *flagSet) parse(args []string) error {
 	return f.FlagSet.Parse(append([]string{"--"}, pos...))
 }
 
-// flagError rewords the flag package's messages for people.
-func flagError(err error) string {
+// flagError rewords the flag package's messages for people; a flag that
+// belongs to another command says what to use instead.
+func (f *flagSet) flagError(err error) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		if hint, ok := f.misplaced[strings.TrimLeft(name, "-")]; ok {
+			return fmt.Sprintf("--%s does not apply here: %s", strings.TrimLeft(name, "-"), hint)
+		}
 		if len(name) > 2 {
 			name = "-" + name // the flag package shows --name as -name
 		}

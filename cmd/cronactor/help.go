@@ -68,17 +68,17 @@ cronactor task list --all -o json`,
 	},
 	"task get": {
 		summary: "show one task",
-		usage:   "cronactor task get TASK_ID [-o table|wide|json]",
+		usage:   "cronactor task get (TASK_ID | --owner OWNER --name NAME) [-o table|wide|json]",
 		about:   "Show one task's row of the cron_tasks view.",
 		example: "cronactor task get 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa -o wide",
 	},
 	"task update": {
 		summary: "change a task's payload, schedule, timing, priority, run policy or next run",
-		usage:   "cronactor task update TASK_ID [--payload JSON] [--interval DUR | --cron EXPR... | --at TIMES] [--timezone TZ] [--tolerance DUR] [--timebox DUR] [--priority N] [--next-run TIME] [--queue NAME] [--retry-* …] [FLAGS]",
+		usage:   "cronactor task update (TASK_ID | --owner OWNER --name NAME) [--payload JSON] [--interval DUR | --cron EXPR... | --at TIMES] [--timezone TZ] [--tolerance DUR] [--timebox DUR] [--priority N] [--next-run TIME] [--queue NAME] [--retry-* …] [FLAGS]",
 		about: `Change some of a task's fields; fields not given stay as they are. A new schedule (or
 window) recomputes the next run from it; --start-at '' or --end-at '' clears one. The retry
-policy is replaced whole: give each --retry-* part it should have (--retry-max-attempts 1 turns
-retries off). --queue '', --missed-run-policy '', and 0s for --missed-after, --start-deadline or
+policy is replaced whole: the --retry-* parts not given take their defaults (initial backoff 1s,
+max backoff 1m, multiplier 2); --retry-max-attempts 1 turns retries off. --queue '', --missed-run-policy '', and 0s for --missed-after, --start-deadline or
 --heartbeat-timeout restore the default.`,
 		example: `cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --interval 5m --priority 2
 cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --retry-max-attempts 5 --retry-initial-backoff 2s \
@@ -86,7 +86,7 @@ cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --retry-max-attempts 
 	},
 	"task trigger": {
 		summary: "run a task now, outside its schedule",
-		usage:   "cronactor task trigger TASK_ID [-o json] [FLAGS]",
+		usage:   "cronactor task trigger (TASK_ID | --owner OWNER --name NAME) [-o json] [FLAGS]",
 		about: `Enqueue one run of the task now (R15) and print its run ID. The run moves neither nextRun nor
 lastRun and skips the spacing check, but still waits while another run of the task is running
 (it is dropped with reason overlap if one runs when it asks to start). A paused, finished or
@@ -95,26 +95,26 @@ deleted task refuses, and the command exits 1 with the reason.`,
 	},
 	"task upcoming": {
 		summary: "show a task's next slots",
-		usage:   "cronactor task upcoming TASK_ID [--count N] [-o json]",
+		usage:   "cronactor task upcoming (TASK_ID | --owner OWNER --name NAME) [--count N] [-o json]",
 		about: `Print the task's next N slots (default 10, at most 1000), one per line, RFC 3339 in the
 task's zone offset, capped by its max_runs and end_at.`,
 		example: "cronactor task upcoming 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --count 3",
 	},
 	"task pause": {
 		summary: "pause a task: it enqueues nothing until resumed",
-		usage:   "cronactor task pause TASK_ID",
+		usage:   "cronactor task pause (TASK_ID | --owner OWNER --name NAME)",
 		about:   "Pause a task. Runs of it still waiting are dropped when a worker asks to start them.",
 		example: "cronactor task pause 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa",
 	},
 	"task resume": {
 		summary: "resume a paused task",
-		usage:   "cronactor task resume TASK_ID",
+		usage:   "cronactor task resume (TASK_ID | --owner OWNER --name NAME)",
 		about:   "Resume a paused task.",
 		example: "cronactor task resume 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa",
 	},
 	"task delete": {
 		summary: "delete a task (its history stays in the log)",
-		usage:   "cronactor task delete TASK_ID",
+		usage:   "cronactor task delete (TASK_ID | --owner OWNER --name NAME)",
 		about:   "Delete a task. It enqueues nothing more; its events stay for audit (cronactor history).",
 		example: "cronactor task delete 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa",
 	},
@@ -132,7 +132,7 @@ task's zone offset, capped by its max_runs and end_at.`,
 	},
 
 	"history": {
-		usage: "cronactor history TASK_ID [--format table|json] [FLAGS]",
+		usage: "cronactor history (TASK_ID | --owner OWNER --name NAME) [--format table|json] [FLAGS]",
 		about: `Print a task's audit trail from its event log: the table of decisions with nextRun and lastRun
 after each (--format table), or one JSON object per event (--format json). Retries show their
 attempt and the run they retry, a failure the backoff chosen and when its retry is due (or why
@@ -140,7 +140,7 @@ no retry is made), a manual trigger's run is marked (trigger "manual").`,
 		example: "cronactor history 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --format json",
 	},
 	"explain": {
-		usage: "cronactor explain TASK_ID --at TIME [--window DUR] [FLAGS]",
+		usage: "cronactor explain (TASK_ID | --owner OWNER --name NAME) --at TIME [--window DUR] [FLAGS]",
 		about: `Answer "why did (or didn't) this task run at TIME?" from its event log: the decisions around
 TIME and the rule that applied.`,
 		example: "cronactor explain 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --at 2026-11-22T02:03:00Z --window 5m",

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +48,13 @@ func runProjections(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return remoteStatus(ctx, env, c)
 	}
+	if sub == "status" {
+		// A status never creates anything: opening a store that is not
+		// there would make an empty one and call it healthy.
+		if err := checkDataDir(*data); err != nil {
+			return err
+		}
+	}
 	store, err := embedded.Open(*data, embedded.Options{})
 	if errors.Is(err, embedded.ErrLocked) {
 		if sub == "rebuild" {
@@ -66,6 +75,10 @@ func runProjections(ctx context.Context, env *cliEnv, args []string) error {
 	if sub == "rebuild" {
 		return rebuildView(ctx, env, cfg, store.Head().Commit)
 	}
+	if _, err := os.Stat(cfg.Dir); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(env.stdout, "no view at %s yet (serve or projections rebuild makes it); log head %s\n", cfg.Dir, store.Head())
+		return nil
+	}
 	v, err := crontasks.Open(cfg)
 	if err != nil {
 		return err
@@ -73,6 +86,24 @@ func runProjections(ctx context.Context, env *cliEnv, args []string) error {
 	defer v.Close()
 	l := v.Lag()
 	fmt.Fprintf(env.stdout, "view %s at position %s; log head %s; %d events behind\n", cfg.Dir, l.Checkpoint, l.Head, l.Events)
+	return nil
+}
+
+// checkDataDir fails unless dir is a data directory with an event log in
+// it (the embedded store keeps its log in events/).
+func checkDataDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("no data directory at %s (give the daemon's with --data, or ask it with --server)", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory (give the daemon's data directory with --data)", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "events")); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no event log in %s: it is not a cronactor data directory (give the daemon's with --data)", dir)
+	}
 	return nil
 }
 
@@ -125,12 +156,24 @@ func remoteStatus(ctx context.Context, env *cliEnv, c *client) error {
 	return nil
 }
 
+// rebuildHoldEnv, set to anything, makes `projections rebuild` stop after
+// its first batch until interrupted (tests only).
+const rebuildHoldEnv = "CRONACTOR_TEST_HOLD_REBUILD"
+
 // rebuildView rebuilds the view, with a progress line on a terminal.
 func rebuildView(ctx context.Context, env *cliEnv, cfg crontasks.Config, head uint64) error {
 	start := time.Now()
 	defer env.progress.done()
 	env.progress.update(true, "rebuilding %s from %d events", cfg.Dir, head)
+	// The interrupt test holds the rebuild after its first batch until the
+	// process is signalled, so that it is cut short mid-way for sure.
+	hold := env.getenv(rebuildHoldEnv) != ""
 	cp, err := crontasks.Rebuild(ctx, cfg, func(p crontasks.Progress) {
+		if hold {
+			hold = false
+			fmt.Fprintln(env.stderr, "rebuild held for a test")
+			<-ctx.Done()
+		}
 		pct := 100.0
 		if head > 0 {
 			pct = 100 * float64(p.Position.Commit) / float64(head)
@@ -140,6 +183,9 @@ func rebuildView(ctx context.Context, env *cliEnv, cfg crontasks.Config, head ui
 	})
 	env.progress.done()
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("rebuild of %s interrupted; the view is as it was: %w", cfg.Dir, err)
+		}
 		return err
 	}
 	fmt.Fprintf(env.stdout, "rebuilt %s up to position %s in %s\n", cfg.Dir, cp, time.Since(start).Round(time.Millisecond))

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +94,49 @@ func TestProjectionsRebuildAndStatus(t *testing.T) {
 	if len(p.Tasks) != 30 || p.Tasks[0].RunCount != 1 {
 		b, _ := json.Marshal(p)
 		t.Errorf("rebuilt view: %s", b)
+	}
+}
+
+// TestProjectionsStatusCreatesNothing: status on a directory that is not
+// there, or holds no event log, fails (exit 1) saying so and leaves the
+// file system as it was; on a log without a view it does not make one.
+func TestProjectionsStatusCreatesNothing(t *testing.T) {
+	root := t.TempDir()
+	missing := filepath.Join(root, "typo")
+	code, out, errOut := cliRun(t, nil, "projections", "status", "--data", missing)
+	if code != 1 || out != "" || errOut != "cronactor: no data directory at "+missing+" (give the daemon's with --data, or ask it with --server)\n" {
+		t.Errorf("missing dir: exit %d, %q %q", code, out, errOut)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("status created %s (%v)", missing, err)
+	}
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = cliRun(t, nil, "projections", "status", "--data", empty)
+	if code != 1 || !strings.Contains(errOut, "no event log in "+empty) {
+		t.Errorf("empty dir: exit %d, %q", code, errOut)
+	}
+	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+		t.Errorf("status wrote %d entries into %s", len(ents), empty)
+	}
+	// The default directory, ./cronactor-data, is not made either.
+	t.Chdir(root)
+	if code, _, errOut = cliRun(t, nil, "projections", "status"); code != 1 || !strings.Contains(errOut, "no data directory at ./cronactor-data") {
+		t.Errorf("default dir: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cronactor-data")); !os.IsNotExist(err) {
+		t.Errorf("status created ./cronactor-data (%v)", err)
+	}
+	// A log with no view yet: said, not made.
+	data := filepath.Join(root, "data")
+	writeTasks(t, data, 2)
+	code, out, errOut = cliRun(t, nil, "projections", "status", "--data", data)
+	if code != 0 || !strings.Contains(out, "no view at "+crontasks.DirIn(data)+" yet") || !strings.Contains(out, "log head 4") {
+		t.Errorf("no view: exit %d, %q %q", code, out, errOut)
+	}
+	if _, err := os.Stat(crontasks.DirIn(data)); !os.IsNotExist(err) {
+		t.Errorf("status created the view (%v)", err)
 	}
 }

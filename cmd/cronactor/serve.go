@@ -132,6 +132,15 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	viewCfg := crontasks.Config{Store: store, Archetype: arch, RebuildRate: cfg.viewRebuildRate}
 	if cfg.store == "embedded" {
 		viewCfg.Dir = crontasks.DirIn(cfg.data)
+		// A `projections rebuild` killed before its swap left its partial
+		// view behind; the store's lock, held now, says none runs.
+		removed, err := crontasks.RemovePartialRebuild(viewCfg.Dir)
+		if err != nil {
+			return err
+		}
+		if removed {
+			logger.Info("removed a partial view left by an interrupted projections rebuild", "dir", viewCfg.Dir+".rebuild")
+		}
 	}
 	// The view is derived data: a damaged one is moved aside and rebuilt
 	// in the background (Keeper); the scheduler never waits for it.

@@ -346,4 +346,8 @@ func TestServeRecoveryProgress(t *testing.T) {
 	if strings.Contains(logs.String(), "recovering") {
 		t.Errorf("progress went into the log:\n%s", logs.String())
 	}
+	// The restart's three task counts are said in words.
+	if !strings.Contains(logs.String(), "scheduler started (tasks: every task in the log; actors: those with a run open") {
+		t.Errorf("the start line does not say what its counts are:\n%s", logs.String())
+	}
 }

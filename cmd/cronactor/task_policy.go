@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -24,9 +23,9 @@ func addPolicyFlags(fs *flagSet) *policyFlags {
 	f := &policyFlags{fs: fs}
 	fs.String("queue", "", "named `queue` the task's runs wait in (default \"default\"; serve --queue sets each one's limit)")
 	fs.StringVar(&f.maxAttempts, "retry-max-attempts", "", "retry a failed run: at most this `number` of attempts, the first included (1: no retry)")
-	fs.StringVar(&f.initialBackoff, "retry-initial-backoff", "", "wait this `duration` before the first retry")
-	fs.StringVar(&f.maxBackoff, "retry-max-backoff", "", "never wait longer than this `duration` before a retry")
-	fs.StringVar(&f.multiplier, "retry-multiplier", "", "multiply the backoff by this `factor` (at least 1) for each further retry")
+	fs.StringVar(&f.initialBackoff, "retry-initial-backoff", "", "wait this `duration` before the first retry (default 1s)")
+	fs.StringVar(&f.maxBackoff, "retry-max-backoff", "", "never wait longer than this `duration` before a retry (default 1m)")
+	fs.StringVar(&f.multiplier, "retry-multiplier", "", "multiply the backoff by this `factor` (at least 1) for each further retry (default 2)")
 	fs.String("missed-run-policy", "", "`policy` for a slot found late: run_once (default: one run) or skip (no run)")
 	fs.String("missed-after", "", "a slot is missed when found later than slot + this `duration` (default: one spacing)")
 	fs.String("start-deadline", "", "drop a run (too_late) that would start later than its slot + this `duration`")
@@ -35,9 +34,8 @@ func addPolicyFlags(fs *flagSet) *policyFlags {
 }
 
 // apply puts the fields given into a create or PATCH body. The retry flags
-// make one retry object: the API takes it whole, so an update that changes
-// it gives every part it wants (the ones left out are zero, and refused
-// where zero is not allowed).
+// make one retry object: the API takes it whole, and fills in the default
+// backoffs and multiplier for the parts left out (docs/policies.md).
 func (f *policyFlags) apply(body map[string]any) error {
 	f.fs.putGiven(body, policyStrings...)
 	retry := map[string]any{}
@@ -72,14 +70,11 @@ func (f *policyFlags) apply(body map[string]any) error {
 
 // runTaskTrigger is `task trigger ID`: one run now, outside the schedule
 // (R15). It prints the run's ID (-o json: the API's answer).
-func runTaskTrigger(ctx context.Context, env *cliEnv, c *client, fs *flag.FlagSet, asJSON bool) error {
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: task trigger needs one TASK_ID", errUsage)
-	}
+func runTaskTrigger(ctx context.Context, env *cliEnv, c *client, id string, asJSON bool) error {
 	var ans struct {
 		RunID string `json:"run_id"`
 	}
-	raw, err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(fs.Arg(0))+"/trigger", nil, &ans)
+	raw, err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(id)+"/trigger", nil, &ans)
 	if err != nil {
 		return err
 	}

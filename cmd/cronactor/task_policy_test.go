@@ -87,7 +87,8 @@ func TestTaskTrigger(t *testing.T) {
 		t.Fatalf("trigger -o json: exit %d, %q", code, out)
 	}
 	code, out, errOut = cliRun(t, env, "task", "trigger", "paused")
-	if code != 1 || out != "" || !strings.Contains(errOut, "409") || !strings.Contains(errOut, "the task is paused") {
+	// One line: the field, the server's message, and what to do.
+	if code != 1 || out != "" || errOut != "cronactor: id: the task cannot be triggered: the task is paused (resume it first with `cronactor task resume paused`)\n" {
 		t.Fatalf("refused trigger: exit %d, %q %q", code, out, errOut)
 	}
 	if code, _, errOut := cliRun(t, env, "task", "trigger"); code != 2 || !strings.Contains(errOut, "task trigger needs one TASK_ID") {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -110,17 +109,11 @@ func zoneText(t crontasks.Task) string {
 
 // runTaskUpcoming is `task upcoming ID [--count N]`: the task's next slots,
 // one per line, RFC 3339 in its zone's offset (--json: the API's answer).
-func runTaskUpcoming(ctx context.Context, env *cliEnv, c *client, fs *flag.FlagSet, count *int, asJSON bool) error {
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: task upcoming TASK_ID [--count N]", errUsage)
-	}
-	if *count < 1 || *count > 1000 {
-		return fmt.Errorf("%w: --count must be between 1 and 1000", errUsage)
-	}
+func runTaskUpcoming(ctx context.Context, env *cliEnv, c *client, id string, count int, asJSON bool) error {
 	var ans struct {
 		Slots []string `json:"slots"`
 	}
-	path := "/v1/tasks/" + url.PathEscape(fs.Arg(0)) + "/upcoming?count=" + strconv.Itoa(*count)
+	path := "/v1/tasks/" + url.PathEscape(id) + "/upcoming?count=" + strconv.Itoa(count)
 	raw, err := c.do(ctx, http.MethodGet, path, nil, &ans)
 	if err != nil {
 		return err

@@ -201,7 +201,10 @@ func (e *fieldErr) Error() string { return e.field + ": " + e.msg }
 func (a *api) fail(w http.ResponseWriter, err error) {
 	var fe *fieldErr
 	var se *scheduler.FieldError
+	var tl *tooLargeErr
 	switch {
+	case errors.As(err, &tl):
+		writeErr(w, http.StatusRequestEntityTooLarge, "body", tl.msg)
 	case errors.As(err, &fe):
 		writeErr(w, http.StatusBadRequest, fe.field, fe.msg)
 	case errors.As(err, &se):

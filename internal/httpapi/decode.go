@@ -50,10 +50,15 @@ func decodeBody(r *http.Request, v any) ([]byte, error) {
 		return nil, &fieldErr{"body", err.Error()}
 	}
 	if len(b) > maxBody {
-		return nil, &fieldErr{"body", fmt.Sprintf("must be at most %d bytes", maxBody)}
+		return nil, &tooLargeErr{fmt.Sprintf("must be at most %d bytes", maxBody)}
 	}
 	return b, decodeStrict(b, v)
 }
+
+// tooLargeErr is a body over maxBody: 413, naming the field "body".
+type tooLargeErr struct{ msg string }
+
+func (e *tooLargeErr) Error() string { return "body: " + e.msg }
 
 // decodeStrict decodes one JSON object into v, a pointer to a struct, and
 // refuses, naming the field:

@@ -83,6 +83,7 @@ func (b policyBody) parse(retryNull bool) (parsedPolicy, error) {
 			}
 			*f.out = d
 		}
+		r.FillDefaults(b.Retry.InitialBackoff != nil, b.Retry.MaxBackoff != nil, b.Retry.Multiplier != nil)
 		p.retry = r
 	case retryNull:
 		p.retry = &scheduler.RetryPolicy{MaxAttempts: 1}

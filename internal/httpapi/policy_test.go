@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -150,5 +151,49 @@ func TestPolicyBadInput(t *testing.T) {
 	expectRefused(t, srv, st, cases)
 	if a := call(t, srv, "GET", "/v1/tasks/"+id, ""); strings.Contains(a.body, `"priority": 4`) {
 		t.Fatalf("a refused PATCH changed the task: %s", a.body)
+	}
+}
+
+// A retry policy that gives only max_attempts (the CLI's --retry-max-attempts
+// alone) gets the documented backoffs: initial 1s, max 1m (or the initial
+// when longer), multiplier 2, on POST and on PATCH; a part given is kept.
+func TestRetryDefaults(t *testing.T) {
+	srv := server(t, "")
+	for i, c := range []struct{ retry, want string }{
+		{`{"max_attempts":3}`, `{"initial_backoff":"1s","max_attempts":3,"max_backoff":"1m0s","multiplier":2}`},
+		{`{"max_attempts":3,"initial_backoff":"2m"}`, `{"initial_backoff":"2m0s","max_attempts":3,"max_backoff":"2m0s","multiplier":2}`},
+		{`{"max_attempts":2,"multiplier":1.5,"max_backoff":"10s"}`, `{"initial_backoff":"1s","max_attempts":2,"max_backoff":"10s","multiplier":1.5}`},
+	} {
+		body := strings.Replace(good, `"poll"`, fmt.Sprintf(`"defaults%d"`, i), 1)
+		a := call(t, srv, "POST", "/v1/tasks", `{`+body+`,"retry":`+c.retry+`}`)
+		if a.code != 201 || compact(t, policyOf(t, a).Retry) != c.want {
+			t.Errorf("POST retry %s: %d %s", c.retry, a.code, a.body)
+		}
+		id := created(t, a)
+		a = call(t, srv, "PATCH", "/v1/tasks/"+id, `{"retry":`+c.retry+`}`)
+		if a.code != 200 || compact(t, policyOf(t, a).Retry) != c.want {
+			t.Errorf("PATCH retry %s: %d %s", c.retry, a.code, a.body)
+		}
+	}
+	// One attempt with nothing else stays "no retry".
+	a := call(t, srv, "POST", "/v1/tasks", `{`+strings.Replace(good, `"poll"`, `"once"`, 1)+`,"retry":{"max_attempts":1}}`)
+	if a.code != 201 || string(policyOf(t, a).Retry) != "null" {
+		t.Errorf("one attempt: %d %s", a.code, a.body)
+	}
+}
+
+// A body over the limit is 413 naming "body", on POST and PATCH; one just
+// under it is read (and judged on its content).
+func TestOverLargeBodyIs413(t *testing.T) {
+	srv := server(t, "")
+	pad := func(n int) string { return `{` + good + `,"payload":{"pad":"` + strings.Repeat("x", n) + `"}}` }
+	for _, c := range []struct{ method, path string }{{"POST", "/v1/tasks"}, {"PATCH", "/v1/tasks/0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa"}} {
+		a := call(t, srv, c.method, c.path, pad(300<<10))
+		if a.code != 413 || !strings.Contains(a.body, `"field": "body"`) || !strings.Contains(a.body, "must be at most") {
+			t.Errorf("%s %s with 300 KiB: %d %s", c.method, c.path, a.code, a.body)
+		}
+	}
+	if a := call(t, srv, "POST", "/v1/tasks", pad(100<<10)); a.code == 413 {
+		t.Errorf("100 KiB: %d %s", a.code, a.body)
 	}
 }

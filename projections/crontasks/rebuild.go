@@ -13,35 +13,43 @@ import (
 
 // Rebuild folds the whole log from zero into a fresh view next to cfg.Dir
 // (cfg.Dir + ".rebuild"), then swaps it in for the old one, which is
-// removed. A crash before the swap leaves the old view in place; the
-// partial rebuild is discarded by the next Rebuild. No View may have
-// cfg.Dir open meanwhile. progress (may be nil) is called after every
-// applied batch. It returns the new view's checkpoint.
+// removed. A rebuild that fails or is cancelled (ctx) removes its partial
+// view and leaves the old one in place; one cut short by a crash leaves it
+// behind for RemovePartialRebuild (the next Rebuild and the daemon's start
+// call it). No View may have cfg.Dir open meanwhile. progress (may be nil)
+// is called after every applied batch. It returns the new view's
+// checkpoint.
 func Rebuild(ctx context.Context, cfg Config, progress func(Progress)) (events.Position, error) {
 	if cfg.Dir == "" {
 		return events.Position{}, errors.New("crontasks: Config.Dir is required to rebuild")
 	}
-	tmp := cfg.Dir + ".rebuild"
-	if err := os.RemoveAll(tmp); err != nil {
-		return events.Position{}, fmt.Errorf("crontasks: remove an old partial rebuild: %w", err)
+	if _, err := RemovePartialRebuild(cfg.Dir); err != nil {
+		return events.Position{}, err
 	}
+	tmp := partialDir(cfg.Dir)
 	fresh := cfg
 	fresh.Dir = tmp
 	v, err := Open(fresh)
 	if err != nil {
+		os.RemoveAll(tmp)
 		return events.Position{}, err
 	}
 	if err := v.CatchUp(ctx, progress); err != nil {
 		v.Close()
+		if rerr := os.RemoveAll(tmp); rerr != nil {
+			return events.Position{}, errors.Join(err, fmt.Errorf("crontasks: remove the partial rebuild %s: %w", tmp, rerr))
+		}
 		return events.Position{}, err
 	}
 	cp := v.Checkpoint()
 	// Make the new view durable before it replaces the old one.
 	if err := v.db.Flush(); err != nil {
 		v.Close()
+		os.RemoveAll(tmp)
 		return events.Position{}, fmt.Errorf("crontasks: flush rebuilt view: %w", err)
 	}
 	if err := v.Close(); err != nil {
+		os.RemoveAll(tmp)
 		return events.Position{}, fmt.Errorf("crontasks: close rebuilt view: %w", err)
 	}
 	old := cfg.Dir + ".old"
@@ -58,6 +66,24 @@ func Rebuild(ctx context.Context, cfg Config, progress func(Progress)) (events.P
 		return cp, fmt.Errorf("crontasks: remove the old view %s: %w", old, err)
 	}
 	return cp, nil
+}
+
+// partialDir is where Rebuild folds the view of dir before the swap.
+func partialDir(dir string) string { return dir + ".rebuild" }
+
+// RemovePartialRebuild removes what a Rebuild of the view in dir left
+// behind when its process was killed before the swap (dir + ".rebuild").
+// It reports whether there was anything; the view in dir is not touched.
+// Nothing may be rebuilding dir meanwhile.
+func RemovePartialRebuild(dir string) (bool, error) {
+	tmp := partialDir(dir)
+	if _, err := os.Lstat(tmp); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err := os.RemoveAll(tmp); err != nil {
+		return true, fmt.Errorf("crontasks: remove the partial rebuild %s: %w", tmp, err)
+	}
+	return true, nil
 }
 
 // Point is a past point of the log for AsOf. Set Position, Time or both;

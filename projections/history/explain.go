@@ -438,7 +438,9 @@ func (e Explanation) Write(w io.Writer, tf TimeFormat) error {
 	if e.Exists {
 		fmt.Fprintf(&b, "state: %s; nextRun %s; lastRun %s\n", e.Status, fmtOpt(tf, e.NextRun), fmtOpt(tf, e.LastRun))
 	}
-	fmt.Fprintf(&b, "decisions within %s:\n", e.Window)
+	// Say what is listed: the window, and the nearest decision on each side
+	// of it however far away (one five days off is not "within 5s").
+	fmt.Fprintf(&b, "decisions within %s of %s, and the last before and the first after it:\n", e.Window, tf.Format(e.At))
 	for i, d := range e.Decisions {
 		if i == e.Before {
 			fmt.Fprintf(&b, "  ---- %s ----\n", tf.Format(e.At))
