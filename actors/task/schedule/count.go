@@ -57,8 +57,8 @@ func (e *expr) countWalls(lo, hi int64) int {
 	day := floorDiv(lo, secondsPerDay)
 	last := floorDiv(hi-1, secondsPerDay)
 	for d := day; d <= last; d++ {
-		_, m, dom := civilFromDays(d)
-		if e.set[fMonth]&(1<<m) == 0 || !e.dayMatches(d, dom) {
+		y, m, dom := civilFromDays(d)
+		if e.set[fMonth]&(1<<m) == 0 || !e.dayMatches(d, y, m, dom) {
 			continue
 		}
 		from, to := 0, secondsPerDay
