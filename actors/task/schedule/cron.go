@@ -192,20 +192,26 @@ func (e *expr) parseField(f int, s string) error {
 			return fmt.Errorf("empty list item")
 		}
 		up := strings.ToUpper(item)
+		// The L, W and # outside the field's names (JUL, WED).
+		bare := up
+		for _, n := range fieldInfo[f].names {
+			bare = strings.ReplaceAll(bare, n, "")
+		}
 		switch {
-		case f == fDom && strings.ContainsAny(up, "LW#"):
+		case !strings.ContainsAny(bare, "LW#"):
+		case f == fDom:
 			if err := e.parseDomForm(item, up); err != nil {
 				return err
 			}
 			e.ext = true
 			continue
-		case f == fDow && strings.ContainsAny(up, "LW#"):
-			if err := e.parseDowForm(item, up); err != nil {
+		case f == fDow:
+			if err := e.parseDowForm(item, up, bare); err != nil {
 				return err
 			}
 			e.ext = true
 			continue
-		case f != fDom && f != fDow && (strings.ContainsAny(up, "W#") || strings.Contains(strings.ReplaceAll(up, "JUL", ""), "L")):
+		default:
 			return fmt.Errorf("%q: L, W and # are only for day-of-month (L, L-n, nW, LW) and day-of-week (d#n, dL)", item)
 		}
 		b, err := parseItem(f, item)
@@ -263,10 +269,11 @@ func (e *expr) parseDomForm(item, up string) error {
 }
 
 // parseDowForm parses a day-of-week item holding L or # (W is refused):
-// d#n (1 ≤ n ≤ 5) and dL, d a number 0–7 or a name. up is item in upper case.
-func (e *expr) parseDowForm(item, up string) error {
+// d#n (1 ≤ n ≤ 5) and dL, d a number 0–7 or a name. up is item in upper
+// case, bare up without day names.
+func (e *expr) parseDowForm(item, up, bare string) error {
 	switch {
-	case strings.Contains(up, "W"):
+	case strings.Contains(bare, "W"):
 		return fmt.Errorf("%q: W belongs in day-of-month (nW, LW), not day-of-week", item)
 	case strings.Contains(up, "/"):
 		return fmt.Errorf("%q: a step cannot apply to L or #", item)

@@ -9,8 +9,11 @@ import (
 
 // Horizon is how far ahead of its argument Next looks before it answers
 // that no slot is left. It is longer than the longest wait a valid
-// expression can have (29 February: 8 years across 2100).
-const Horizon = 20 * 366 * 24 * time.Hour
+// expression can have: which days of a month match depends only on the
+// month, its length and the weekday of its 1st, and the rarest such month
+// is a leap February starting on a given weekday (MON#5 in February:
+// 29 February on a Monday, 2072 then 2112 — 40 years across 2100).
+const Horizon = 50 * 366 * 24 * time.Hour
 
 // The instants a schedule can name: years 1 to 9999, less the very first
 // second, which is the zero time.Time that means "no slot".
