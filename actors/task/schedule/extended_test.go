@@ -19,8 +19,8 @@ func TestExtendedSyntax(t *testing.T) {
 	const y26 = "2025-12-31T23:59:59Z"
 	for _, c := range []struct {
 		cron, zone, gap, overlap, from string
-		want                            []string
-		why                             string
+		want                           []string
+		why                            string
 	}{
 		// L and L-n.
 		{cron: "0 0 L * *", from: y26, want: []string{"2026-01-31T00:00:00Z", "2026-02-28T00:00:00Z", "2026-03-31T00:00:00Z", "2026-04-30T00:00:00Z"},
