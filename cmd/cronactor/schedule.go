@@ -35,7 +35,7 @@ func (c *cronList) Set(s string) error { *c = append(*c, s); return nil }
 func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error {
 	fs := newFlags(env, "schedule preview")
 	var crons cronList
-	fs.Var(&crons, "cron", "cron `expression`: 5 fields, 6 (seconds first) or a macro; repeat for several")
+	fs.Var(&crons, "cron", "cron `expression`: 5 fields, 6 (seconds first) or a macro; days also L, L-n, nW, LW, d#n, dL; repeat for several")
 	zone := fs.String("timezone", "UTC", "IANA `zone` the expression is read in")
 	gap := fs.String("dst-gap", "shift", "a wall time that does not exist: `shift or skip`")
 	overlap := fs.String("dst-overlap", "first", "a wall time that happens twice: `first, last or both`")

@@ -38,7 +38,7 @@ var scheduleStrings = []string{"timezone", "dst-gap", "dst-overlap", "start-at",
 
 func addScheduleFlags(fs *flagSet) *scheduleFlags {
 	f := &scheduleFlags{fs: fs}
-	fs.Var(&f.cron, "cron", "cron `expression`, 5 fields or 6 with seconds first; repeat it for a list whose slots are united")
+	fs.Var(&f.cron, "cron", "cron `expression`, 5 fields or 6 with seconds first (days also L, L-n, nW, LW, d#n, dL); repeat it for a list whose slots are united")
 	fs.StringVar(&f.at, "at", "", "comma-separated RFC 3339 `times` to run at (one time: a one-time task)")
 	fs.String("timezone", "", "IANA `zone` the cron expressions are read in (default UTC)")
 	fs.String("dst-gap", "", "`policy` for a wall time that does not exist: shift (default) or skip")
