@@ -41,6 +41,8 @@ func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error 
 	overlap := fs.String("dst-overlap", "first", "a wall time that happens twice: `first, last or both`")
 	from := fs.String("from", "", "list slots strictly after this RFC 3339 `time` (default now)")
 	count := fs.String("count", "10", "how many slots (`N`)")
+	var output string
+	fs.stringAlias(&output, "o", "output", "plain", "`plain` (one instant a line) or wide (each followed by what a DST policy did to it)")
 	if err := fs.parse(args); err != nil {
 		return err // help (exit 0) or an unknown flag (exit 2)
 	}
@@ -49,6 +51,9 @@ func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error 
 	}
 	if len(crons) == 0 {
 		return errors.New("schedule preview: --cron is required")
+	}
+	if output != "plain" && output != "wide" {
+		return fmt.Errorf("schedule preview: -o: want plain or wide, got %q", output)
 	}
 	n, err := strconv.Atoi(*count)
 	if err != nil || n < 1 {
@@ -71,6 +76,10 @@ func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error 
 		}
 		n--
 		out.WriteString(slot.Format(time.RFC3339))
+		if note := s.Note(slot); output == "wide" && note != "" {
+			out.WriteString("  ")
+			out.WriteString(note)
+		}
 		out.WriteByte('\n')
 	}
 	_, err = io.WriteString(env.stdout, out.String())

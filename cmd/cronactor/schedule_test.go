@@ -56,6 +56,24 @@ func TestSchedulePreview(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want stdout %q", c.args, exit, out, errOut, c.want)
 		}
 	}
+	// -o wide says after each instant what a DST policy did to it; the
+	// default output stays one instant a line.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"preview", "--cron", "30 1,2 * * *", "--timezone", "America/New_York", "--from", "2026-03-08T00:00:00-05:00", "--count", "3", "-o", "wide"},
+			"2026-03-08T01:30:00-05:00\n2026-03-08T03:30:00-04:00  shifted from 02:30 (does not exist)\n2026-03-09T01:30:00-04:00\n"},
+		{[]string{"preview", "--cron", "30 1,2 * * *", "--timezone", "America/New_York", "--dst-overlap", "both", "--from", "2026-11-01T00:00:00-04:00", "--count", "3", "--output", "wide"},
+			"2026-11-01T01:30:00-04:00  first of two 01:30\n2026-11-01T01:30:00-05:00  second of two 01:30\n2026-11-01T02:30:00-05:00\n"},
+		{[]string{"preview", "--cron", "30 1,2 * * *", "--timezone", "America/New_York", "--dst-overlap", "both", "--from", "2026-11-01T00:00:00-04:00", "--count", "3", "-o", "plain"},
+			"2026-11-01T01:30:00-04:00\n2026-11-01T01:30:00-05:00\n2026-11-01T02:30:00-05:00\n"},
+	} {
+		out, errOut, exit := schedulePreview(c.args...)
+		if exit != 0 || out != c.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want stdout %q", c.args, exit, out, errOut, c.want)
+		}
+	}
 	// The default count is 10.
 	out, _, _ := schedulePreview("preview", "--cron", "@hourly", "--from", "2026-01-01T00:00:00Z")
 	if n := strings.Count(out, "\n"); n != 10 {
@@ -88,6 +106,7 @@ func TestSchedulePreviewRejects(t *testing.T) {
 		{[]string{"preview", "--cron", "@daily", "--dst-overlap", "twice"}, 1, "--dst-overlap"},
 		{[]string{"preview", "--cron", "@daily", "--from", "yesterday"}, 1, "--from"},
 		{[]string{"preview", "--cron", "@daily", "--count", "0"}, 1, "--count"},
+		{[]string{"preview", "--cron", "@daily", "-o", "yaml"}, 1, "-o: want plain or wide"},
 		{[]string{"preview", "--cron", "@daily", "--count", "ten"}, 1, "--count"},
 		{[]string{"preview"}, 1, "--cron is required"},
 		{[]string{"preview", "--cron", "@daily", "--bogus"}, 2, "bogus"},
