@@ -96,8 +96,8 @@ func (e *expr) todBefore(x int) int {
 
 // Count is the number of slots strictly after a and at or before b, inside
 // the window [start_at, end_at]. Exact and fast for a single cron expression
-// or an at list; for a list of expressions (whose slots may coincide) it
-// counts slot by slot and stops at MaxMissed.
+// or an at list; for a list of expressions (whose slots may coincide) or a
+// schedule with exclusions it counts slot by slot and stops at MaxMissed.
 func (s *Schedule) Count(a, b time.Time) int {
 	if !s.startAt.IsZero() && a.Before(s.startAt) {
 		a = s.startAt.Add(-time.Nanosecond)
@@ -118,7 +118,7 @@ func (s *Schedule) Count(a, b time.Time) int {
 			return i
 		}
 		return after(b) - after(a)
-	case len(s.crons) == 1:
+	case len(s.crons) == 1 && s.crons[0].ex == nil:
 		au, bu := a.Unix(), b.Unix()
 		au = max(au, minUnix-1)
 		bu = min(bu, maxUnix)

@@ -53,7 +53,7 @@ func (s *Schedule) Note(slot time.Time) string {
 // matchesWall reports whether any expression of s matches the wall time w.
 func (s *Schedule) matchesWall(w int64) bool {
 	for _, c := range s.crons {
-		if c.e.matches(w) {
+		if c.e.matches(w) && (c.ex == nil || !c.ex.excludes(w)) {
 			return true
 		}
 	}

@@ -58,6 +58,9 @@ type Cron struct {
 	loc     *time.Location
 	gap     Gap
 	overlap Overlap
+	// ex: the schedule's exclude list (nil: none), shared by its
+	// expressions.
+	ex *exclusion
 }
 
 // ParseCron compiles expr read in loc (nil means UTC). A rejection is an
@@ -145,7 +148,7 @@ func (c *Cron) Next(after time.Time) time.Time {
 			case prev < off && c.gap == GapShift:
 				// The wall times [start+prev, start+off) were never shown;
 				// each fires read with the offset before the change.
-				if w, ok := c.e.nextWall(u+prev, start+off); ok {
+				if w, ok := c.nextWall(u+prev, start+off); ok {
 					best, found = w-prev, true
 					hi = min(hi, best+off)
 				}
@@ -156,7 +159,7 @@ func (c *Cron) Next(after time.Time) time.Time {
 			}
 		}
 		if lo < hi {
-			if w, ok := c.e.nextWall(lo, hi); ok {
+			if w, ok := c.nextWall(lo, hi); ok {
 				if c.overlap == OverlapLast && end != math.MaxInt64 && end+off-w <= maxJump {
 					// Wall times at or after end+next come again after the
 					// change: only their second instant is a slot.
