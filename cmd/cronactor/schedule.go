@@ -36,6 +36,8 @@ func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error 
 	fs := newFlags(env, "schedule preview")
 	var crons cronList
 	fs.Var(&crons, "cron", "cron `expression`: 5 fields, 6 (seconds first) or a macro; days also L, L-n, nW, LW, d#n, dL; repeat for several")
+	var exclude cronList
+	fs.Var(&exclude, "exclude", "a `date` (2026-12-25) or cron expression whose wall times are no slots; repeat for several")
 	zone := fs.String("timezone", "UTC", "IANA `zone` the expression is read in")
 	gap := fs.String("dst-gap", "shift", "a wall time that does not exist: `shift or skip`")
 	overlap := fs.String("dst-overlap", "first", "a wall time that happens twice: `first, last or both`")
@@ -65,7 +67,7 @@ func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error 
 			return fmt.Errorf("schedule preview: --from: want an RFC 3339 time like 2026-03-08T00:00:00Z, got %q", *from)
 		}
 	}
-	s, err := schedule.Compile(schedule.Spec{Cron: crons, Timezone: *zone, DSTGap: *gap, DSTOverlap: *overlap})
+	s, err := schedule.Compile(schedule.Spec{Cron: crons, Exclude: exclude, Timezone: *zone, DSTGap: *gap, DSTOverlap: *overlap})
 	if err != nil {
 		return fmt.Errorf("schedule preview: %s", flagNames(err))
 	}

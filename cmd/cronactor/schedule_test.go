@@ -68,6 +68,10 @@ func TestSchedulePreview(t *testing.T) {
 			"2026-11-01T01:30:00-04:00  first of two 01:30\n2026-11-01T01:30:00-05:00  second of two 01:30\n2026-11-01T02:30:00-05:00\n"},
 		{[]string{"preview", "--cron", "30 1,2 * * *", "--timezone", "America/New_York", "--dst-overlap", "both", "--from", "2026-11-01T00:00:00-04:00", "--count", "3", "-o", "plain"},
 			"2026-11-01T01:30:00-04:00\n2026-11-01T01:30:00-05:00\n2026-11-01T02:30:00-05:00\n"},
+		// --exclude repeats: Christmas (a Friday) and second Fridays
+		// (11 Dec 2026) are no slots.
+		{[]string{"preview", "--cron", "0 9 * * MON-FRI", "--exclude", "2026-12-25", "--exclude", "0 9 * * FRI#2", "--from", "2026-12-10T00:00:00Z", "--count", "4"},
+			"2026-12-10T09:00:00Z\n2026-12-14T09:00:00Z\n2026-12-15T09:00:00Z\n2026-12-16T09:00:00Z\n"},
 	} {
 		out, errOut, exit := schedulePreview(c.args...)
 		if exit != 0 || out != c.want {
@@ -107,6 +111,8 @@ func TestSchedulePreviewRejects(t *testing.T) {
 		{[]string{"preview", "--cron", "@daily", "--from", "yesterday"}, 1, "--from"},
 		{[]string{"preview", "--cron", "@daily", "--count", "0"}, 1, "--count"},
 		{[]string{"preview", "--cron", "@daily", "-o", "yaml"}, 1, "-o: want plain or wide"},
+		{[]string{"preview", "--cron", "@daily", "--exclude", "2026-13-01"}, 1, "--exclude: entry 1"},
+		{[]string{"preview", "--cron", "0 9 * * MON", "--exclude", "* * * * 1"}, 1, "--exclude: excludes every slot"},
 		{[]string{"preview", "--cron", "@daily", "--count", "ten"}, 1, "--count"},
 		{[]string{"preview"}, 1, "--cron is required"},
 		{[]string{"preview", "--cron", "@daily", "--bogus"}, 2, "bogus"},
