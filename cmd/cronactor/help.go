@@ -41,7 +41,8 @@ cronactor task list --owner channel/pop3/42`,
 		usage:   "cronactor task create --name NAME --owner OWNER --kind KIND (--interval DUR | --cron EXPR... | --at TIMES) [FLAGS]",
 		about: `Create a task. Its schedule is exactly one of --interval, --cron (repeat it for a list of
 expressions whose slots are united; read in --timezone, default UTC, with the --dst-gap and
---dst-overlap policies) and --at (comma-separated RFC 3339 times; one time is a one-time task).
+--dst-overlap policies, less the dates and expressions of --exclude) and --at (comma-separated
+RFC 3339 times; one time is a one-time task).
 --start-at, --end-at, --max-runs and --jitter bound any schedule (docs/schedules.md). The run
 policy (docs/policies.md): --queue names the queue its runs wait in; the --retry-* flags retry a
 failed run after a backoff (initial × multiplier^(attempt-1), at most the max), up to
