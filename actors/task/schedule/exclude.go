@@ -163,16 +163,15 @@ func (e *expr) todNonMatch(sod int) int {
 	return secondsPerDay
 }
 
-// coveredBy reports whether the expressions bs together match every wall
-// time a matches. Which days a month has that match depends only on the
-// month, its length and the weekday of its 1st, so trying each (as the
-// never-matches check does) and, for each day, the times of day of the
-// expressions matching it, is exact.
-func (a *expr) coveredBy(bs []*expr) bool {
-	if len(bs) == 0 {
-		return false
-	}
+// coveredBy tells, for each set of the expressions bs (a bit per index)
+// that match together on a day a matches, whether they match every time of
+// day a matches — so that Next can pass over such a day whole — and
+// whether they match every wall time a matches. Which days a month has
+// that match depends only on the month, its length and the weekday of its
+// 1st, so trying each (as the never-matches check does) is exact.
+func (a *expr) coveredBy(bs []*expr) (days map[uint64]bool, all bool) {
 	cache := map[uint64]bool{}
+	all = len(bs) > 0
 	bDays := make([]uint64, len(bs))
 	for m := 1; m <= 12; m++ {
 		if a.set[fMonth]&(1<<m) == 0 {
@@ -199,21 +198,39 @@ func (a *expr) coveredBy(bs []*expr) bool {
 						}
 					}
 					if sub == 0 {
-						return false
+						all = false
+						continue
 					}
 					ok, seen := cache[sub]
 					if !seen {
 						ok = a.timesCoveredBy(bs, sub)
 						cache[sub] = ok
 					}
-					if !ok {
-						return false
-					}
+					all = all && ok
 				}
 			}
 		}
 	}
-	return true
+	return cache, all
+}
+
+// dayExcluded reports whether every wall time of day the expression
+// matches is excluded: the day is a date of the list, or the expressions
+// of the list matching it together match all its times of day.
+func (c *Cron) dayExcluded(day int64) bool {
+	x := c.ex
+	if _, found := slices.BinarySearch(x.days, day); found {
+		return true
+	}
+	y, m, d := civilFromDays(day)
+	dim, f := daysInMonth(y, m), weekday(day-int64(d-1))
+	var sub uint64
+	for i, b := range x.exprs {
+		if b.set[fMonth]&(1<<m) != 0 && b.days(dim, f)&(1<<d) != 0 {
+			sub |= 1 << i
+		}
+	}
+	return sub != 0 && c.coveredDays[sub]
 }
 
 // timesCoveredBy reports whether the expressions of bs in sub (a bit per
@@ -238,12 +255,18 @@ func (a *expr) timesCoveredBy(bs []*expr, sub uint64) bool {
 	return true
 }
 
-// nextWall is the expression's nextWall less the excluded wall times.
+// nextWall is the expression's nextWall less the excluded wall times. A
+// day whose times the exclusions cover whole is passed in one step; inside
+// a day, each excluded stretch is.
 func (c *Cron) nextWall(lo, hi int64) (int64, bool) {
 	for {
 		w, ok := c.e.nextWall(lo, hi)
 		if !ok || c.ex == nil {
 			return w, ok
+		}
+		if day := floorDiv(w, secondsPerDay); c.dayExcluded(day) {
+			lo = (day + 1) * secondsPerDay
+			continue
 		}
 		j := c.ex.skip(w, hi)
 		if j == w {

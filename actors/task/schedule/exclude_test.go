@@ -60,8 +60,30 @@ func TestExclude(t *testing.T) {
 			t.Errorf("%q excluding %q: Count = %d, want %d", c.cron, c.exclude, n, len(c.want))
 		}
 	}
+	// Exclusions that together cover whole days are passed a day at a time:
+	// even seconds, and odd ones from Monday to Saturday, leave the odd
+	// seconds of Sundays (11 January 2026 is the first after the 5th).
+	s, err := schedule.Compile(schedule.Spec{Cron: []string{"* * * * * *"}, Exclude: []string{"*/2 * * * * *", "1/2 * * * * MON-SAT"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Upcoming(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), 2); len(got) != 2 ||
+		!got[0].Equal(time.Date(2026, 1, 11, 0, 0, 1, 0, time.UTC)) || !got[1].Equal(time.Date(2026, 1, 11, 0, 0, 3, 0, time.UTC)) {
+		t.Errorf("odd seconds of Sundays: %v", got)
+	}
+	// Every day but a 29 February that is a Monday: the 1st–28th, the
+	// 29th–31st of other months, and 5th weekdays of February other than
+	// Monday. After 2072 the next is 2112.
+	s, err = schedule.Compile(schedule.Spec{Cron: []string{"0 0 * * *"},
+		Exclude: []string{"0 0 1-28 * *", "0 0 29-31 1,3-12 *", "0 0 * 2 0#5,2#5,3#5,4#5,5#5,6#5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Next(time.Date(2072, 3, 1, 0, 0, 0, 0, time.UTC)); !got.Equal(time.Date(2112, 2, 29, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("29 February on a Monday after 2072: %s", got)
+	}
 	// Count over a month: December less Christmas.
-	s, _ := schedule.Compile(schedule.Spec{Cron: []string{"0 9 * * *"}, Exclude: []string{"2026-12-25"}})
+	s, _ = schedule.Compile(schedule.Spec{Cron: []string{"0 9 * * *"}, Exclude: []string{"2026-12-25"}})
 	if n := s.Count(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC)); n != 30 {
 		t.Errorf("December less Christmas: %d slots", n)
 	}

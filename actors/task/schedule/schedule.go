@@ -85,8 +85,9 @@ func Compile(spec Spec) (*Schedule, error) {
 		}
 		covered := true
 		for _, c := range s.crons {
-			c.ex = ex
-			covered = covered && c.e.coveredBy(ex.exprs)
+			days, all := c.e.coveredBy(ex.exprs)
+			c.ex, c.coveredDays = ex, days
+			covered = covered && all
 		}
 		if covered {
 			return nil, &Error{Field: "exclude", Message: "excludes every slot of cron"}

@@ -59,8 +59,11 @@ type Cron struct {
 	gap     Gap
 	overlap Overlap
 	// ex: the schedule's exclude list (nil: none), shared by its
-	// expressions.
-	ex *exclusion
+	// expressions; coveredDays: for each set of its expressions that match
+	// on one of this expression's days (a bit per index), whether they
+	// cover all its times of day (coveredBy).
+	ex          *exclusion
+	coveredDays map[uint64]bool
 }
 
 // ParseCron compiles expr read in loc (nil means UTC). A rejection is an
