@@ -74,7 +74,7 @@ func daysInMonth(y int64, m int) int {
 func (e *expr) days(dim, f int) uint64 {
 	month := allDays & (uint64(1)<<(dim+1) - 1)
 	dom := e.set[fDom] & month
-	dow := e.weekDays[f] & month
+	dow := uint64(e.weekDays[f]) & month
 	if e.ext {
 		dom |= e.monthDom(dim, f)
 		dow |= e.monthDow(dim, f)

@@ -55,7 +55,7 @@ type expr struct {
 	domStar, dowStar bool
 	// weekDays[f] is the set of days of a month whose 1st is weekday f
 	// (0 Sunday) that the plain day-of-week values match.
-	weekDays [7]uint64
+	weekDays [7]uint32
 	// The month-dependent forms; all zero when the expression has none
 	// (ext false), so the common case pays nothing for them.
 	ext bool
@@ -124,7 +124,7 @@ func parseFields(parts []string, first int) (*expr, error) {
 		// so bit k is that weekday, then repeat it over five weeks.
 		b := e.set[fDow]
 		r := (b>>f | b<<(7-f)) & 0x7f
-		e.weekDays[f] = (r | r<<7 | r<<14 | r<<21 | r<<28) << 1 & allDays
+		e.weekDays[f] = uint32((r | r<<7 | r<<14 | r<<21 | r<<28) << 1 & allDays)
 	}
 	e.domStar = parts[fDom] == "*" || parts[fDom] == "?"
 	e.dowStar = parts[fDow] == "*" || parts[fDow] == "?"
@@ -194,8 +194,10 @@ func (e *expr) parseField(f int, s string) error {
 		up := strings.ToUpper(item)
 		// The L, W and # outside the field's names (JUL, WED).
 		bare := up
-		for _, n := range fieldInfo[f].names {
-			bare = strings.ReplaceAll(bare, n, "")
+		if strings.ContainsAny(up, "LW#") {
+			for _, n := range fieldInfo[f].names {
+				bare = strings.ReplaceAll(bare, n, "")
+			}
 		}
 		switch {
 		case !strings.ContainsAny(bare, "LW#"):
