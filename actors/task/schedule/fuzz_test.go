@@ -91,3 +91,40 @@ func FuzzNext(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExclude: any exclude entry either compiles or is rejected naming
+// exclude; a schedule that compiles with it gives strictly increasing slots
+// none of which the entry matches, and Next terminates.
+func FuzzExclude(f *testing.F) {
+	for _, s := range []string{"2026-12-25", "0 9 * * SAT,SUN", "* 12-13 * * *", "*/2 * * * * *", "2026-02-30", "0 0 32 * *",
+		"* * * * *", "0 9 * * FRI#2", "2026-1-1", "@daily", "0 9 L * *", "1/2 * * * * MON-SAT", ""} {
+		f.Add("* * * * * *", s, int64(1767225600))
+		f.Add("0 9 * * *", s, int64(1798761600))
+	}
+	f.Fuzz(func(t *testing.T, cron, exclude string, unix int64) {
+		spec := schedule.Spec{Cron: []string{cron}, Exclude: []string{exclude}}
+		s, err := schedule.Compile(spec)
+		var se *schedule.Error
+		if err != nil {
+			if !errors.As(err, &se) || (se.Field != "exclude" && se.Field != "cron") {
+				t.Fatalf("%+v: %v is not a cron or exclude *schedule.Error", spec, err)
+			}
+			return
+		}
+		x, err := schedule.Compile(schedule.Spec{Cron: []string{exclude}})
+		prev := time.Unix(unix, 0)
+		for range 5 {
+			n := s.Next(prev)
+			if n.IsZero() {
+				break
+			}
+			if !n.After(prev) {
+				t.Fatalf("%+v: slot %s after %s is not later", spec, n, prev)
+			}
+			if err == nil && x.Next(n.Add(-time.Second)).Equal(n) {
+				t.Fatalf("%+v: slot %s is excluded", spec, n)
+			}
+			prev = n
+		}
+	})
+}
