@@ -217,6 +217,11 @@ func TestCronTaskExclude(t *testing.T) {
 	if a = call(t, srv, "PATCH", "/v1/tasks/"+r.ID, `{"exclude":"0 9 * * FRI"}`); a.code != 200 {
 		t.Fatalf("patch: %d %s", a.code, a.body)
 	}
+	// A new exclude list is a reschedule: nextRun is recomputed (1 January
+	// is a slot again).
+	if p := decodeSchedRow(t, a.body); p.NextRun == nil || *p.NextRun != "2026-01-01T08:00:00Z" {
+		t.Fatalf("next_run after patch: %s", a.body)
+	}
 	a = call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming?count=2", "")
 	if got := slots(t, a.body); !slices.Equal(got, []string{"2026-01-01T09:00:00+01:00", "2026-01-03T09:00:00+01:00"}) {
 		t.Fatalf("upcoming after patch: %s", a.body)
