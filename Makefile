@@ -60,6 +60,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./projections/history -run '^$$' -fuzz FuzzEventListJSON -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./actors/task/schedule -run '^$$' -fuzz FuzzParse -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./actors/task/schedule -run '^$$' -fuzz FuzzNext -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./actors/task/schedule -run '^$$' -fuzz FuzzExclude -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./cmd/cronactor -run '^$$' -fuzz FuzzServeConfigFile -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./cmd/cronactor -run '^$$' -fuzz FuzzEscapeControl -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodeStrict -fuzztime $${FUZZTIME:-30s}

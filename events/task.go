@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -44,8 +45,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // Schedule says when a task falls due, as the user wrote it. Exactly one
 // kind is set: Interval (R1), Cron (one or more expressions read in
 // Timezone, their slots united) or At (a list of instants). Timezone,
-// DSTGap and DSTOverlap qualify Cron (and Timezone names the zone slots are
-// shown in). The compiled form lives in package actors/task/schedule; events
+// DSTGap, DSTOverlap and Exclude qualify Cron (and Timezone names the zone
+// slots are shown in). The compiled form lives in package actors/task/schedule; events
 // keep the text, and the slots a decision found are recorded on the run
 // events, so a replay never recomputes them from a newer tz database.
 type Schedule struct {
@@ -55,6 +56,9 @@ type Schedule struct {
 	Timezone   string      `json:"timezone,omitempty"`
 	DSTGap     string      `json:"dst_gap,omitempty"`
 	DSTOverlap string      `json:"dst_overlap,omitempty"`
+	// Exclude lists dates (2026-12-25) and cron expressions whose wall
+	// times are no slots of Cron (DESIGN §8.4).
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // IsInterval reports an interval schedule (R1–R9 exactly as written).
@@ -74,7 +78,7 @@ func (s Schedule) Kind() string {
 // Equal reports whether two schedules are written the same.
 func (s Schedule) Equal(o Schedule) bool {
 	if s.Interval != o.Interval || s.Timezone != o.Timezone || s.DSTGap != o.DSTGap || s.DSTOverlap != o.DSTOverlap ||
-		len(s.Cron) != len(o.Cron) || len(s.At) != len(o.At) {
+		len(s.Cron) != len(o.Cron) || len(s.At) != len(o.At) || !slices.Equal(s.Exclude, o.Exclude) {
 		return false
 	}
 	for i := range s.Cron {

@@ -310,6 +310,9 @@ type TaskSpec struct {
 	// default, "last", "both") say what a wall time that does not exist or
 	// happens twice does. Cron only (Timezone: cron and at).
 	Timezone, DSTGap, DSTOverlap string
+	// Exclude lists dates (2026-12-25: that day in Timezone) and cron
+	// expressions whose wall times are no slots (DESIGN §8.4). Cron only.
+	Exclude []string
 	// StartAt and EndAt bound the slots (zero: unbounded); MaxRuns caps
 	// the scheduled runs (0: no limit); Jitter moves every slot later by a
 	// deterministic offset in [0, Jitter) (R17). Every kind.
@@ -393,7 +396,7 @@ func retryPolicy(r *events.Retry) *RetryPolicy {
 // rulesSpec is the spec as the rules take it.
 func (spec TaskSpec) rulesSpec() rules.Spec {
 	sc := events.Schedule{Interval: events.Duration(spec.Interval), Cron: spec.Cron, At: utc(spec.At),
-		Timezone: spec.Timezone, DSTGap: spec.DSTGap, DSTOverlap: spec.DSTOverlap}
+		Timezone: spec.Timezone, DSTGap: spec.DSTGap, DSTOverlap: spec.DSTOverlap, Exclude: spec.Exclude}
 	return rules.Spec{Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind, Payload: spec.Payload, Schedule: sc,
 		Window: events.Window{StartAt: events.TimePtr(spec.StartAt), EndAt: events.TimePtr(spec.EndAt),
 			MaxRuns: spec.MaxRuns, Jitter: events.Duration(spec.Jitter)},
@@ -440,14 +443,15 @@ type TaskUpdate struct {
 
 	// Cron or At, when not nil, makes the task a cron or an at task with
 	// that schedule (Interval makes it an interval task); at most one of
-	// the three. Timezone, DSTGap, DSTOverlap, StartAt, EndAt (a zero
-	// time clears it), MaxRuns and Jitter (0 clears), when not nil,
-	// replace the task's. Any change of the schedule is recorded and its
+	// the three. Timezone, DSTGap, DSTOverlap, Exclude (empty clears it),
+	// StartAt, EndAt (a zero time clears it), MaxRuns and Jitter (0
+	// clears), when not nil, replace the task's. Any change of the schedule is recorded and its
 	// nextRun recomputed from the new schedule; a finished task given a
 	// slot again is active again.
 	Cron                         []string
 	At                           []time.Time
 	Timezone, DSTGap, DSTOverlap *string
+	Exclude                      *[]string
 	StartAt, EndAt               *time.Time
 	MaxRuns                      *int
 	Jitter                       *time.Duration
@@ -489,7 +493,7 @@ func (u TaskUpdate) command() rules.Update {
 		at := utc(u.At)
 		c.At = &at
 	}
-	c.Timezone, c.DSTGap, c.DSTOverlap = u.Timezone, u.DSTGap, u.DSTOverlap
+	c.Timezone, c.DSTGap, c.DSTOverlap, c.Exclude = u.Timezone, u.DSTGap, u.DSTOverlap, u.Exclude
 	c.StartAt, c.EndAt, c.MaxRuns, c.Jitter = u.StartAt, u.EndAt, u.MaxRuns, u.Jitter
 	c.Queue, c.Retry, c.MissedRunPolicy = u.Queue, u.Retry.events(), u.MissedRunPolicy
 	c.MissedAfter, c.StartDeadline, c.HeartbeatTimeout = u.MissedAfter, u.StartDeadline, u.HeartbeatTimeout
@@ -503,12 +507,13 @@ type Task struct {
 	Owner   string
 	Kind    string
 	Payload json.RawMessage
-	// Interval, or Cron or At with Timezone, DSTGap and DSTOverlap: the
-	// schedule as written.
+	// Interval, or Cron or At with Timezone, DSTGap, DSTOverlap and
+	// Exclude: the schedule as written.
 	Interval                     time.Duration
 	Cron                         []string
 	At                           []time.Time
 	Timezone, DSTGap, DSTOverlap string
+	Exclude                      []string
 	// StartAt, EndAt (zero: unbounded), MaxRuns (0: no limit), Jitter.
 	StartAt, EndAt time.Time
 	MaxRuns        int
@@ -549,7 +554,7 @@ func taskFrom(s rules.State, pos events.Position) Task {
 	sc, w := s.Spec.Schedule, s.Spec.Window
 	return Task{ID: s.ID, Name: s.Spec.Name, Owner: s.Spec.Owner, Kind: s.Spec.Kind, Payload: s.Spec.Payload,
 		Interval: s.Interval(), Cron: sc.Cron, At: sc.At, Timezone: sc.Timezone, DSTGap: sc.DSTGap, DSTOverlap: sc.DSTOverlap,
-		StartAt: w.Start(), EndAt: w.End(), MaxRuns: w.MaxRuns, Jitter: w.Jitter.D(), Tolerance: s.Spec.Tolerance, Timebox: s.Spec.Timebox, Priority: s.Spec.Priority,
+		Exclude: sc.Exclude, StartAt: w.Start(), EndAt: w.End(), MaxRuns: w.MaxRuns, Jitter: w.Jitter.D(), Tolerance: s.Spec.Tolerance, Timebox: s.Spec.Timebox, Priority: s.Spec.Priority,
 		MaxWaiting: s.Spec.WaitingBound(), Status: s.Status.String(), NextRun: s.NextRun, LastRun: s.LastRun, Runs: s.Runs,
 		Waiting: len(s.Waiting()), Running: len(s.Running()), Checkpoint: s.Checkpoint,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos,

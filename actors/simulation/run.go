@@ -306,7 +306,7 @@ func (s *sim) spec(t TaskScript) scheduler.TaskSpec {
 	o := s.sc.Origin()
 	spec := scheduler.TaskSpec{Name: t.Name, Owner: Owner, Kind: Kind, Interval: t.Interval,
 		Tolerance: t.Tolerance, ToleranceSet: true, Timebox: t.Timebox, Cron: t.Cron,
-		Timezone: t.Timezone, DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, MaxRuns: t.MaxRuns, Jitter: t.Jitter,
+		Timezone: t.Timezone, DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, Exclude: t.Exclude, MaxRuns: t.MaxRuns, Jitter: t.Jitter,
 		MaxWaiting: t.MaxWaiting, Queue: t.Queue, Retry: t.Retry, MissedRunPolicy: t.MissedRunPolicy,
 		MissedAfter: t.MissedAfter, StartDeadline: t.StartDeadline, HeartbeatTimeout: t.HeartbeatTimeout}
 	if t.Interval > 0 {

@@ -54,11 +54,13 @@ type Downtime struct {
 type TaskScript struct {
 	Name string
 	// Interval, or Cron or At (offsets from the start): exactly one is
-	// set. Timezone, DSTGap and DSTOverlap qualify Cron (docs/schedules.md).
+	// set. Timezone, DSTGap, DSTOverlap and Exclude qualify Cron
+	// (docs/schedules.md).
 	Interval                     time.Duration
 	Cron                         []string
 	At                           []time.Duration
 	Timezone, DSTGap, DSTOverlap string
+	Exclude                      []string
 	// StartAt and EndAt (offsets; HasStartAt, HasEndAt say they are set),
 	// MaxRuns and Jitter bound the slots of every kind (R10, R17).
 	StartAt, EndAt       time.Duration
@@ -423,7 +425,7 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	var t TaskScript
 	f, err := p.mapping(n, field, []string{"name", "interval", "tolerance", "timebox", "first_run",
 		"create_at", "pause_at", "resume_at", "delete_at", "runs",
-		"cron", "at", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter", "max_waiting",
+		"cron", "at", "timezone", "dst_gap", "dst_overlap", "exclude", "start_at", "end_at", "max_runs", "jitter", "max_waiting",
 		"queue", "retry", "missed_run_policy", "missed_after", "start_deadline", "heartbeat_timeout", "trigger_at"})
 	if err != nil {
 		return t, err
@@ -460,6 +462,11 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	}
 	if v := f["cron"]; v != nil {
 		if t.Cron, err = p.strings(v, field+".cron"); err != nil {
+			return t, err
+		}
+	}
+	if v := f["exclude"]; v != nil {
+		if t.Exclude, err = p.strings(v, field+".exclude"); err != nil {
 			return t, err
 		}
 	}
@@ -560,7 +567,7 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	// refuse is refused here with a line.
 	spec, err := rules.Prepare(rules.Spec{Name: t.Name, Owner: Owner, Kind: Kind,
 		Schedule: events.Schedule{Interval: events.Duration(t.Interval), Cron: t.Cron, At: at, Timezone: t.Timezone,
-			DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap},
+			DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, Exclude: t.Exclude},
 		Window:    events.Window{StartAt: events.TimePtr(startAt), EndAt: events.TimePtr(endAt), MaxRuns: t.MaxRuns, Jitter: events.Duration(t.Jitter)},
 		Tolerance: t.Tolerance, ToleranceSet: tolSet, Timebox: t.Timebox, MaxWaiting: t.MaxWaiting,
 		Policy: t.policy()}, origin.Add(t.CreateAt))

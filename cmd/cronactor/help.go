@@ -41,7 +41,8 @@ cronactor task list --owner channel/pop3/42`,
 		usage:   "cronactor task create --name NAME --owner OWNER --kind KIND (--interval DUR | --cron EXPR... | --at TIMES) [FLAGS]",
 		about: `Create a task. Its schedule is exactly one of --interval, --cron (repeat it for a list of
 expressions whose slots are united; read in --timezone, default UTC, with the --dst-gap and
---dst-overlap policies) and --at (comma-separated RFC 3339 times; one time is a one-time task).
+--dst-overlap policies, less the dates and expressions of --exclude) and --at (comma-separated
+RFC 3339 times; one time is a one-time task).
 --start-at, --end-at, --max-runs and --jitter bound any schedule (docs/schedules.md). The run
 policy (docs/policies.md): --queue names the queue its runs wait in; the --retry-* flags retry a
 failed run after a backoff (initial × multiplier^(attempt-1), at most the max), up to
@@ -263,11 +264,22 @@ of the probe task, then a line with the resident memory, then stop.`,
 	"schedule preview": {
 		summary: "the next slots of a cron schedule, offline",
 		usage: `cronactor schedule preview --cron EXPR [--timezone TZ] [--dst-gap shift|skip]
-                                 [--dst-overlap first|last|both] [--from RFC3339] [--count N]`,
+                                 [--dst-overlap first|last|both] [--exclude DATE|EXPR]... [--from RFC3339]
+                                 [--count N] [-o plain|wide]`,
 		about: `Print the next N slots of a cron schedule strictly after --from, one per line, in RFC 3339
-with the zone's offset. Needs no daemon. A bad expression, zone or value: nothing on stdout, the
-reason on stderr, exit status 1. See docs/schedules.md for the syntax and the DST policies.`,
-		example: "cronactor schedule preview --cron '30 2 * * *' --timezone America/New_York --from 2026-03-07T00:00:00Z --count 3",
+with the zone's offset. Needs no daemon. Besides values, ranges, lists and steps, the day fields take
+L (last day), L-n (n days before it), nW (the weekday nearest day n), LW (the last weekday) in
+day-of-month, and d#n (the n-th weekday d) and dL (the last weekday d) in day-of-week; WED-SUN is
+Wednesday to Sunday. --exclude (repeatable) takes a date (2026-12-25, that day in the zone) or a cron
+expression out of the schedule. -o wide adds after each instant what a DST policy did to it ("shifted from
+02:30 (does not exist)", "first of two 01:30", "second of two 01:30"). A bad expression, zone or
+value: nothing on stdout, the reason on stderr, exit status 1. See docs/schedules.md for the syntax
+and the DST policies.`,
+		example: `cronactor schedule preview --cron '30 2 * * *' --timezone America/New_York --from 2026-03-07T00:00:00Z --count 3
+cronactor schedule preview --cron '0 9 LW * *' --cron '0 9 * * FRI#2' --timezone Europe/Berlin --count 4
+cronactor schedule preview --cron '30 1,2 * * *' --timezone America/New_York --dst-overlap both \
+  --from 2026-11-01T00:00:00-04:00 --count 3 -o wide
+cronactor schedule preview --cron '0 9 * * MON-FRI' --exclude 2026-12-25 --exclude '0 9 * * FRI#2' --count 5`,
 	},
 
 	"version": {

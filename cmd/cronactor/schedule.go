@@ -35,12 +35,16 @@ func (c *cronList) Set(s string) error { *c = append(*c, s); return nil }
 func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error {
 	fs := newFlags(env, "schedule preview")
 	var crons cronList
-	fs.Var(&crons, "cron", "cron `expression`: 5 fields, 6 (seconds first) or a macro; repeat for several")
+	fs.Var(&crons, "cron", "cron `expression`: 5 fields, 6 (seconds first) or a macro; days also L, L-n, nW, LW, d#n, dL; repeat for several")
+	var exclude cronList
+	fs.Var(&exclude, "exclude", "a `date` (2026-12-25) or cron expression whose wall times are no slots; repeat for several")
 	zone := fs.String("timezone", "UTC", "IANA `zone` the expression is read in")
 	gap := fs.String("dst-gap", "shift", "a wall time that does not exist: `shift or skip`")
 	overlap := fs.String("dst-overlap", "first", "a wall time that happens twice: `first, last or both`")
 	from := fs.String("from", "", "list slots strictly after this RFC 3339 `time` (default now)")
 	count := fs.String("count", "10", "how many slots (`N`)")
+	var output string
+	fs.stringAlias(&output, "o", "output", "plain", "`plain` (one instant a line) or wide (each followed by what a DST policy did to it)")
 	if err := fs.parse(args); err != nil {
 		return err // help (exit 0) or an unknown flag (exit 2)
 	}
@@ -49,6 +53,9 @@ func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error 
 	}
 	if len(crons) == 0 {
 		return errors.New("schedule preview: --cron is required")
+	}
+	if output != "plain" && output != "wide" {
+		return fmt.Errorf("schedule preview: -o: want plain or wide, got %q", output)
 	}
 	n, err := strconv.Atoi(*count)
 	if err != nil || n < 1 {
@@ -60,7 +67,7 @@ func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error 
 			return fmt.Errorf("schedule preview: --from: want an RFC 3339 time like 2026-03-08T00:00:00Z, got %q", *from)
 		}
 	}
-	s, err := schedule.Compile(schedule.Spec{Cron: crons, Timezone: *zone, DSTGap: *gap, DSTOverlap: *overlap})
+	s, err := schedule.Compile(schedule.Spec{Cron: crons, Exclude: exclude, Timezone: *zone, DSTGap: *gap, DSTOverlap: *overlap})
 	if err != nil {
 		return fmt.Errorf("schedule preview: %s", flagNames(err))
 	}
@@ -71,6 +78,10 @@ func runSchedulePreview(env *cliEnv, args []string, now func() time.Time) error 
 		}
 		n--
 		out.WriteString(slot.Format(time.RFC3339))
+		if note := s.Note(slot); output == "wide" && note != "" {
+			out.WriteString("  ")
+			out.WriteString(note)
+		}
 		out.WriteByte('\n')
 	}
 	_, err = io.WriteString(env.stdout, out.String())

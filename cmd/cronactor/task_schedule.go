@@ -27,6 +27,7 @@ func (r *repeated) Set(v string) error {
 // --interval: the same names as the API's fields (docs/schedules.md).
 type scheduleFlags struct {
 	cron        repeated
+	exclude     repeated
 	at, maxRuns string
 	fs          *flagSet
 }
@@ -37,11 +38,12 @@ var scheduleStrings = []string{"timezone", "dst-gap", "dst-overlap", "start-at",
 
 func addScheduleFlags(fs *flagSet) *scheduleFlags {
 	f := &scheduleFlags{fs: fs}
-	fs.Var(&f.cron, "cron", "cron `expression`, 5 fields or 6 with seconds first; repeat it for a list whose slots are united")
+	fs.Var(&f.cron, "cron", "cron `expression`, 5 fields or 6 with seconds first (days also L, L-n, nW, LW, d#n, dL); repeat it for a list whose slots are united")
 	fs.StringVar(&f.at, "at", "", "comma-separated RFC 3339 `times` to run at (one time: a one-time task)")
 	fs.String("timezone", "", "IANA `zone` the cron expressions are read in (default UTC)")
 	fs.String("dst-gap", "", "`policy` for a wall time that does not exist: shift (default) or skip")
 	fs.String("dst-overlap", "", "`policy` for a wall time that happens twice: first (default), last or both")
+	fs.Var(&f.exclude, "exclude", "a `date` (2026-12-25) or cron expression whose wall times are no slots; repeat it for several (--exclude '' clears the list)")
 	fs.String("start-at", "", "no slot before this RFC 3339 `time`")
 	fs.String("end-at", "", "no slot after this RFC 3339 `time`")
 	fs.StringVar(&f.maxRuns, "max-runs", "", "at most this `number` of scheduled runs (0: no limit)")
@@ -69,6 +71,15 @@ func (f *scheduleFlags) apply(body map[string]any) error {
 			return fmt.Errorf("%w: --at needs RFC 3339 times, e.g. --at 2026-12-01T09:00:00Z,2026-12-02T09:00:00Z", errUsage)
 		}
 		body["at"] = at
+	}
+	if f.fs.given("exclude") {
+		list := []string{}
+		for _, x := range f.exclude {
+			if strings.TrimSpace(x) != "" {
+				list = append(list, x)
+			}
+		}
+		body["exclude"] = list
 	}
 	f.fs.putGiven(body, scheduleStrings...)
 	if f.fs.given("max-runs") {

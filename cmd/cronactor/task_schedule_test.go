@@ -62,6 +62,20 @@ func TestTaskScheduleFlags(t *testing.T) {
 	if !strings.Contains(out, "0 9 * * MON-FRI | 0 12 * * SAT") || !strings.Contains(out, "Europe/Berlin") || !strings.Contains(out, "SCHEDULE") {
 		t.Fatalf("create printed:\n%s", out)
 	}
+	// --exclude repeats; on update an empty one clears the list.
+	if _, _, err := runCLI(t, "task", "create", "--server", srv.URL, "--name", "x", "--owner", "team", "--kind", "noop",
+		"--cron", "0 9 * * *", "--exclude", "2026-12-25", "--exclude", "0 9 * * SAT,SUN"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(api.lastBody["exclude"]); string(got) != `["2026-12-25","0 9 * * SAT,SUN"]` {
+		t.Fatalf("create --exclude sent %v", api.lastBody)
+	}
+	if _, _, err := runCLI(t, "task", "update", "7d0c1e0e-0000-4000-8000-000000000001", "--server", srv.URL, "--exclude", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(api.lastBody); string(got) != `{"exclude":[]}` {
+		t.Fatalf("update --exclude '' sent %s", got)
+	}
 	if _, _, err := runCLI(t, "task", "create", "--server", srv.URL, "--name", "once", "--owner", "team", "--kind", "noop",
 		"--at", "2026-12-01T09:00:00Z, 2026-12-02T09:00:00Z"); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ var ErrBinary = errors.New("taskstate: bad binary state")
 
 // binaryVersion is the first byte of the binary form; a change of the
 // layout takes a new one.
-const binaryVersion = 1
+const binaryVersion = 2
 
 // The binary form is the compact copy of a State that a scheduler keeps
 // for a task with no actor in memory (docs/architecture.md). It is not a
@@ -193,6 +193,10 @@ func (w *writer) spec(s *Spec) {
 	w.str(sc.Timezone)
 	w.str(sc.DSTGap)
 	w.str(sc.DSTOverlap)
+	w.len(sc.Exclude == nil, len(sc.Exclude))
+	for _, x := range sc.Exclude {
+		w.str(x)
+	}
 	w.timePtr(s.Window.StartAt)
 	w.timePtr(s.Window.EndAt)
 	w.int(int64(s.Window.MaxRuns))
@@ -383,6 +387,12 @@ func (r *reader) spec(s *Spec) {
 	sc.Timezone = r.str()
 	sc.DSTGap = r.str()
 	sc.DSTOverlap = r.str()
+	if n, ok := r.len(); ok {
+		sc.Exclude = make([]string, n)
+		for i := range sc.Exclude {
+			sc.Exclude[i] = r.str()
+		}
+	}
 	s.Window.StartAt = r.timePtr()
 	s.Window.EndAt = r.timePtr()
 	s.Window.MaxRuns = int(r.int())

@@ -146,7 +146,7 @@ func TestBinaryFields(t *testing.T) {
 		reflect.TypeFor[taskstate.Run](): "ID Number Due EnqueuedAt Priority Incarnation Slot Spacing Started StartedAt Deadline " +
 			"Checkpoint Attempt RetryOf Trigger",
 		reflect.TypeFor[taskstate.PendingRetry](): "Of Run Attempt Slot Spacing At",
-		reflect.TypeFor[events.Schedule]():        "Interval Cron At Timezone DSTGap DSTOverlap",
+		reflect.TypeFor[events.Schedule]():        "Interval Cron At Timezone DSTGap DSTOverlap Exclude",
 		reflect.TypeFor[events.Window]():          "StartAt EndAt MaxRuns Jitter",
 		reflect.TypeFor[events.Policy]():          "Queue Retry MissedRunPolicy MissedAfter StartDeadline HeartbeatTimeout",
 		reflect.TypeFor[events.Retry]():           "MaxAttempts InitialBackoff MaxBackoff Multiplier",

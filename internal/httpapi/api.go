@@ -361,6 +361,9 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 	}
 	s.Cron, s.At = sc.cron, sc.at
 	s.Timezone, s.DSTGap, s.DSTOverlap = deref(sc.timezone), deref(sc.dstGap), deref(sc.dstOverlap)
+	if sc.exclude != nil && len(*sc.exclude) > 0 {
+		s.Exclude = *sc.exclude
+	}
 	s.StartAt, s.EndAt = derefTime(sc.startAt), derefTime(sc.endAt)
 	if sc.maxRuns != nil {
 		s.MaxRuns = *sc.maxRuns
@@ -434,7 +437,7 @@ func sameSpec(t scheduler.Task, s scheduler.TaskSpec) bool {
 	}
 	if !slices.Equal(t.Cron, s.Cron) || !slices.EqualFunc(t.At, s.At, time.Time.Equal) || t.MaxRuns != s.MaxRuns ||
 		t.Jitter != s.Jitter || !t.StartAt.Equal(s.StartAt) || !t.EndAt.Equal(s.EndAt) ||
-		t.Timezone != s.Timezone || t.DSTGap != s.DSTGap || t.DSTOverlap != s.DSTOverlap {
+		t.Timezone != s.Timezone || t.DSTGap != s.DSTGap || t.DSTOverlap != s.DSTOverlap || !slices.Equal(t.Exclude, s.Exclude) {
 		return false
 	}
 	if (s.ToleranceSet || s.Tolerance != 0) && t.Tolerance != s.Tolerance {
@@ -773,7 +776,7 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, &fieldErr{"schedule", "give at most one of interval, cron and at"})
 		return
 	}
-	u.Cron, u.At, u.Timezone, u.DSTGap, u.DSTOverlap = sc.cron, sc.at, sc.timezone, sc.dstGap, sc.dstOverlap
+	u.Cron, u.At, u.Timezone, u.DSTGap, u.DSTOverlap, u.Exclude = sc.cron, sc.at, sc.timezone, sc.dstGap, sc.dstOverlap, sc.exclude
 	u.StartAt, u.EndAt, u.MaxRuns, u.Jitter = sc.startAt, sc.endAt, sc.maxRuns, sc.jitter
 	if b.MaxWaiting != nil {
 		n, err := maxWaiting(b.MaxWaiting)

@@ -324,13 +324,13 @@ func TestEveryRowHasEveryKey(t *testing.T) {
 	keys := []string{"id", "name", "owner", "kind", "payload", "interval", "tolerance", "timebox", "priority", "status",
 		"next_run", "last_run", "run_count", "completed_count", "dropped_count", "forced_count", "failed_count",
 		"missed_count", "checkpoint", "created_at", "updated_at",
-		"cron", "at", "queue", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter",
+		"cron", "at", "queue", "timezone", "dst_gap", "dst_overlap", "exclude", "start_at", "end_at", "max_runs", "jitter",
 		"retry", "missed_run_policy", "missed_after", "start_deadline", "heartbeat_timeout"}
 	// What each kind of schedule has not is exactly null.
 	nulls := map[string][]string{
-		`"poll"`: {"cron", "at", "timezone", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter"},
-		`"c"`:    {"interval", "at", "start_at", "end_at", "jitter"},
-		`"a"`:    {"interval", "cron", "dst_gap", "dst_overlap", "start_at", "end_at", "max_runs", "jitter"},
+		`"poll"`: {"cron", "at", "timezone", "dst_gap", "dst_overlap", "exclude", "start_at", "end_at", "max_runs", "jitter"},
+		`"c"`:    {"interval", "at", "exclude", "start_at", "end_at", "jitter"},
+		`"a"`:    {"interval", "cron", "dst_gap", "dst_overlap", "exclude", "start_at", "end_at", "max_runs", "jitter"},
 	}
 	for _, row := range page.Tasks {
 		for _, k := range keys {

@@ -19,8 +19,9 @@ const (
 )
 
 // previewParams are the query parameters the preview takes; cron may repeat
-// (the slots of the expressions are united), the others come at most once.
-var previewParams = map[string]bool{"cron": true, "timezone": true, "dst_gap": true, "dst_overlap": true, "from": true, "count": true}
+// (the slots of the expressions are united) and so may exclude (dates and
+// expressions whose wall times are no slots), the others come at most once.
+var previewParams = map[string]bool{"cron": true, "exclude": true, "timezone": true, "dst_gap": true, "dst_overlap": true, "from": true, "count": true}
 
 // previewAnswer is the body of a preview: slots in RFC 3339 with the zone's
 // offset, the same shape as a task's upcoming slots.
@@ -36,9 +37,9 @@ func (a *api) preview(w http.ResponseWriter, r *http.Request) {
 	for k, vs := range q {
 		switch {
 		case !previewParams[k]:
-			writeErr(w, http.StatusBadRequest, k, "unknown parameter; the preview takes cron, timezone, dst_gap, dst_overlap, from and count")
+			writeErr(w, http.StatusBadRequest, k, "unknown parameter; the preview takes cron, exclude, timezone, dst_gap, dst_overlap, from and count")
 			return
-		case k != "cron" && len(vs) > 1:
+		case k != "cron" && k != "exclude" && len(vs) > 1:
 			writeErr(w, http.StatusBadRequest, k, "give it once")
 			return
 		}
@@ -66,7 +67,7 @@ func (a *api) preview(w http.ResponseWriter, r *http.Request) {
 		}
 		from = t
 	}
-	s, err := schedule.Compile(schedule.Spec{Cron: crons, Timezone: q.Get("timezone"), DSTGap: q.Get("dst_gap"), DSTOverlap: q.Get("dst_overlap")})
+	s, err := schedule.Compile(schedule.Spec{Cron: crons, Exclude: q["exclude"], Timezone: q.Get("timezone"), DSTGap: q.Get("dst_gap"), DSTOverlap: q.Get("dst_overlap")})
 	if err != nil {
 		var se *schedule.Error
 		if !errors.As(err, &se) {

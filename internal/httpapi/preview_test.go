@@ -52,6 +52,15 @@ func TestSchedulePreview(t *testing.T) {
 			[]string{"2026-11-01T01:30:00-04:00", "2026-11-01T01:30:00-05:00", "2026-11-02T01:30:00-05:00"}},
 		{"cron=" + url.QueryEscape("0 9 * * MON-FRI") + "&cron=" + url.QueryEscape("0 12 * * SAT") + "&from=2026-03-06T09:00:00Z&count=2",
 			[]string{"2026-03-07T12:00:00Z", "2026-03-09T09:00:00Z"}},
+		// §8.4's day forms: the last day and the second Friday (either, as
+		// both day fields are restricted), in Berlin.
+		{"cron=" + url.QueryEscape("0 9 L * FRI#2") + "&timezone=Europe/Berlin&from=2026-01-01T00:00:00Z&count=3",
+			[]string{"2026-01-09T09:00:00+01:00", "2026-01-31T09:00:00+01:00", "2026-02-13T09:00:00+01:00"}},
+		// exclude (repeatable): a date and an expression are no slots.
+		{"cron=" + url.QueryEscape("0 9 * * *") + "&exclude=2026-12-25&exclude=" + url.QueryEscape("0 9 * * SAT,SUN") + "&from=2026-12-24T00:00:00Z&count=3",
+			[]string{"2026-12-24T09:00:00Z", "2026-12-28T09:00:00Z", "2026-12-29T09:00:00Z"}},
+		// 15 Aug 2026 is a Saturday → Friday the 14th.
+		{"cron=" + url.QueryEscape("0 9 15W 8 *") + "&from=2026-01-01T00:00:00Z&count=1", []string{"2026-08-14T09:00:00Z"}},
 	} {
 		code, slots, field, msg := preview(t, c.query)
 		if code != http.StatusOK || !slices.Equal(slots, c.want) {
@@ -75,6 +84,11 @@ func TestSchedulePreviewRejects(t *testing.T) {
 	}{
 		{"cron=" + url.QueryEscape("0 24 * * *"), "cron", "field 2 (hour): 24 is above 23"},
 		{"cron=" + url.QueryEscape("0 0 30 2 *"), "cron", "never matches"},
+		{"cron=" + url.QueryEscape("0 0 L-30 2 *"), "cron", "never matches"},
+		{"cron=" + url.QueryEscape("0 0 * * 2-4#2"), "cron", `field 5 (day-of-week): "2-4#2": a range cannot take #`},
+		{"cron=" + url.QueryEscape("0 L * * *"), "cron", "field 2 (hour)"},
+		{"cron=%40daily&exclude=2026-02-30", "exclude", "entry 1"},
+		{"cron=%40daily&exclude=" + url.QueryEscape("* * * * *"), "exclude", "excludes every slot"},
 		{"cron=" + url.QueryEscape("CRON_TZ=UTC 0 0 * * *"), "cron", "use timezone"},
 		{"cron=%40daily&cron=" + url.QueryEscape("0 0 * 13 *"), "cron", "expression 2: field 4 (month)"},
 		{"", "cron", "required"},

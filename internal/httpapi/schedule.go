@@ -21,10 +21,13 @@ type scheduleBody struct {
 	Timezone   *string         `json:"timezone"`
 	DSTGap     *string         `json:"dst_gap"`
 	DSTOverlap *string         `json:"dst_overlap"`
-	StartAt    *string         `json:"start_at"`
-	EndAt      *string         `json:"end_at"`
-	MaxRuns    *int            `json:"max_runs"`
-	Jitter     *string         `json:"jitter"`
+	// Exclude is one date or expression as a string, or a list of them
+	// ([] clears it in a PATCH).
+	Exclude json.RawMessage `json:"exclude"`
+	StartAt *string         `json:"start_at"`
+	EndAt   *string         `json:"end_at"`
+	MaxRuns *int            `json:"max_runs"`
+	Jitter  *string         `json:"jitter"`
 }
 
 // parsedSchedule is a scheduleBody read: nil where the body says nothing.
@@ -32,6 +35,7 @@ type parsedSchedule struct {
 	cron                         []string
 	at                           []time.Time
 	timezone, dstGap, dstOverlap *string
+	exclude                      *[]string
 	startAt, endAt               *time.Time
 	maxRuns                      *int
 	jitter                       *time.Duration
@@ -72,6 +76,16 @@ func (b scheduleBody) parse() (parsedSchedule, error) {
 		}
 	}
 	p.timezone, p.dstGap, p.dstOverlap = b.Timezone, b.DSTGap, b.DSTOverlap
+	if len(b.Exclude) > 0 && string(b.Exclude) != "null" {
+		var list []string
+		var one string
+		if err := json.Unmarshal(b.Exclude, &one); err == nil {
+			list = []string{one}
+		} else if err := json.Unmarshal(b.Exclude, &list); err != nil {
+			return p, &fieldErr{"exclude", "must be a date (2026-12-25) or cron expression, or a list of them"}
+		}
+		p.exclude = &list
+	}
 	for _, f := range []struct {
 		name string
 		in   *string

@@ -19,6 +19,16 @@ func TestCreateRejectsBadSchedules(t *testing.T) {
 		{"hour 24", `"cron":"0 24 * * *"`, "cron", "field 2 (hour): 24 is above 23"},
 		{"second of a list", `"cron":["0 9 * * *","0 9 * * 8"]`, "cron", "expression 2: field 5 (day-of-week): 8 is above 7"},
 		{"never matches", `"cron":"0 0 30 2 *"`, "cron", "never"},
+		{"31W never in February", `"cron":"0 0 31W 2 *"`, "cron", "never"},
+		{"fifth Friday at most", `"cron":"0 0 * * FRI#6"`, "cron", `field 5 (day-of-week): \"FRI#6\"`},
+		{"L in the minute", `"cron":"L 0 * * *"`, "cron", "field 1 (minute)"},
+		{"W in a range", `"cron":["0 9 * * *","0 0 10-15W * *"]`, "cron", "expression 2: field 3 (day-of-month)"},
+		{"exclude on an interval", `"interval":"1m","exclude":["2026-12-25"]`, "exclude", "cron schedules only"},
+		{"exclude on at", `"at":["2030-01-01T00:00:00Z"],"exclude":"2030-01-01"`, "exclude", "cron schedules only"},
+		{"exclude not text", `"cron":"0 9 * * *","exclude":[7]`, "exclude", "date"},
+		{"exclude a bad date", `"cron":"0 9 * * *","exclude":["2026-12-32"]`, "exclude", "entry 1"},
+		{"exclude everything", `"cron":"0 9 * * MON-FRI","exclude":["* * * * 1-5"]`, "exclude", "excludes every slot"},
+		{"every slot in the gap", `"cron":"30 2 * 3 SUNL","timezone":"Europe/Berlin","dst_gap":"skip"`, "cron", "no slot in the 50 years"},
 		{"CRON_TZ prefix", `"cron":"CRON_TZ=Europe/Berlin 0 9 * * *"`, "cron", "timezone"},
 		{"cron not a string", `"cron":9`, "cron", "expression"},
 		{"empty cron list", `"cron":[]`, "cron", "empty"},
@@ -152,5 +162,78 @@ func TestCronTaskRowUpcomingAndPatch(t *testing.T) {
 	}
 	if a := call(t, srv, "GET", "/v1/tasks?status=finished", ""); a.code != 200 || !strings.Contains(a.body, `"tasks": []`) {
 		t.Fatalf("status=finished: %d %s", a.code, a.body)
+	}
+}
+
+// TestCronTaskExtendedDays: a task on §8.4's day forms — the last weekday of
+// the month in Berlin — has its first slot as nextRun and lists its
+// upcoming slots (31 Jan 2026 and 28 Feb are Saturdays; 31 March a Tuesday,
+// after the clocks went forward on the 29th).
+func TestCronTaskExtendedDays(t *testing.T) {
+	srv := server(t, "") // the clock stands at 2026-01-01T00:00:00Z
+	a := call(t, srv, "POST", "/v1/tasks", `{`+named+`,"cron":"0 9 LW * *","timezone":"Europe/Berlin"}`)
+	if a.code != 201 {
+		t.Fatalf("create: %d %s", a.code, a.body)
+	}
+	r := decodeSchedRow(t, a.body)
+	if !slices.Equal(r.Cron, []string{"0 9 LW * *"}) || r.NextRun == nil || *r.NextRun != "2026-01-30T08:00:00Z" {
+		t.Fatalf("row: %s", a.body)
+	}
+	a = call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming?count=3", "")
+	if got := slots(t, a.body); !slices.Equal(got, []string{"2026-01-30T09:00:00+01:00", "2026-02-27T09:00:00+01:00", "2026-03-31T09:00:00+02:00"}) {
+		t.Fatalf("upcoming: %d %s", a.code, a.body)
+	}
+}
+
+// TestCronTaskExclude: a cron task's exclude list is on its row, honoured
+// by upcoming, replaced and cleared by PATCH (2026: 1 and 2 January are a
+// Thursday and a Friday).
+func TestCronTaskExclude(t *testing.T) {
+	srv := server(t, "") // the clock stands at 2026-01-01T00:00:00Z
+	a := call(t, srv, "POST", "/v1/tasks", `{`+named+`,"cron":"0 9 * * *","timezone":"Europe/Berlin","exclude":["2026-01-01","0 9 * * SAT,SUN"]}`)
+	if a.code != 201 {
+		t.Fatalf("create: %d %s", a.code, a.body)
+	}
+	r := decodeSchedRow(t, a.body)
+	var row struct{ Exclude []string }
+	if err := json.Unmarshal([]byte(a.body), &row); err != nil || !slices.Equal(row.Exclude, []string{"2026-01-01", "0 9 * * SAT,SUN"}) {
+		t.Fatalf("row: %v %s", err, a.body)
+	}
+	if r.NextRun == nil || *r.NextRun != "2026-01-02T08:00:00Z" {
+		t.Fatalf("next_run skips 1 January: %s", a.body)
+	}
+	a = call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming?count=3", "")
+	if got := slots(t, a.body); !slices.Equal(got, []string{"2026-01-02T09:00:00+01:00", "2026-01-05T09:00:00+01:00", "2026-01-06T09:00:00+01:00"}) {
+		t.Fatalf("upcoming: %d %s", a.code, a.body)
+	}
+	// The same create again is the same task; another exclude list is not.
+	if a := call(t, srv, "POST", "/v1/tasks", `{`+named+`,"cron":"0 9 * * *","timezone":"Europe/Berlin","exclude":["2026-01-01","0 9 * * SAT,SUN"]}`); a.code != 200 {
+		t.Fatalf("create again: %d %s", a.code, a.body)
+	}
+	if a := call(t, srv, "POST", "/v1/tasks", `{`+named+`,"cron":"0 9 * * *","timezone":"Europe/Berlin","exclude":"2026-01-01"}`); a.code != 409 {
+		t.Fatalf("create with another exclude: %d %s", a.code, a.body)
+	}
+	// PATCH replaces the list, then [] clears it.
+	if a = call(t, srv, "PATCH", "/v1/tasks/"+r.ID, `{"exclude":"0 9 * * FRI"}`); a.code != 200 {
+		t.Fatalf("patch: %d %s", a.code, a.body)
+	}
+	// A new exclude list is a reschedule: nextRun is recomputed (1 January
+	// is a slot again).
+	if p := decodeSchedRow(t, a.body); p.NextRun == nil || *p.NextRun != "2026-01-01T08:00:00Z" {
+		t.Fatalf("next_run after patch: %s", a.body)
+	}
+	a = call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming?count=2", "")
+	if got := slots(t, a.body); !slices.Equal(got, []string{"2026-01-01T09:00:00+01:00", "2026-01-03T09:00:00+01:00"}) {
+		t.Fatalf("upcoming after patch: %s", a.body)
+	}
+	if a = call(t, srv, "PATCH", "/v1/tasks/"+r.ID, `{"exclude":[]}`); a.code != 200 || !strings.Contains(a.body, `"exclude": null`) && !strings.Contains(a.body, `"exclude":null`) {
+		t.Fatalf("patch clearing: %d %s", a.code, a.body)
+	}
+	a = call(t, srv, "GET", "/v1/tasks/"+r.ID+"/upcoming?count=2", "")
+	if got := slots(t, a.body); !slices.Equal(got, []string{"2026-01-01T09:00:00+01:00", "2026-01-02T09:00:00+01:00"}) {
+		t.Fatalf("upcoming after clearing: %s", a.body)
+	}
+	if a := call(t, srv, "PATCH", "/v1/tasks/"+r.ID, `{"exclude":["* * * * *"]}`); a.code != 400 || a.field != "exclude" {
+		t.Fatalf("patch excluding everything: %d %s", a.code, a.body)
 	}
 }

@@ -50,6 +50,8 @@ type Task struct {
 	Timezone   string          `json:"timezone,omitempty"`
 	DSTGap     string          `json:"dst_gap,omitempty"`
 	DSTOverlap string          `json:"dst_overlap,omitempty"`
+	// Exclude: the dates and expressions a cron schedule leaves out.
+	Exclude []string `json:"exclude,omitempty"`
 	// The window, when set: no slot before StartAt or after EndAt, at most
 	// MaxRuns scheduled runs, every slot moved by up to Jitter.
 	StartAt   *time.Time      `json:"start_at,omitempty"`
@@ -283,7 +285,7 @@ func tpKeep(old *time.Time, t time.Time) *time.Time {
 // setSchedule shows the schedule as written, with the zone and policies in
 // force for cron and at.
 func (t *Task) setSchedule(sc events.Schedule, w events.Window) {
-	t.Cron, t.At, t.Timezone, t.DSTGap, t.DSTOverlap = sc.Cron, sc.At, sc.Timezone, sc.DSTGap, sc.DSTOverlap
+	t.Cron, t.At, t.Timezone, t.DSTGap, t.DSTOverlap, t.Exclude = sc.Cron, sc.At, sc.Timezone, sc.DSTGap, sc.DSTOverlap, sc.Exclude
 	if !sc.IsInterval() && t.Timezone == "" {
 		t.Timezone = "UTC"
 	}
@@ -409,6 +411,7 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		Timezone   *string          `json:"timezone"`
 		DSTGap     *string          `json:"dst_gap"`
 		DSTOverlap *string          `json:"dst_overlap"`
+		Exclude    []string         `json:"exclude"`
 		StartAt    *time.Time       `json:"start_at"`
 		EndAt      *time.Time       `json:"end_at"`
 		MaxRuns    *int             `json:"max_runs"`
@@ -416,7 +419,7 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		plain
 	}{ID: t.ID, Name: t.Name, Owner: t.Owner, Kind: t.Kind, Payload: t.Payload,
 		Interval: unlessZero(&t.Interval), Cron: t.Cron, At: t.At, Timezone: unlessZero(&t.Timezone),
-		DSTGap: unlessZero(&t.DSTGap), DSTOverlap: unlessZero(&t.DSTOverlap), StartAt: t.StartAt, EndAt: t.EndAt,
+		DSTGap: unlessZero(&t.DSTGap), DSTOverlap: unlessZero(&t.DSTOverlap), Exclude: t.Exclude, StartAt: t.StartAt, EndAt: t.EndAt,
 		MaxRuns: unlessZero(&t.MaxRuns), Jitter: unlessZero(&t.Jitter), plain: plain(t)}
 	return json.Marshal(w)
 }

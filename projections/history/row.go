@@ -297,6 +297,13 @@ func ScheduleText(sc events.Schedule) string {
 		if sc.DSTGap != "" || sc.DSTOverlap != "" {
 			s += fmt.Sprintf(" (dst_gap %s, dst_overlap %s)", or(sc.DSTGap, "shift"), or(sc.DSTOverlap, "first"))
 		}
+		if len(sc.Exclude) > 0 {
+			x := make([]string, len(sc.Exclude))
+			for i, e := range sc.Exclude {
+				x[i] = strconv.Quote(e)
+			}
+			s += ", excluding " + strings.Join(x, ", ")
+		}
 		return s
 	case len(sc.At) > 0:
 		q := make([]string, len(sc.At))

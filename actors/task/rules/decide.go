@@ -103,8 +103,9 @@ type Update struct {
 	NextRun   *time.Time
 	// Cron or At, when not nil, makes the task a cron or an at task with
 	// that schedule (Interval makes it an interval task); at most one of
-	// the three. Timezone, DSTGap and DSTOverlap, when not nil, replace the
-	// schedule's. StartAt and EndAt (the zero time clears one), MaxRuns and
+	// the three. Timezone, DSTGap, DSTOverlap and Exclude (an empty list
+	// clears it), when not nil, replace the schedule's; a new Cron keeps the
+	// old cron schedule's DST policies and exclude list. StartAt and EndAt (the zero time clears one), MaxRuns and
 	// Jitter (0 clears) replace the window's. A change of any of them is a
 	// reschedule: nextRun is recomputed from the new schedule as of the
 	// update (for an interval task whose kind stays, only a window that
@@ -113,6 +114,7 @@ type Update struct {
 	Cron                         *[]string
 	At                           *[]time.Time
 	Timezone, DSTGap, DSTOverlap *string
+	Exclude                      *[]string
 	StartAt, EndAt               *time.Time
 	MaxRuns                      *int
 	Jitter                       *time.Duration
@@ -292,6 +294,8 @@ func validateSchedule(s Spec) error {
 		return &FieldError{"dst_gap", "applies to cron schedules only"}
 	case len(sc.Cron) == 0 && sc.DSTOverlap != "":
 		return &FieldError{"dst_overlap", "applies to cron schedules only"}
+	case len(sc.Cron) == 0 && len(sc.Exclude) > 0:
+		return &FieldError{"exclude", "applies to cron schedules only"}
 	case w.MaxRuns < 0:
 		return &FieldError{"max_runs", fmt.Sprintf("must not be negative (0: no limit), got %d", w.MaxRuns)}
 	case w.Jitter < 0:
@@ -509,7 +513,7 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	case c.Cron != nil:
 		spec.Schedule = events.Schedule{Cron: slices.Clone(*c.Cron), Timezone: old.Timezone}
 		if len(old.Cron) > 0 {
-			spec.Schedule.DSTGap, spec.Schedule.DSTOverlap = old.DSTGap, old.DSTOverlap
+			spec.Schedule.DSTGap, spec.Schedule.DSTOverlap, spec.Schedule.Exclude = old.DSTGap, old.DSTOverlap, old.Exclude
 		}
 	case c.At != nil:
 		spec.Schedule = events.Schedule{At: slices.Clone(*c.At), Timezone: old.Timezone}
@@ -522,6 +526,12 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	}
 	if c.DSTOverlap != nil {
 		spec.Schedule.DSTOverlap = *c.DSTOverlap
+	}
+	if c.Exclude != nil {
+		spec.Schedule.Exclude = nil
+		if len(*c.Exclude) > 0 {
+			spec.Schedule.Exclude = slices.Clone(*c.Exclude)
+		}
 	}
 	if c.StartAt != nil {
 		spec.Window.StartAt = events.TimePtr(*c.StartAt)

@@ -40,7 +40,7 @@ func Compile(s events.Schedule) Schedule { return Every(s.Interval) }
 // ScheduleSpec is a cron or at task's schedule and window in the form
 // package schedule compiles.
 func ScheduleSpec(s events.Schedule, w events.Window) schedule.Spec {
-	return schedule.Spec{Cron: s.Cron, At: s.At, Timezone: s.Timezone, DSTGap: s.DSTGap, DSTOverlap: s.DSTOverlap,
+	return schedule.Spec{Cron: s.Cron, At: s.At, Timezone: s.Timezone, DSTGap: s.DSTGap, DSTOverlap: s.DSTOverlap, Exclude: s.Exclude,
 		StartAt: w.Start(), EndAt: w.End(), MaxRuns: w.MaxRuns}
 }
 
@@ -99,6 +99,10 @@ func compiledKey(b []byte, s *Spec) []byte {
 	b = strconv.AppendQuote(append(b, '|'), sc.Timezone)
 	b = strconv.AppendQuote(append(b, '|'), sc.DSTGap)
 	b = strconv.AppendQuote(append(b, '|'), sc.DSTOverlap)
+	b = strconv.AppendInt(append(b, '|'), int64(len(sc.Exclude)), 10)
+	for _, x := range sc.Exclude {
+		b = strconv.AppendQuote(append(b, ' '), x)
+	}
 	b = strconv.AppendInt(append(b, '|'), w.Start().UnixNano(), 10)
 	b = strconv.AppendInt(append(b, '|'), w.End().UnixNano(), 10)
 	return strconv.AppendInt(append(b, '|'), int64(w.MaxRuns), 10)

@@ -20,6 +20,9 @@ func BenchmarkNext(b *testing.B) {
 		{"2-30-santiago", "30 2 * * *", "America/Santiago"},
 		{"every-second-utc", "* * * * * *", ""},
 		{"29-feb-utc", "0 0 29 2 *", ""},
+		{"last-weekday-9-berlin", "0 9 LW * *", "Europe/Berlin"},
+		{"second-friday-9-berlin", "0 9 * * FRI#2", "Europe/Berlin"},
+		{"15w-or-last-monday-new-york", "0 9 15W * MONL", "America/New_York"},
 	} {
 		s, err := schedule.Compile(schedule.Spec{Cron: []string{c.cron}, Timezone: c.zone})
 		if err != nil {

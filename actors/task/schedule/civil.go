@@ -1,5 +1,7 @@
 package schedule
 
+import "math/bits"
+
 // Civil ("wall clock") arithmetic on plain integers: a wall time is the
 // number of seconds since 1970-01-01 00:00 as the clock on the wall reads it,
 // with no zone. A slot's instant is its wall time minus the zone's offset.
@@ -65,6 +67,86 @@ func daysInMonth(y int64, m int) int {
 	return daysIn[m]
 }
 
+// days is the set of days (bit d for day d) that the day fields match in a
+// month of dim days whose 1st is weekday f (0 Sunday), under the union rule:
+// when both day fields are restricted a day matches if either does,
+// otherwise both must.
+func (e *expr) days(dim, f int) uint64 {
+	month := allDays & (uint64(1)<<(dim+1) - 1)
+	dom := e.set[fDom] & month
+	dow := uint64(e.weekDays[f]) & month
+	if e.ext {
+		dom |= e.monthDom(dim, f)
+		dow |= e.monthDow(dim, f)
+	}
+	if e.domStar || e.dowStar {
+		return dom & dow
+	}
+	return dom | dow
+}
+
+// monthDom is the set of days the day-of-month forms L, L-n, nW and LW
+// name in a month of dim days whose 1st is weekday f.
+func (e *expr) monthDom(dim, f int) uint64 {
+	var set uint64
+	for b := e.lastBefore; b != 0; b &= b - 1 {
+		if d := dim - bits.TrailingZeros32(b); d >= 1 {
+			set |= 1 << d
+		}
+	}
+	for b := e.nearest; b != 0; b &= b - 1 {
+		if n := bits.TrailingZeros32(b); n <= dim {
+			set |= 1 << nearestWeekday(n, dim, f)
+		}
+	}
+	if e.lastWeekday {
+		set |= 1 << nearestWeekday(dim, dim, f)
+	}
+	return set
+}
+
+// nearestWeekday is the weekday (Monday to Friday) nearest day n of a month
+// of dim days whose 1st is weekday f, without leaving the month: a Saturday
+// moves to the Friday before, or on the 1st to Monday the 3rd; a Sunday to
+// the Monday after, or on the last day to Friday the day before yesterday.
+// For n = dim it is the month's last weekday (LW).
+func nearestWeekday(n, dim, f int) int {
+	switch (f + n - 1) % 7 {
+	case 6:
+		if n == 1 {
+			return 3
+		}
+		return n - 1
+	case 0:
+		if n == dim {
+			return n - 2
+		}
+		return n + 1
+	}
+	return n
+}
+
+// monthDow is the set of days the day-of-week forms d#n and dL name in a
+// month of dim days whose 1st is weekday f.
+func (e *expr) monthDow(dim, f int) uint64 {
+	var set uint64
+	for d, occ := range e.nth {
+		first := 1 + (d-f+7)%7 // the first weekday d of the month
+		for b := occ; b != 0; b &= b - 1 {
+			if day := first + 7*(bits.TrailingZeros8(b)-1); day <= dim {
+				set |= 1 << day
+			}
+		}
+	}
+	if e.lastOf != 0 {
+		lastWd := (f + dim - 1) % 7
+		for b := e.lastOf; b != 0; b &= b - 1 {
+			set |= 1 << (dim - (lastWd-bits.TrailingZeros8(b)+7)%7)
+		}
+	}
+	return set
+}
+
 // nextWall is the first wall time in [lo, hi) the expression matches.
 // Each step moves to the next candidate month, day or time of day, so the
 // loop runs at most a few times per month between lo and hi.
@@ -82,20 +164,18 @@ func (e *expr) nextWall(lo, hi int64) (int64, bool) {
 			day, sod = daysFromCivil(y, nm, 1), 0
 			continue
 		}
-		if !e.dayMatches(day, d) {
-			if e.dowStar {
-				// Only day-of-month restricts: jump to its next day.
-				nd := nextBit(e.set[fDom], d+1)
-				if nd > daysInMonth(y, m) {
-					day, sod = daysFromCivil(y, m, 1)+int64(daysInMonth(y, m)), 0
-					continue
-				}
-				day += int64(nd - d)
-			} else {
-				day++
-			}
-			sod = 0
+		dim := daysInMonth(y, m)
+		nd := nextBit(e.days(dim, weekday(day-int64(d-1))), d)
+		if nd > dim {
+			// No day left this month: its last day, then the 1st after.
+			day, sod = day+int64(dim-d+1), 0
 			continue
+		}
+		if nd != d {
+			day, sod = day+int64(nd-d), 0
+			if day*secondsPerDay >= hi {
+				break
+			}
 		}
 		if t, ok := e.nextTimeOfDay(sod); ok {
 			w := day*secondsPerDay + int64(t)
@@ -109,13 +189,10 @@ func (e *expr) nextWall(lo, hi int64) (int64, bool) {
 	return 0, false
 }
 
-func (e *expr) dayMatches(day int64, d int) bool {
-	domOK := e.set[fDom]&(1<<d) != 0
-	dowOK := e.set[fDow]&(1<<weekday(day)) != 0
-	if e.domStar || e.dowStar {
-		return domOK && dowOK
-	}
-	return domOK || dowOK
+// dayMatches reports whether the day fields match day (a day number), the
+// d-th of its month.
+func (e *expr) dayMatches(day int64, y int64, m, d int) bool {
+	return e.days(daysInMonth(y, m), weekday(day-int64(d-1)))&(1<<d) != 0
 }
 
 // nextTimeOfDay is the first matching second of the day at or after sod.

@@ -57,8 +57,8 @@ func (e *expr) countWalls(lo, hi int64) int {
 	day := floorDiv(lo, secondsPerDay)
 	last := floorDiv(hi-1, secondsPerDay)
 	for d := day; d <= last; d++ {
-		_, m, dom := civilFromDays(d)
-		if e.set[fMonth]&(1<<m) == 0 || !e.dayMatches(d, dom) {
+		y, m, dom := civilFromDays(d)
+		if e.set[fMonth]&(1<<m) == 0 || !e.dayMatches(d, y, m, dom) {
 			continue
 		}
 		from, to := 0, secondsPerDay
@@ -96,8 +96,8 @@ func (e *expr) todBefore(x int) int {
 
 // Count is the number of slots strictly after a and at or before b, inside
 // the window [start_at, end_at]. Exact and fast for a single cron expression
-// or an at list; for a list of expressions (whose slots may coincide) it
-// counts slot by slot and stops at MaxMissed.
+// or an at list; for a list of expressions (whose slots may coincide) or a
+// schedule with exclusions it counts slot by slot and stops at MaxMissed.
 func (s *Schedule) Count(a, b time.Time) int {
 	if !s.startAt.IsZero() && a.Before(s.startAt) {
 		a = s.startAt.Add(-time.Nanosecond)
@@ -118,7 +118,7 @@ func (s *Schedule) Count(a, b time.Time) int {
 			return i
 		}
 		return after(b) - after(a)
-	case len(s.crons) == 1:
+	case len(s.crons) == 1 && s.crons[0].ex == nil:
 		au, bu := a.Unix(), b.Unix()
 		au = max(au, minUnix-1)
 		bu = min(bu, maxUnix)

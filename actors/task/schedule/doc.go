@@ -21,6 +21,14 @@
 // Slots are de-duplicated: a shifted wall time that lands on another slot,
 // or two expressions of one list matching the same instant, is one slot.
 //
+// Besides values, ranges, lists and steps, the day fields take the forms
+// that depend on the month — L, L-n, nW and LW in day-of-month, d#n and dL
+// in day-of-week — evaluated on the zone's calendar; which days of a month
+// match depends only on its length and the weekday of its 1st, so they
+// compile to a mask per month. [Spec.Exclude] takes dates and expressions
+// out of the wall times before the DST policies apply, and
+// [Schedule.Note] says in words what a policy did to a slot.
+//
 // Every search is bounded: [Schedule.Next] looks at most [Horizon] ahead and
 // answers the zero time when no slot is left, so it terminates for every
 // input.

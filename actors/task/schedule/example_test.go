@@ -46,3 +46,32 @@ func ExampleSchedule_Advance() {
 	// next: 2026-03-02T10:40:00Z spacing: 10m0s
 	// tolerance: 5s timebox: 5m0s
 }
+
+// The day forms of DESIGN §8.4: the last weekday of the month (LW) and the
+// second Friday (FRI#2), in Berlin. 31 January 2026 is a Saturday, so LW
+// is Friday the 30th.
+func Example_dayForms() {
+	s, _ := schedule.Compile(schedule.Spec{Cron: []string{"0 9 LW * *", "0 9 * * FRI#2"}, Timezone: "Europe/Berlin"})
+	for _, slot := range s.Upcoming(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 4) {
+		fmt.Println(slot.Format("2006-01-02 Mon 15:04 -07:00"))
+	}
+	// Output:
+	// 2026-01-09 Fri 09:00 +01:00
+	// 2026-01-30 Fri 09:00 +01:00
+	// 2026-02-13 Fri 09:00 +01:00
+	// 2026-02-27 Fri 09:00 +01:00
+}
+
+// Exclude takes dates and expressions out of a schedule: weekdays at 09:00
+// less Christmas and New Year's Day.
+func Example_exclude() {
+	s, _ := schedule.Compile(schedule.Spec{Cron: []string{"0 9 * * MON-FRI"}, Exclude: []string{"2026-12-25", "2027-01-01"}})
+	for _, slot := range s.Upcoming(time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC), 4) {
+		fmt.Println(slot.Format("2006-01-02 Mon"))
+	}
+	// Output:
+	// 2026-12-24 Thu
+	// 2026-12-28 Mon
+	// 2026-12-29 Tue
+	// 2026-12-30 Wed
+}

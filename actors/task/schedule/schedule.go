@@ -24,6 +24,13 @@ type Spec struct {
 	StartAt, EndAt time.Time
 	// MaxRuns is the most scheduled runs the task makes; 0 means no limit.
 	MaxRuns int
+	// Exclude takes wall times out of a cron schedule: each entry an RFC
+	// 3339 date (2026-12-25, the whole day on the zone's calendar) or a
+	// cron expression read like Cron. A wall time it matches is no slot —
+	// neither run nor missed. It applies to the wall times the expressions
+	// name, before the DST policies: excluding 30 2 * * * also drops the
+	// 03:30 a shifted 02:30 would fire at.
+	Exclude []string
 }
 
 // Schedule is a compiled Spec: an immutable, pure function from an instant
@@ -67,6 +74,24 @@ func Compile(spec Spec) (*Schedule, error) {
 			return nil, err
 		}
 		s.crons = append(s.crons, c)
+	}
+	ex, err := parseExclude(spec.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	if ex != nil {
+		if len(spec.Cron) == 0 {
+			return nil, &Error{Field: "exclude", Message: "applies to cron schedules only"}
+		}
+		covered := true
+		for _, c := range s.crons {
+			days, all := c.e.coveredBy(ex.exprs)
+			c.ex, c.coveredDays = ex, days
+			covered = covered && all
+		}
+		if covered {
+			return nil, &Error{Field: "exclude", Message: "excludes every slot of cron"}
+		}
 	}
 	for i, t := range spec.At {
 		if t.IsZero() {
@@ -257,6 +282,20 @@ func (s *Schedule) Live(now time.Time) error {
 		return &Error{Field: "end_at", Message: "no slot falls between start_at (or now) and end_at"}
 	case len(s.at) > 0:
 		return &Error{Field: "at", Message: "no instant falls at or after start_at"}
+	case s.crons[0].ex != nil && !s.withoutExclude().Next(now).IsZero():
+		return &Error{Field: "exclude", Message: "excludes every slot left"}
 	}
 	return &Error{Field: "cron", Message: fmt.Sprintf("has no slot in the %d years after now", int(Horizon/(366*24*time.Hour)))}
+}
+
+// withoutExclude is s with its exclude list dropped.
+func (s *Schedule) withoutExclude() *Schedule {
+	t := *s
+	t.crons = make([]*Cron, len(s.crons))
+	for i, c := range s.crons {
+		cc := *c
+		cc.ex = nil
+		t.crons[i] = &cc
+	}
+	return &t
 }

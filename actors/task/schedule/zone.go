@@ -9,8 +9,11 @@ import (
 
 // Horizon is how far ahead of its argument Next looks before it answers
 // that no slot is left. It is longer than the longest wait a valid
-// expression can have (29 February: 8 years across 2100).
-const Horizon = 20 * 366 * 24 * time.Hour
+// expression can have: which days of a month match depends only on the
+// month, its length and the weekday of its 1st, and the rarest such month
+// is a leap February starting on a given weekday (MON#5 in February:
+// 29 February on a Monday, 2072 then 2112 — 40 years across 2100).
+const Horizon = 50 * 366 * 24 * time.Hour
 
 // The instants a schedule can name: years 1 to 9999, less the very first
 // second, which is the zero time.Time that means "no slot".
@@ -55,6 +58,12 @@ type Cron struct {
 	loc     *time.Location
 	gap     Gap
 	overlap Overlap
+	// ex: the schedule's exclude list (nil: none), shared by its
+	// expressions; coveredDays: for each set of its expressions that match
+	// on one of this expression's days (a bit per index), whether they
+	// cover all its times of day (coveredBy).
+	ex          *exclusion
+	coveredDays map[uint64]bool
 }
 
 // ParseCron compiles expr read in loc (nil means UTC). A rejection is an
@@ -142,7 +151,7 @@ func (c *Cron) Next(after time.Time) time.Time {
 			case prev < off && c.gap == GapShift:
 				// The wall times [start+prev, start+off) were never shown;
 				// each fires read with the offset before the change.
-				if w, ok := c.e.nextWall(u+prev, start+off); ok {
+				if w, ok := c.nextWall(u+prev, start+off); ok {
 					best, found = w-prev, true
 					hi = min(hi, best+off)
 				}
@@ -153,7 +162,7 @@ func (c *Cron) Next(after time.Time) time.Time {
 			}
 		}
 		if lo < hi {
-			if w, ok := c.e.nextWall(lo, hi); ok {
+			if w, ok := c.nextWall(lo, hi); ok {
 				if c.overlap == OverlapLast && end != math.MaxInt64 && end+off-w <= maxJump {
 					// Wall times at or after end+next come again after the
 					// change: only their second instant is a slot.
