@@ -16,7 +16,9 @@ import (
 var ErrBinary = errors.New("taskstate: bad binary state")
 
 // binaryVersion is the first byte of the binary form; a change of the
-// layout takes a new one.
+// layout takes a new one, and the reader keeps reading the older ones:
+// snapshot records written by an earlier build are read at the next start.
+// Version 1 had no schedule exclusions.
 const binaryVersion = 2
 
 // The binary form is the compact copy of a State that a scheduler keeps
@@ -72,11 +74,11 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 // it). It copies what it keeps: data may be reused afterwards.
 func (s *State) UnmarshalBinary(data []byte) error {
 	r := reader{b: data}
-	if v := r.byte(); v != binaryVersion {
+	if r.version = r.byte(); r.version < 1 || r.version > binaryVersion {
 		if r.err != nil {
 			return r.err
 		}
-		return fmt.Errorf("%w: version %d", ErrBinary, v)
+		return fmt.Errorf("%w: version %d", ErrBinary, r.version)
 	}
 	var st State
 	st.ID = r.id()
@@ -242,8 +244,9 @@ func (w *writer) run(r *Run) {
 // reader reads what writer wrote; the first error sticks and every later
 // read returns a zero value.
 type reader struct {
-	b   []byte
-	err error
+	b       []byte
+	err     error
+	version byte // of the form being read
 }
 
 func (r *reader) fail(what string) {
@@ -387,7 +390,9 @@ func (r *reader) spec(s *Spec) {
 	sc.Timezone = r.str()
 	sc.DSTGap = r.str()
 	sc.DSTOverlap = r.str()
-	if n, ok := r.len(); ok {
+	if r.version < 2 {
+		// no exclusions in version 1
+	} else if n, ok := r.len(); ok {
 		sc.Exclude = make([]string, n)
 		for i := range sc.Exclude {
 			sc.Exclude[i] = r.str()
