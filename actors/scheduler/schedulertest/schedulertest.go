@@ -51,6 +51,7 @@ type Option func(*options)
 
 type options struct {
 	start    time.Time
+	store    events.Store
 	cfg      scheduler.Config
 	handlers []kindHandler
 }
@@ -67,6 +68,11 @@ func WithStart(t0 time.Time) Option { return func(o *options) { o.start = t0 } }
 func WithHandler(kind string, h worker.Handler) Option {
 	return func(o *options) { o.handlers = append(o.handlers, kindHandler{kind, h}) }
 }
+
+// WithStore runs the scheduler on store instead of a new in-memory one,
+// for a test that starts a second scheduler on what a first one recorded
+// (a restart, a new version of a handler). The harness does not close it.
+func WithStore(store events.Store) Option { return func(o *options) { o.store = store } }
 
 // WithConfig is the scheduler's configuration. Its Store and Clock are
 // ignored: the harness's are used. Everything else is taken as given and
@@ -88,7 +94,10 @@ type Harness struct {
 	t     T
 	s     *scheduler.Scheduler
 	clk   *clock.Virtual
-	store *embedded.Store
+	store events.Store
+	// closeStore closes the store the harness opened (nothing for one
+	// WithStore gave).
+	closeStore func()
 }
 
 // New starts a scheduler for t and stops it at t.Cleanup. It fails t if the
@@ -99,9 +108,13 @@ func New(t T, opts ...Option) *Harness {
 	for _, f := range opts {
 		f(&o)
 	}
-	store, err := embedded.OpenMemory()
-	if err != nil {
-		t.Fatalf("schedulertest: open the in-memory store: %v", err)
+	store, closeStore := o.store, func() {}
+	if store == nil {
+		mem, err := embedded.OpenMemory()
+		if err != nil {
+			t.Fatalf("schedulertest: open the in-memory store: %v", err)
+		}
+		store, closeStore = mem, func() { _ = mem.Close() }
 	}
 	clk := clock.NewVirtual(o.start)
 	clk.StallAfter(DefaultStall)
@@ -109,20 +122,20 @@ func New(t T, opts ...Option) *Harness {
 	cfg.Store, cfg.Clock = store, clk
 	s, err := scheduler.New(cfg)
 	if err != nil {
-		store.Close()
+		closeStore()
 		t.Fatalf("schedulertest: %v", err)
 	}
 	for _, kh := range o.handlers {
 		if err := s.Register(kh.kind, kh.h); err != nil {
-			store.Close()
+			closeStore()
 			t.Fatalf("schedulertest: register %q: %v", kh.kind, err)
 		}
 	}
 	if err := s.Start(context.Background()); err != nil {
-		store.Close()
+		closeStore()
 		t.Fatalf("schedulertest: start: %v", err)
 	}
-	h := &Harness{t: t, s: s, clk: clk, store: store}
+	h := &Harness{t: t, s: s, clk: clk, store: store, closeStore: closeStore}
 	t.Cleanup(h.stop)
 	return h
 }
@@ -134,7 +147,7 @@ func (h *Harness) stop() {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = h.s.Stop(ctx)
-	_ = h.store.Close()
+	h.closeStore()
 }
 
 // Scheduler is the real scheduler the harness runs.
