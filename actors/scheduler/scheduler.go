@@ -169,6 +169,12 @@ type Config struct {
 	// TracerProvider, if set, gets one span per run a worker takes (see
 	// worker.PoolConfig). Nil: no tracing. Spans never change a decision.
 	TracerProvider trace.TracerProvider
+	// Middleware wraps every registered handler, the first outermost
+	// (worker.Chain): logging, metrics, tenancy around every run. Nil: the
+	// handlers as registered. Tracing is not one of them: it is
+	// TracerProvider, which sees what no handler does (a run's time in the
+	// queue, its drop, a forced end decided by the task).
+	Middleware []worker.Middleware
 	// ActorSystem, if set, is the host's protoactor-go actor system: the
 	// scheduler spawns its actors in it, each named under a prefix of its
 	// own ("cronactor-N/", see ActorPrefix), so host actors can address a
@@ -770,7 +776,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		})))
 	}
 	s.pool = worker.NewPool(worker.PoolConfig{
-		Archetype: s.arch, Workers: s.cfg.Workers, Queues: s.cfg.Queues, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
+		Archetype: s.arch, Workers: s.cfg.Workers, Queues: s.cfg.Queues, Handlers: s.wrappedHandlers(), PickupDelay: s.cfg.PickupDelay,
 		Ask: s.workerAsk, Post: s.workerPost, Tell: s.workerTell, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
 	})
 	s.enqueue = s.pool.Enqueue
