@@ -243,6 +243,10 @@ func (c Config) withDefaults() Config {
 
 // TaskSpec is what CreateTask takes.
 type TaskSpec struct {
+	// Schedule is the task's schedule as one value (Every, Cron, At; see
+	// Schedule). Give it or the flat fields Interval, Cron, At, Timezone,
+	// DSTGap and DSTOverlap (and Tolerance, ToleranceSet), not both.
+	Schedule Schedule
 	// Name and Owner are at most rules.MaxNameChars and MaxOwnerChars
 	// characters, with no control or bidirectional formatting characters
 	// (rules.TextProblem).
@@ -364,6 +368,11 @@ func utc(ts []time.Time) []time.Time {
 // A new Interval takes the default tolerance and timebox for it unless
 // Tolerance (with ToleranceSet when zero) or Timebox is given too.
 type TaskUpdate struct {
+	// Schedule, when not nil, replaces the schedule as written (its kind,
+	// zone and DST policies; see Schedule), and the tolerance when it
+	// carries one. Give it or Interval, Cron, At, Timezone, DSTGap and
+	// DSTOverlap (and Tolerance, ToleranceSet), not both.
+	Schedule *Schedule
 	// Payload, when not nil, replaces the payload (JSON null clears it).
 	Payload json.RawMessage
 	// Interval, when not zero, replaces the interval.
@@ -408,8 +417,12 @@ type TaskUpdate struct {
 }
 
 // command is the update as the rules' command.
-func (u TaskUpdate) command() rules.Update {
+func (u TaskUpdate) command() (rules.Update, error) {
 	var c rules.Update
+	u, err := u.flatSchedule()
+	if err != nil {
+		return c, err
+	}
 	c.Payload, c.Priority, c.MaxWaiting = u.Payload, u.Priority, u.MaxWaiting
 	if u.Interval != 0 {
 		c.Interval = &u.Interval
@@ -434,7 +447,7 @@ func (u TaskUpdate) command() rules.Update {
 	c.StartAt, c.EndAt, c.MaxRuns, c.Jitter = u.StartAt, u.EndAt, u.MaxRuns, u.Jitter
 	c.Queue, c.Retry, c.MissedRunPolicy = u.Queue, u.Retry.events(), u.MissedRunPolicy
 	c.MissedAfter, c.StartDeadline, c.HeartbeatTimeout = u.MissedAfter, u.StartDeadline, u.HeartbeatTimeout
-	return c
+	return c, nil
 }
 
 // Task is a task as its actor holds it.
@@ -1388,6 +1401,10 @@ func (s *Scheduler) Stats() Stats {
 // the old incarnation never start under the new one (see package
 // events/taskstate).
 func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, error) {
+	spec, err := spec.flatSchedule()
+	if err != nil {
+		return Task{}, false, err
+	}
 	if _, ok := s.handlers[spec.Kind]; !ok && spec.Kind != "" {
 		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q", spec.Kind)}
 	}
@@ -1570,9 +1587,11 @@ func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
 // UpdateTask changes the fields u sets; the task's actor decides it against
 // its current state. An update that changes nothing records nothing.
 func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate, opts ...WriteOption) (Task, error) {
-	c := u.command()
+	c, err := u.command()
+	if err != nil {
+		return Task{}, err
+	}
 	c.IfVersion = writeOpts(opts).ifVersion
-	var err error
 	if c.PayloadKind, err = s.checkUpdatePayload(ctx, id, u); err != nil {
 		return Task{}, err
 	}
