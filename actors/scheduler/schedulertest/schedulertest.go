@@ -6,7 +6,7 @@
 //
 //	h := schedulertest.New(t, schedulertest.WithHandler("report", report))
 //	task := h.Create(scheduler.TaskSpec{Owner: "team/a", Name: "daily", Kind: "report",
-//		Cron: []string{"0 9 * * MON-FRI"}})
+//		Schedule: scheduler.Cron("0 9 * * MON-FRI")})
 //	h.Advance(7 * 24 * time.Hour)
 //	runs := h.Runs(task.ID) // five runs, one per weekday at 09:00
 //
