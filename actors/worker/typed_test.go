@@ -133,3 +133,28 @@ func TestChainFirstOutermost(t *testing.T) {
 		t.Fatalf("trail: %s", got)
 	}
 }
+
+// Whatever the payload, a typed handler does not panic, and it runs the
+// payloads its check at create accepts and refuses, permanently, those it
+// refuses.
+func FuzzTyped(f *testing.F) {
+	for _, p := range []string{`{"mailbox":"inbox","uid":3}`, `{"uid":"3"}`, `{"limits":{"max":1.5}}`, `null`, ``, `[`, `{"mailbox":"x","uid":-1}`} {
+		f.Add([]byte(p))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		ran := false
+		h := worker.Typed(func(ctx context.Context, r *worker.Run, m mailbox) (json.RawMessage, error) {
+			ran = true
+			return nil, nil
+		})
+		verr := h.(worker.PayloadValidator).ValidatePayload(payload)
+		_, err := h.Handle(context.Background(), worker.NewRun(worker.Run{Payload: payload}, nil))
+		if (verr == nil) != ran || (verr == nil) != (err == nil) {
+			t.Fatalf("payload %q: check %v, run %v (ran %v)", payload, verr, err, ran)
+		}
+		var fe *rules.FieldError
+		if verr != nil && (!errors.As(verr, &fe) || !strings.HasPrefix(fe.Field, "payload") || !worker.IsPermanent(err)) {
+			t.Fatalf("payload %q: check %v, run %v", payload, verr, err)
+		}
+	})
+}

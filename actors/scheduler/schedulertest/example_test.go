@@ -13,6 +13,7 @@ import (
 	"github.com/cronactor/cronactor/actors/scheduler/schedulertest"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/embedded"
 )
 
 // exampleT stands in for the *testing.T a test passes to New.
@@ -153,4 +154,33 @@ func ExampleHarness_Events() {
 	// created, due 00:01
 	// TaskPaused
 	// runs: 0
+}
+
+// WithStore starts a scheduler on what another one recorded: here a task
+// created by the old version of a service, whose handler a new version
+// replaced.
+func ExampleWithStore() {
+	t := &exampleT{}
+	defer t.done()
+	store, _ := embedded.OpenMemory()
+	defer store.Close()
+
+	old := schedulertest.New(t, schedulertest.WithStore(store), schedulertest.WithHandler("k", schedulertest.Script()))
+	task := old.Create(scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "k", Interval: time.Minute})
+	old.Advance(time.Minute)
+	t.done() // the old version stops
+	t.cleanups = nil
+
+	upgraded := schedulertest.Script(schedulertest.Result{Checkpoint: json.RawMessage(`{"v":2}`)})
+	h := schedulertest.New(t, schedulertest.WithStore(store), schedulertest.WithStart(old.Now()),
+		schedulertest.WithHandler("k", upgraded))
+	h.Advance(time.Minute)
+	for _, r := range h.Runs(task.ID) {
+		fmt.Println(r.Number, r.StartedAt.Format("15:04"), r.Outcome)
+	}
+	fmt.Println(string(h.Task(task.ID).Checkpoint))
+	// Output:
+	// 1 00:01 completed
+	// 2 00:02 completed
+	// {"v":2}
 }
