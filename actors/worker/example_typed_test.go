@@ -100,14 +100,13 @@ func ExampleMiddleware_recover() {
 		})
 	}
 	h := worker.Chain(worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
-		var m map[string]int
-		m["x"] = 1 // a bug
-		return nil, nil
+		panic("mailbox index corrupt") // a bug, or a library's panic
+
 	}), recoverPanics)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := h.Handle(ctx, worker.NewRun(worker.Run{}, nil))
 	fmt.Println(err, "| permanent:", worker.IsPermanent(err))
 	// Output:
-	// handler panicked: assignment to entry in nil map | permanent: true
+	// handler panicked: mailbox index corrupt | permanent: true
 }
