@@ -65,6 +65,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./cmd/cronactor -run '^$$' -fuzz FuzzEscapeControl -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./internal/httpapi -run '^$$' -fuzz FuzzDecodeStrict -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./internal/tracing -run '^$$' -fuzz FuzzRead -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./actors/worker -run '^$$' -fuzz FuzzTyped -fuzztime $${FUZZTIME:-30s}
 
 chaos: build ## the chaos harness: SIGKILL the daemon CHAOS_KILLS times (default 100) under load, fault scripts, HTTP fuzzer (docs/reliability.md)
 	$(GO) run ./cmd/cronactor-chaos -bin bin/cronactor -kills $${CHAOS_KILLS:-100} -fuzz $${CHAOS_FUZZ:-2000} $${CHAOS_SEED:+-seed $$CHAOS_SEED}

@@ -152,7 +152,10 @@ func (s *Scheduler) hostRequest(msg any) (task.HostRequest, bool) {
 			Reply: triggerReply}, true
 	case UpdateTask:
 		return task.HostRequest{Command: func(st rules.State) (rules.Command, error) {
-			c := m.Update.command()
+			c, err := m.Update.command()
+			if err != nil {
+				return nil, err
+			}
 			c.IfVersion = m.IfVersion
 			if m.Update.Payload != nil && st.Exists() {
 				c.PayloadKind = st.Spec.Kind

@@ -9,37 +9,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/scheduler/schedulertest"
 	"github.com/cronactor/cronactor/actors/worker"
+	"github.com/cronactor/cronactor/events"
 )
 
 // A handler that implements worker.PayloadValidator checks every payload of
 // its kind that a create or an update would record; what it refuses is not
 // recorded, and an update that leaves the payload alone is not checked.
 func TestPayloadIsCheckedByTheKindsHandler(t *testing.T) {
-	store := memStore(t)
-	s, err := scheduler.New(scheduler.Config{Store: store, Clock: clock.NewVirtual(t0)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	noop := worker.HandlerFunc(func(context.Context, *worker.Run) (json.RawMessage, error) { return nil, nil })
 	var checks atomic.Int32
-	s.Register("counted", worker.WithPayloadCheck(noop, func(p json.RawMessage) error {
-		checks.Add(1)
-		var v struct{ N int }
-		if json.Unmarshal(p, &v) != nil || v.N <= 0 {
-			return &scheduler.FieldError{Field: "payload.n", Message: "must be positive"}
-		}
-		return nil
-	}))
-	s.Register("plain", worker.WithPayloadCheck(noop, func(json.RawMessage) error { return errors.New("not for me") }))
-	s.Register("panicky", worker.WithPayloadCheck(noop, func(json.RawMessage) error { panic("boom") }))
-	s.Register("unchecked", noop)
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopNow(s) })
+	h := schedulertest.New(t,
+		schedulertest.WithHandler("counted", worker.WithPayloadCheck(noop, func(p json.RawMessage) error {
+			checks.Add(1)
+			var v struct{ N int }
+			if json.Unmarshal(p, &v) != nil || v.N <= 0 {
+				return &scheduler.FieldError{Field: "payload.n", Message: "must be positive"}
+			}
+			return nil
+		})),
+		schedulertest.WithHandler("plain", worker.WithPayloadCheck(noop, func(json.RawMessage) error { return errors.New("not for me") })),
+		schedulertest.WithHandler("panicky", worker.WithPayloadCheck(noop, func(json.RawMessage) error { panic("boom") })),
+		schedulertest.WithHandler("unchecked", noop))
+	s, store := h.Scheduler(), h.Store().(events.HeadReader)
 	ctx := context.Background()
 	spec := func(kind, payload string) scheduler.TaskSpec {
 		return scheduler.TaskSpec{Name: kind, Owner: "o", Kind: kind, Interval: time.Minute, Payload: json.RawMessage(payload)}

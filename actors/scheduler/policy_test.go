@@ -10,6 +10,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/scheduler/schedulertest"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
 )
@@ -72,42 +73,20 @@ func TestTriggerRunsNow(t *testing.T) {
 // succeeding is retried with its backoffs on the ticks that follow them;
 // the retries move neither nextRun nor lastRun.
 func TestFailingTaskIsRetried(t *testing.T) {
-	clk := clock.NewVirtual(t0)
-	st := memStore(t)
-	ctx := context.Background()
-	s, err := scheduler.New(scheduler.Config{Store: st, Clock: clk, Tick: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := 0
-	s.Register("flaky", worker.HandlerFunc(func(ctx context.Context, r *worker.Run) (json.RawMessage, error) {
-		calls++
-		if calls <= 2 {
-			return nil, errors.New("503")
-		}
-		return nil, nil
-	}))
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer stopNow(s)
-	task, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Name: "A", Owner: "o", Kind: "flaky", Interval: time.Hour,
+	flaky := schedulertest.Script(schedulertest.Result{Err: errors.New("503")}, schedulertest.Result{Err: errors.New("503")},
+		schedulertest.Result{})
+	h := schedulertest.New(t, schedulertest.WithStart(t0), schedulertest.WithHandler("flaky", flaky))
+	task := h.Create(scheduler.TaskSpec{Name: "A", Owner: "o", Kind: "flaky", Interval: time.Hour,
 		FirstRun: t0.Add(10 * time.Second), Retry: &scheduler.RetryPolicy{MaxAttempts: 3, InitialBackoff: 2 * time.Second,
 			MaxBackoff: time.Minute, Multiplier: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk.RunUntil(t0.Add(time.Minute))
+	h.Advance(time.Minute)
 	want := "00:10 RunEnqueued 1 next=60:10 missed=0\n00:10 RunStarted 1\n00:10 RunFailed 1 503\n" +
 		"00:12 RunEnqueued 2 next=60:10 missed=0\n00:12 RunStarted 2\n00:12 RunFailed 2 503\n" +
 		"00:18 RunEnqueued 3 next=60:10 missed=0\n00:18 RunStarted 3\n00:18 RunCompleted 3 \n"
-	if tr := trail(t, st, task.ID); !strings.HasSuffix(tr, want) {
+	if tr := trail(t, h.Store(), task.ID); !strings.HasSuffix(tr, want) {
 		t.Fatalf("trail:\n%s\nwant it to end with:\n%s", tr, want)
 	}
-	got, err := s.Task(ctx, task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := h.Task(task.ID)
 	if !got.LastRun.Equal(t0.Add(10*time.Second)) || !got.NextRun.Equal(t0.Add(time.Hour+10*time.Second)) {
 		t.Fatalf("lastRun %s nextRun %s", mmss(got.LastRun), mmss(got.NextRun))
 	}

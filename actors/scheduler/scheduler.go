@@ -188,6 +188,12 @@ type Config struct {
 	// TracerProvider, if set, gets one span per run a worker takes (see
 	// worker.PoolConfig). Nil: no tracing. Spans never change a decision.
 	TracerProvider trace.TracerProvider
+	// Middleware wraps every registered handler, the first outermost
+	// (worker.Chain): logging, metrics, tenancy around every run. Nil: the
+	// handlers as registered. Tracing is not one of them: it is
+	// TracerProvider, which sees what no handler does (a run's time in the
+	// queue, its drop, a forced end decided by the task).
+	Middleware []worker.Middleware
 	// ActorSystem, if set, is the host's protoactor-go actor system: the
 	// scheduler spawns its actors in it, each named under a prefix of its
 	// own ("cronactor-N/", see ActorPrefix), so host actors can address a
@@ -274,6 +280,10 @@ func (c Config) withDefaults() Config {
 
 // TaskSpec is what CreateTask takes.
 type TaskSpec struct {
+	// Schedule is the task's schedule as one value (Every, Cron, At; see
+	// Schedule). Give it or the flat fields Interval, Cron, At, Timezone,
+	// DSTGap and DSTOverlap (and Tolerance, ToleranceSet), not both.
+	Schedule Schedule
 	// Name and Owner are at most rules.MaxNameChars and MaxOwnerChars
 	// characters, with no control or bidirectional formatting characters
 	// (rules.TextProblem).
@@ -426,6 +436,11 @@ func utc(ts []time.Time) []time.Time {
 // A new Interval takes the default tolerance and timebox for it unless
 // Tolerance (with ToleranceSet when zero) or Timebox is given too.
 type TaskUpdate struct {
+	// Schedule, when not nil, replaces the schedule as written (its kind,
+	// zone and DST policies; see Schedule), and the tolerance when it
+	// carries one. Give it or Interval, Cron, At, Timezone, DSTGap and
+	// DSTOverlap (and Tolerance, ToleranceSet), not both.
+	Schedule *Schedule
 	// Payload, when not nil, replaces the payload (JSON null clears it).
 	Payload json.RawMessage
 	// Interval, when not zero, replaces the interval.
@@ -471,8 +486,12 @@ type TaskUpdate struct {
 }
 
 // command is the update as the rules' command.
-func (u TaskUpdate) command() rules.Update {
+func (u TaskUpdate) command() (rules.Update, error) {
 	var c rules.Update
+	u, err := u.flatSchedule()
+	if err != nil {
+		return c, err
+	}
 	c.Payload, c.Priority, c.MaxWaiting = u.Payload, u.Priority, u.MaxWaiting
 	if u.Interval != 0 {
 		c.Interval = &u.Interval
@@ -497,7 +516,7 @@ func (u TaskUpdate) command() rules.Update {
 	c.StartAt, c.EndAt, c.MaxRuns, c.Jitter = u.StartAt, u.EndAt, u.MaxRuns, u.Jitter
 	c.Queue, c.Retry, c.MissedRunPolicy = u.Queue, u.Retry.events(), u.MissedRunPolicy
 	c.MissedAfter, c.StartDeadline, c.HeartbeatTimeout = u.MissedAfter, u.StartDeadline, u.HeartbeatTimeout
-	return c
+	return c, nil
 }
 
 // Task is a task as its actor holds it.
@@ -854,7 +873,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		})))
 	}
 	s.pool = worker.NewPool(worker.PoolConfig{
-		Archetype: s.arch, Workers: s.cfg.Workers, Queues: s.cfg.Queues, Handlers: s.handlers, PickupDelay: s.cfg.PickupDelay,
+		Archetype: s.arch, Workers: s.cfg.Workers, Queues: s.cfg.Queues, Handlers: s.wrappedHandlers(), PickupDelay: s.cfg.PickupDelay,
 		Ask: s.workerAsk, Post: s.workerPost, Tell: s.workerTell, Base: s.base, Stats: s.stats, TracerProvider: s.cfg.TracerProvider,
 	})
 	s.enqueue = s.pool.Enqueue
@@ -1535,6 +1554,10 @@ func (s *Scheduler) Stats() Stats {
 // the old incarnation never start under the new one (see package
 // events/taskstate).
 func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, error) {
+	spec, err := spec.flatSchedule()
+	if err != nil {
+		return Task{}, false, err
+	}
 	if _, ok := s.handlers[spec.Kind]; !ok && spec.Kind != "" {
 		return Task{}, false, &FieldError{Field: "kind", Message: fmt.Sprintf("no handler registered for kind %q; the kinds registered are %s",
 			spec.Kind, strings.Join(s.Kinds(), ", "))}
@@ -1722,9 +1745,11 @@ func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
 // UpdateTask changes the fields u sets; the task's actor decides it against
 // its current state. An update that changes nothing records nothing.
 func (s *Scheduler) UpdateTask(ctx context.Context, id uuid.UUID, u TaskUpdate, opts ...WriteOption) (Task, error) {
-	c := u.command()
+	c, err := u.command()
+	if err != nil {
+		return Task{}, err
+	}
 	c.IfVersion = writeOpts(opts).ifVersion
-	var err error
 	if c.PayloadKind, err = s.checkUpdatePayload(ctx, id, u); err != nil {
 		return Task{}, err
 	}

@@ -1,6 +1,10 @@
 // Package worker executes runs: the run queue, the worker actors that take
 // runs off it, and the Handler interface that embedders implement per task
-// kind (the kinds the daemon ships are in package kinds).
+// kind (the kinds the daemon ships are in package kinds), with what helps
+// write them: Typed, a handler over a payload decoded into a Go type (an
+// undecodable payload is a permanent failure, and refused at create), and
+// Middleware, a wrapper the scheduler puts around every handler
+// (scheduler.Config.Middleware).
 //
 // It owns what happens between a run being enqueued and its outcome being
 // reported; it decides nothing about a task. The queue actor (Queue) takes
