@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/cronactor/cronactor/events/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain (pgtest.Main, stopping the shared server) is in commit_internal_test.go.
 
 // fastOptions polls often and gives up on an unreachable server soon, so
 // the tests that stop the server stay short.
