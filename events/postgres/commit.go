@@ -350,4 +350,3 @@ func (s *Store) retried(ctx context.Context, tx pgx.Tx, r *appendReq, cur uint64
 	p := uint64(pos)
 	return events.AppendResult{Version: uint64(version), Position: events.Position{Commit: p, Prepare: p}}, true, nil
 }
-

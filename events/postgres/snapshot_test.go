@@ -9,7 +9,6 @@ import (
 	"github.com/cronactor/cronactor/events/postgres/pgtest"
 )
 
-
 // The snapshot table: writes are all or none, the last value of a key wins,
 // reads come in key order (across pages), it survives a reopen, and Clear
 // empties it.
