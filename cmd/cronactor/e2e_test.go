@@ -61,7 +61,13 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 
 func startDaemon(t *testing.T, bin, data, addr string) *daemon {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", data, "--listen", addr, "--tick", "100ms")
+	return startDaemonOn(t, bin, addr, "--data", data)
+}
+
+// startDaemonOn starts the daemon with storeArgs naming its store.
+func startDaemonOn(t *testing.T, bin, addr string, storeArgs ...string) *daemon {
+	t.Helper()
+	cmd := exec.Command(bin, append(append([]string{"serve"}, storeArgs...), "--listen", addr, "--tick", "100ms")...)
 	cmd.Env = append(os.Environ(), "CRONACTOR_TOKEN=")
 	logs := &syncBuf{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -159,12 +165,20 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
+	testEndToEndSurvivesKill9(t, bin, "--data", data)
+}
+
+// testEndToEndSurvivesKill9 runs the daemon on the store storeArgs name
+// (also on Postgres: postgres_e2e_test.go): tasks, kill -9, a restart that
+// loses nothing and starts no run twice, the CLI, metrics, SIGTERM and a
+// start from the snapshot.
+func testEndToEndSurvivesKill9(t *testing.T, bin string, storeArgs ...string) {
 	addr := freeAddr(t)
 	ep := &endpoint{given: map[int]string{}}
 	srv := httptest.NewServer(ep)
 	defer srv.Close()
 
-	d := startDaemon(t, bin, data, addr)
+	d := startDaemonOn(t, bin, addr, storeArgs...)
 	var httpTask, noopTask crontasks.Task
 	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "poll", "owner": "channel/pop3/42", "kind": "http",
 		"payload": map[string]any{"url": srv.URL}, "interval": "1s"}, &httpTask); code != 201 {
@@ -190,7 +204,7 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	}
 	d.cmd.Wait()
 	seen := ep.runs()
-	d2 := startDaemon(t, bin, data, addr)
+	d2 := startDaemonOn(t, bin, addr, storeArgs...)
 	waitFor(t, 30*time.Second, "runs after the restart", func() bool { return ep.runs() >= seen+3 })
 
 	// History is whole: every run the endpoint saw has its RunStarted.
@@ -307,7 +321,7 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	// After a graceful stop the next start reads the tasks from the
 	// snapshot the stop wrote, and they go on running.
 	seen = ep.runs()
-	d3 := startDaemon(t, bin, data, addr)
+	d3 := startDaemonOn(t, bin, addr, storeArgs...)
 	if !strings.Contains(d3.logs.String(), "tasks read from a snapshot") {
 		t.Fatalf("the start after a graceful stop did not read a snapshot:\n%s", d3.logs.String())
 	}

@@ -52,6 +52,11 @@ type Config struct {
 	// View is nil; otherwise View.AsOf serves them from its snapshots.
 	ViewConfig crontasks.Config
 	Store      events.Store
+	// StoreCheck, when set, asks whether the store's server answers (a
+	// store on a server of its own has one: Postgres); /healthz reports
+	// what it says, within 2 s. Nil: the store is in process, nothing to
+	// check.
+	StoreCheck func(context.Context) error
 	// Token, if set, is required as "Authorization: Bearer <token>" on /v1.
 	Token   string
 	Logger  *slog.Logger
@@ -546,18 +551,33 @@ func (a *api) waitFor(ctx context.Context, pos events.Position) error {
 }
 
 // health is GET /healthz: 200 while the process serves. status is "ok", or
-// "degraded" while the view is not ready (the scheduler runs on; a
-// supervisor must not restart the daemon for it); view says how far a
-// rebuild is.
+// "degraded" while the view is not ready or the store's server does not
+// answer (the scheduler runs on; a supervisor must not restart the daemon
+// for it); view says how far a rebuild is, store whether the server
+// answers.
 func (a *api) health(w http.ResponseWriter, r *http.Request) {
+	body := map[string]any{"status": "ok"}
+	if a.cfg.StoreCheck != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		err := a.cfg.StoreCheck(ctx)
+		cancel()
+		if err != nil {
+			// The details (host, user) go to the log: /healthz is public.
+			a.cfg.Logger.Warn("health: the store does not answer", "error", err)
+			body["status"] = "degraded"
+			body["store"] = map[string]any{"state": "unavailable",
+				"message": "the event store's server does not answer: appends fail until it is back (the daemon's log has the error)"}
+		} else {
+			body["store"] = map[string]any{"state": "ok"}
+		}
+	}
 	if a.cfg.Keeper == nil {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+		writeJSON(w, http.StatusOK, body)
 		return
 	}
 	st := a.cfg.Keeper.Status()
-	status := "ok"
 	if st.State != crontasks.StateReady {
-		status = "degraded"
+		body["status"] = "degraded"
 	}
 	view := map[string]any{"state": st.State, "position": st.Position.String(), "progress": st.Progress,
 		"since": st.Since.UTC().Format(time.RFC3339), "rebuilds": st.Rebuilds}
@@ -571,7 +591,8 @@ func (a *api) health(w http.ResponseWriter, r *http.Request) {
 		// Its name next to the view, not the path: /healthz is public.
 		view["moved_aside"] = filepath.Base(st.MovedAside)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": status, "view": view})
+	body["view"] = view
+	writeJSON(w, http.StatusOK, body)
 }
 
 func pathID(r *http.Request) (uuid.UUID, error) {
