@@ -121,11 +121,15 @@ type streamState struct{ version int64 }
 func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
 	defer cancel()
-	tx, err := s.pool.Begin(ctx)
+	// BEGIN goes with the locks, COMMIT with the writes: two round trips
+	// for a group that conflicts nowhere. A connection given back in the
+	// middle of a transaction (any error below) is closed by the pool.
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer func() { _ = tx.Rollback(context.Background()) }()
+	defer conn.Release()
+	tx := conn.Conn()
 
 	// Lock the group's streams in name order (a row per stream, created
 	// empty if new), so two groups, of this process or another, wait for
@@ -137,13 +141,16 @@ func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 	slices.Sort(names)
 	names = slices.Compact(names)
 	lock := &pgx.Batch{}
+	lock.Queue(`BEGIN`)
 	lock.Queue(`INSERT INTO cronactor_streams (stream, version) SELECT unnest($1::text[]), -1 ON CONFLICT (stream) DO NOTHING`, names)
 	lock.Queue(`SELECT stream, version FROM cronactor_streams WHERE stream = ANY($1::text[]) ORDER BY stream FOR UPDATE`, names)
 	heads := make(map[string]*streamState, len(names))
 	br := tx.SendBatch(ctx, lock)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return 0, err
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return 0, err
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -195,7 +202,8 @@ func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 		accepted = append(accepted, r)
 	}
 	if len(accepted) == 0 {
-		return 0, tx.Commit(ctx)
+		_, err := tx.Exec(ctx, "COMMIT")
+		return 0, err
 	}
 	touched := make([]string, 0, len(names))
 	versions := make([]int64, 0, len(names))
@@ -219,6 +227,7 @@ func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 	wb.Queue(`UPDATE cronactor_streams AS s SET version = u.version
 		FROM unnest($1::text[], $2::bigint[]) AS u(stream, version) WHERE s.stream = u.stream AND s.version <> u.version`, touched, versions)
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
+	wb.Queue(`COMMIT`)
 	br = tx.SendBatch(ctx, wb)
 	var headPos int64
 	if err := br.QueryRow().Scan(&headPos); err != nil {
@@ -231,10 +240,11 @@ func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 			return 0, err
 		}
 	}
-	if err := br.Close(); err != nil {
-		return 0, err
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := br.Close(); err != nil {
 		return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
 	}
 	base := uint64(headPos) - uint64(total)
@@ -300,7 +310,7 @@ func joinTime(t time.Time, nanos int16) time.Time {
 // expected version (for AnyVersion: the stream's last events) carry the
 // same IDs. It reads inside the group's transaction, under the stream's
 // lock.
-func (s *Store) retried(ctx context.Context, tx pgx.Tx, r *appendReq, cur uint64, exists bool) (events.AppendResult, bool, error) {
+func (s *Store) retried(ctx context.Context, tx *pgx.Conn, r *appendReq, cur uint64, exists bool) (events.AppendResult, bool, error) {
 	if !exists {
 		return events.AppendResult{}, false, nil
 	}
