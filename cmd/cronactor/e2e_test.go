@@ -59,12 +59,8 @@ type syncBuf struct {
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func startDaemon(t *testing.T, bin, data, addr string) *daemon {
-	t.Helper()
-	return startDaemonOn(t, bin, addr, "--data", data)
-}
-
-// startDaemonOn starts the daemon with storeArgs naming its store.
+// startDaemonOn starts the daemon with storeArgs naming its store
+// ("--data", dir for the embedded store).
 func startDaemonOn(t *testing.T, bin, addr string, storeArgs ...string) *daemon {
 	t.Helper()
 	cmd := exec.Command(bin, append(append([]string{"serve"}, storeArgs...), "--listen", addr, "--tick", "100ms")...)
