@@ -17,7 +17,7 @@
 // visible, so positions become visible in order, without gaps. A bigserial
 // would not do: with two transactions in flight a reader can see position 11
 // committed before 10, go past it, and never see 10.
-// docs/decisions/0018-postgres-store.md gives the reasons.
+// docs/decisions/0020-postgres-store.md gives the reasons.
 //
 // Group commit: a single committer goroutine per Store takes the appends
 // waiting at that moment (up to Options.MaxBatchEvents events) and decides
