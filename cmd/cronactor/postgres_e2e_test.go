@@ -2,10 +2,12 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,9 +51,11 @@ func storeState(body map[string]any) string {
 	return s
 }
 
-// Postgres goes away under a running daemon (stopped as a crash would stop
-// it) and comes back: the daemon stays up and says so on /healthz, then
-// goes on running its task; no run starts twice, no run has two outcomes.
+// Postgres goes away under a running daemon with 40 tasks (stopped as a
+// crash would stop it) and comes back: the daemon stays up and says so on
+// /healthz, then goes on running the tasks; then the daemon is killed
+// (kill -9) and started again. Across both, no run starts twice, no run has
+// two outcomes, and every task keeps running.
 func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test builds and runs the daemon")
@@ -62,15 +66,38 @@ func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildBinary(t)
-	d := startDaemonOn(t, bin, freeAddr(t), "--store", "postgres", "--postgres", url)
+	addr := freeAddr(t)
+	d := startDaemonOn(t, bin, addr, "--store", "postgres", "--postgres", url)
 	if code, body := healthz(t, d); code != 200 || body["status"] != "ok" || storeState(body) != "ok" {
 		t.Fatalf("/healthz at start: %d %v", code, body)
 	}
-	var tk crontasks.Task
-	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "tick", "owner": "demo", "kind": "noop", "interval": "1s"}, &tk); code != 201 {
-		t.Fatalf("create: %d\n%s", code, d.logs.String())
+	const n = 40
+	ids := make([]string, n)
+	for i := range ids {
+		var tk crontasks.Task
+		if code := d.call("POST", "/v1/tasks", map[string]any{"name": fmt.Sprintf("tick-%02d", i), "owner": "demo", "kind": "noop", "interval": "1s"}, &tk); code != 201 {
+			t.Fatalf("create: %d\n%s", code, d.logs.String())
+		}
+		ids[i] = tk.ID.String()
 	}
-	waitFor(t, 30*time.Second, "runs before the outage", func() bool { return d.task(tk.ID.String()).CompletedCount >= 2 })
+	completed := func(d *daemon) map[string]int64 {
+		out := map[string]int64{}
+		for _, id := range ids {
+			out[id] = d.task(id).CompletedCount
+		}
+		return out
+	}
+	allAtLeast := func(d *daemon, base map[string]int64, more int64) func() bool {
+		return func() bool {
+			for id, c := range completed(d) {
+				if c < base[id]+more {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, 60*time.Second, "runs of every task before the outage", allAtLeast(d, nil, 2))
 
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
@@ -80,7 +107,7 @@ func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 		return code == 200 && body["status"] == "degraded" && storeState(body) == "unavailable"
 	})
 	// The API still serves what it has.
-	before := d.task(tk.ID.String()).CompletedCount
+	before := completed(d)
 
 	if err := pg.Restart(); err != nil {
 		t.Fatal(err)
@@ -89,35 +116,45 @@ func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 		code, body := healthz(t, d)
 		return code == 200 && body["status"] == "ok" && storeState(body) == "ok"
 	})
-	waitFor(t, 60*time.Second, "runs after Postgres is back\n"+d.logs.String(), func() bool { return d.task(tk.ID.String()).CompletedCount >= before+2 })
+	waitFor(t, 60*time.Second, "runs of every task after Postgres is back\n"+d.logs.String(), allAtLeast(d, before, 2))
 
-	started, outcomes := map[int]int{}, map[int]int{}
-	for _, r := range d.events(tk.ID.String()) {
-		e, err := events.Decode(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch e := e.(type) {
-		case events.RunStarted:
-			started[e.Run]++
-		case events.RunCompleted:
-			outcomes[e.Run]++
-		case events.RunFailed:
-			outcomes[e.Run]++
-		case events.RunDropped:
-			outcomes[e.Run]++
-		case events.RunForcedEnd:
-			outcomes[e.Run]++
-		}
+	// kill -9 mid-flight, then start again on the same database.
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
-	for run, n := range started {
-		if n != 1 {
-			t.Fatalf("run %d started %d times", run, n)
+	d.cmd.Wait()
+	d2 := startDaemonOn(t, bin, addr, "--store", "postgres", "--postgres", url)
+	waitFor(t, 60*time.Second, "runs of every task after kill -9", allAtLeast(d2, completed(d2), 2))
+
+	for _, id := range ids {
+		started, outcomes := map[int]int{}, map[int]int{}
+		for _, r := range d2.events(id) {
+			e, err := events.Decode(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch e := e.(type) {
+			case events.RunStarted:
+				started[e.Run]++
+			case events.RunCompleted:
+				outcomes[e.Run]++
+			case events.RunFailed:
+				outcomes[e.Run]++
+			case events.RunDropped:
+				outcomes[e.Run]++
+			case events.RunForcedEnd:
+				outcomes[e.Run]++
+			}
 		}
-	}
-	for run, n := range outcomes {
-		if n != 1 {
-			t.Fatalf("run %d has %d outcomes", run, n)
+		for run, k := range started {
+			if k != 1 {
+				t.Fatalf("task %s: run %d started %d times", id, run, k)
+			}
+		}
+		for run, k := range outcomes {
+			if k != 1 {
+				t.Fatalf("task %s: run %d has %d outcomes", id, run, k)
+			}
 		}
 	}
 	if !strings.Contains(d.logs.String(), "postgres") {
