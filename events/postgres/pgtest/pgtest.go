@@ -77,24 +77,41 @@ var dbSeq atomic.Int64
 // dropped when t ends.
 func URL(t testing.TB) string {
 	t.Helper()
+	url, drop, err := Database()
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Logf("%v", err)
+		}
+	})
+	return url
+}
+
+// Database is URL for code that has no testing.TB (runnable examples): the
+// URL of a fresh, empty database, and the function that drops it. Without
+// server binaries the error matches ErrNoServer.
+func Database() (url string, drop func() error, err error) {
 	base := os.Getenv("CRONACTOR_POSTGRES")
 	if base == "" {
 		shared.once.Do(func() { shared.srv, shared.err = start() })
 		if shared.err != nil {
-			skipOrFail(t, shared.err)
+			return "", nil, shared.err
 		}
 		base = shared.srv.URL("postgres")
 	}
 	name := fmt.Sprintf("crtest_%d_%d", os.Getpid(), dbSeq.Add(1))
 	if err := exec1(base, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: create database %s: %v", name, err)
+		return "", nil, fmt.Errorf("pgtest: create database %s: %w", name, err)
 	}
-	t.Cleanup(func() {
+	drop = func() error {
 		if err := exec1(base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Logf("pgtest: drop database %s: %v", name, err)
+			return fmt.Errorf("pgtest: drop database %s: %w", name, err)
 		}
-	})
-	return withDatabase(base, name)
+		return nil
+	}
+	return withDatabase(base, name), drop, nil
 }
 
 // Start starts a server of t's own, removed when t ends: for tests that
