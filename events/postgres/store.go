@@ -69,8 +69,8 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	opts = opts.withDefaults()
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
-		// The driver's message may quote the string, password included.
-		return nil, fmt.Errorf("postgres: connection string: %w", errors.New(redact(err.Error(), connString)))
+		// pgx quotes the string with its password masked (TestOpenBadConnString).
+		return nil, fmt.Errorf("postgres: connection string: %w", err)
 	}
 	cfg.MaxConns = int32(opts.MaxConns)
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.OpTimeout {
