@@ -72,7 +72,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 // committed later below a position it had passed).
 func TestConcurrentWritersFollowerSeesEveryEventOnce(t *testing.T) {
 	url := pgtest.URL(t)
-	const writers, appends = 4, 40
+	const writers, appends = 4, 15
 	follower := open(t, url, fastOptions())
 
 	var mu sync.Mutex
@@ -119,7 +119,7 @@ func TestConcurrentWritersFollowerSeesEveryEventOnce(t *testing.T) {
 		last = r.Position.Commit
 		return nil
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a bound for a hang, not a measure: the machine may be loaded
 	for len(seen) < total {
 		if time.Now().After(deadline) {
 			t.Fatalf("follower saw %d of %d events", len(seen), total)
