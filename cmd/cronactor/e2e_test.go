@@ -88,6 +88,22 @@ func startDaemonOn(t *testing.T, bin, addr string, storeArgs ...string) *daemon 
 	return d
 }
 
+// waitReady waits until /healthz says "ok": a store without a view on disk
+// (Postgres) rebuilds its view in memory at start, and task queries answer
+// 503 until it is done.
+func waitReady(t *testing.T, d *daemon) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "the daemon ready (/healthz status ok)\n"+d.logs.String(), func() bool {
+		resp, err := http.Get(d.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var body struct{ Status string }
+		return json.NewDecoder(resp.Body).Decode(&body) == nil && body.Status == "ok"
+	})
+}
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -175,6 +191,7 @@ func testEndToEndSurvivesKill9(t *testing.T, bin string, storeArgs ...string) {
 	defer srv.Close()
 
 	d := startDaemonOn(t, bin, addr, storeArgs...)
+	waitReady(t, d)
 	var httpTask, noopTask crontasks.Task
 	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "poll", "owner": "channel/pop3/42", "kind": "http",
 		"payload": map[string]any{"url": srv.URL}, "interval": "1s"}, &httpTask); code != 201 {
@@ -201,6 +218,7 @@ func testEndToEndSurvivesKill9(t *testing.T, bin string, storeArgs ...string) {
 	d.cmd.Wait()
 	seen := ep.runs()
 	d2 := startDaemonOn(t, bin, addr, storeArgs...)
+	waitReady(t, d2)
 	waitFor(t, 30*time.Second, "runs after the restart", func() bool { return ep.runs() >= seen+3 })
 
 	// History is whole: every run the endpoint saw has its RunStarted.
@@ -318,6 +336,7 @@ func testEndToEndSurvivesKill9(t *testing.T, bin string, storeArgs ...string) {
 	// snapshot the stop wrote, and they go on running.
 	seen = ep.runs()
 	d3 := startDaemonOn(t, bin, addr, storeArgs...)
+	waitReady(t, d3)
 	if !strings.Contains(d3.logs.String(), "tasks read from a snapshot") {
 		t.Fatalf("the start after a graceful stop did not read a snapshot:\n%s", d3.logs.String())
 	}

@@ -68,6 +68,7 @@ func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 	bin := buildBinary(t)
 	addr := freeAddr(t)
 	d := startDaemonOn(t, bin, addr, "--store", "postgres", "--postgres", url)
+	waitReady(t, d)
 	if code, body := healthz(t, d); code != 200 || body["status"] != "ok" || storeState(body) != "ok" {
 		t.Fatalf("/healthz at start: %d %v", code, body)
 	}
@@ -124,6 +125,7 @@ func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 	}
 	d.cmd.Wait()
 	d2 := startDaemonOn(t, bin, addr, "--store", "postgres", "--postgres", url)
+	waitReady(t, d2) // its view is rebuilt in memory first
 	waitFor(t, 60*time.Second, "runs of every task after kill -9", allAtLeast(d2, completed(d2), 2))
 
 	for _, id := range ids {
