@@ -181,7 +181,11 @@ func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 	accepted := make([]*appendReq, 0, len(batch))
 	for _, r := range batch {
 		h := heads[r.stream]
-		cur, exists := uint64(h.version), h.version >= 0
+		var cur uint64
+		exists := h.version >= 0
+		if exists {
+			cur = uint64(h.version)
+		}
 		if r.expected.IsAny() || !r.expected.Allows(cur, exists) {
 			res, ok, err := s.retried(ctx, tx, r, cur, exists)
 			if err != nil {

@@ -135,6 +135,25 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 		return err
 	}
 	defer s.release()
+	// Close ends a read in flight too, not only a wait.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	// end is the reason to stop once ctx is done: Close's, if it was Close.
+	end := func() error {
+		select {
+		case <-s.done:
+			return events.ErrClosed
+		default:
+			return ctx.Err()
+		}
+	}
 	pos := after.Commit
 	poll := time.NewTimer(s.opts.PollInterval)
 	defer poll.Stop()
@@ -145,19 +164,19 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 			return events.ErrClosed
 		default:
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		if ctx.Err() != nil {
+			return end()
 		}
 		wake := s.waiter()
 		recs, err := s.readAll(ctx, pos, subscribePage)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return end()
 			}
 			s.log.Warn("postgres subscription read failed; retrying", "error", err, "position", pos, "retry_in", backoff)
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return end()
 			case <-s.done:
 				return events.ErrClosed
 			case <-time.After(backoff):
@@ -184,7 +203,7 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 		poll.Reset(s.opts.PollInterval)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return end()
 		case <-s.done:
 			return events.ErrClosed
 		case <-wake:
