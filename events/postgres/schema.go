@@ -64,11 +64,19 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (err error) {
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrateLock); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS cronactor_schema (
-		version    integer PRIMARY KEY,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
+	// Created only when missing: a role without CREATE on the schema can
+	// open a migrated database (docs/postgres.md, privileges).
+	var exists bool
+	if err := tx.QueryRow(ctx, "SELECT to_regclass('cronactor_schema') IS NOT NULL").Scan(&exists); err != nil {
 		return err
+	}
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE TABLE cronactor_schema (
+			version    integer PRIMARY KEY,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return err
+		}
 	}
 	var have int
 	if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM cronactor_schema").Scan(&have); err != nil {
