@@ -9,7 +9,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 win
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
-.PHONY: help run test bench fuzz lint cross tidy build peers chromium chaos
+.PHONY: help run test bench fuzz lint cross tidy build peers chromium postgres chaos
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -23,13 +23,16 @@ peers: ## build bin/cronactor-benchpeers, the peer schedulers of the benchmarks 
 run: ## run the scheduler on the embedded store in ./cronactor-data
 	$(GO) run ./cmd/cronactor serve
 
-test: lint cross chromium ## lint, cross-compile, then every test with the race detector (installs Chromium for the browser tests first)
+test: lint cross chromium postgres ## lint, cross-compile, then every test with the race detector (installs Chromium and PostgreSQL for the tests first)
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	cd internal/benchpeers && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd internal/traceidle && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 chromium: ## install Chromium for the dashboard's browser tests, if missing and root (.ci/install-chromium)
 	@./.ci/install-chromium
+
+postgres: ## install PostgreSQL for the Postgres store's tests, if missing and root (.ci/install-postgres)
+	@./.ci/install-postgres
 
 # Where make bench keeps each measurement's --json output for the table,
 # the tasks of the scheduler and lag measurements (the bars of DESIGN.md §6

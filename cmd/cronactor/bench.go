@@ -22,7 +22,7 @@ import (
 // and printing here, the measurements in internal/bench.
 var benchCommands = map[string]command{
 	"store": {
-		summary: "append throughput of the embedded store next to the disk's raw limit",
+		summary: "append throughput of the embedded store (or --store postgres) next to the disk's raw limit",
 		run:     runBenchStore,
 	},
 	"projections": {
@@ -104,8 +104,18 @@ func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
 	duration := fs.Duration("duration", 5*time.Second, "how long each measurement appends")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print each result as one JSON object; the last line is the last result")
+	storeKind := fs.String("store", "embedded", "store to measure: embedded or postgres")
+	pgURL := fs.String("postgres", env.getenv("CRONACTOR_POSTGRES"), "PostgreSQL connection `URL` for --store postgres (default $CRONACTOR_POSTGRES)")
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	switch {
+	case *storeKind != "embedded" && *storeKind != "postgres":
+		return fmt.Errorf("%w: --store must be embedded or postgres, got %q", errUsage, *storeKind)
+	case *storeKind == "postgres" && *pgURL == "":
+		return fmt.Errorf("%w: --store postgres needs --postgres URL (or CRONACTOR_POSTGRES)", errUsage)
+	case *storeKind == "embedded":
+		*pgURL = ""
 	}
 	if err := fs.noArgs(); err != nil {
 		return err
@@ -117,7 +127,7 @@ func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
 	}
 	defer env.progress.done()
-	cfg := bench.StoreConfig{Writers: *writers, Duration: *duration, Dir: *dir, Progress: benchProgress(env)}
+	cfg := bench.StoreConfig{Writers: *writers, Duration: *duration, Dir: *dir, Postgres: *pgURL, Progress: benchProgress(env)}
 	return bench.Store(ctx, cfg, func(r bench.StoreResult) error {
 		if *asJSON {
 			return printJSON(env, r)

@@ -20,6 +20,7 @@ import (
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/events/esdb"
+	"github.com/cronactor/cronactor/events/postgres"
 	"github.com/cronactor/cronactor/internal/httpapi"
 	"github.com/cronactor/cronactor/projections/crontasks"
 )
@@ -177,8 +178,12 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 
 	// Shutdown waits for handlers; closing this ends the event streams.
 	streamsDone := make(chan struct{})
+	var storeCheck func(context.Context) error
+	if c, ok := store.(interface{ Check(context.Context) error }); ok {
+		storeCheck = c.Check // Postgres: /healthz says when the server is away
+	}
 	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone},
+		StoreCheck: storeCheck, Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone},
 		TracerProvider: tracer.provider()})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
@@ -240,6 +245,13 @@ func openStore(ctx context.Context, cfg serveConfig, logger *slog.Logger) (event
 		s, err := esdb.Open(ctx, cfg.esdbURL, esdb.Options{Logger: logger})
 		if err != nil {
 			return nil, fmt.Errorf("open EventStoreDB store: %w", err)
+		}
+		return s, nil
+	}
+	if cfg.store == "postgres" {
+		s, err := postgres.Open(ctx, cfg.pgURL, postgres.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("open Postgres store: %w", err)
 		}
 		return s, nil
 	}

@@ -25,6 +25,7 @@ type serveConfig struct {
 	tick      time.Duration
 	store     string
 	esdbURL   string
+	pgURL     string
 	token     string
 	insecure  bool
 	allowExec bool
@@ -177,8 +178,9 @@ var serveOptions = []serveOption{
 	stringOpt("data", "./cronactor-data", "data `directory` of the embedded store and the view", func(c *serveConfig) *string { return &c.data }),
 	stringOpt("listen", "127.0.0.1:7070", "HTTP listen `address`", func(c *serveConfig) *string { return &c.listen }),
 	durationOpt("tick", "1s", "clock tick: a `duration` such as 1s or 30s", func(c *serveConfig) *time.Duration { return &c.tick }),
-	stringOpt("store", "embedded", "event `store`: embedded or esdb", func(c *serveConfig) *string { return &c.store }),
+	stringOpt("store", "embedded", "event `store`: embedded, esdb or postgres", func(c *serveConfig) *string { return &c.store }),
 	stringOpt("esdb", "", "EventStoreDB connection `URL`, e.g. esdb://host:2113?tls=false", func(c *serveConfig) *string { return &c.esdbURL }),
+	stringOpt("postgres", "", "PostgreSQL connection `URL` (libpq form), e.g. postgres://cronactor@db:5432/cronactor", func(c *serveConfig) *string { return &c.pgURL }),
 	stringOpt("token", "", "bearer `token` required on /v1", func(c *serveConfig) *string { return &c.token }),
 	boolOpt("insecure", "allow a non-loopback listen address without a token", func(c *serveConfig) *bool { return &c.insecure }),
 	boolOpt("allow-exec", "enable the exec handler kind", func(c *serveConfig) *bool { return &c.allowExec }),
@@ -362,10 +364,12 @@ func queuesNode(v *yaml.Node) (string, error) {
 
 func (c serveConfig) validate() error {
 	switch {
-	case c.store != "embedded" && c.store != "esdb":
-		return fmt.Errorf("%w: --store must be embedded or esdb, got %q", errUsage, c.store)
+	case c.store != "embedded" && c.store != "esdb" && c.store != "postgres":
+		return fmt.Errorf("%w: --store must be embedded, esdb or postgres, got %q", errUsage, c.store)
 	case c.store == "esdb" && c.esdbURL == "":
 		return fmt.Errorf("%w: --store esdb needs --esdb URL (or CRONACTOR_ESDB)", errUsage)
+	case c.store == "postgres" && c.pgURL == "":
+		return fmt.Errorf("%w: --store postgres needs --postgres URL (or CRONACTOR_POSTGRES)", errUsage)
 	case c.store == "embedded" && c.data == "":
 		return fmt.Errorf("%w: --data must not be empty", errUsage)
 	case c.tick < time.Millisecond:

@@ -54,6 +54,11 @@ type Config struct {
 	// View is nil; otherwise View.AsOf serves them from its snapshots.
 	ViewConfig crontasks.Config
 	Store      events.Store
+	// StoreCheck, when set, asks whether the store's server answers (a
+	// store on a server of its own has one: Postgres); /healthz reports
+	// what it says, within 2 s. Nil: the store is in process, nothing to
+	// check.
+	StoreCheck func(context.Context) error
 	// Token, if set, is required as "Authorization: Bearer <token>" on /v1.
 	Token   string
 	Logger  *slog.Logger
@@ -553,19 +558,40 @@ func (a *api) waitFor(ctx context.Context, pos events.Position) error {
 }
 
 // health is GET /healthz: 200 while the process serves. status is "ok", or
-// "degraded" while the view is not ready (the scheduler runs on; a
-// supervisor must not restart the daemon for it); view says how far a
-// rebuild is. While the event store refuses appends (its disk is full or
+// "degraded" while the view is not ready or the store's server does not
+// answer (the scheduler runs on; a supervisor must not restart the daemon
+// for it); view says how far a rebuild is, store whether the server
+// answers. While the event store refuses appends (its disk is full or
 // read-only, or a write failed) it answers 503 with status "failing" and a
 // store object saying why (storeHealth): the daemon records nothing, and a
 // load balancer or an operator's alert must see it.
 func (a *api) health(w http.ResponseWriter, r *http.Request) {
 	code, body := http.StatusOK, map[string]any{"status": "ok"}
-	if store := a.storeHealth(); store != nil {
-		body["store"] = store
-		if store["writable"] == false {
-			code, body["status"] = http.StatusServiceUnavailable, "failing"
+	store := a.storeHealth()
+	if store != nil && store["writable"] == false {
+		code, body["status"] = http.StatusServiceUnavailable, "failing"
+	}
+	if a.cfg.StoreCheck != nil {
+		if store == nil {
+			store = map[string]any{}
 		}
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		err := a.cfg.StoreCheck(ctx)
+		cancel()
+		if err != nil {
+			// The details (host, user) go to the log: /healthz is public.
+			a.cfg.Logger.Warn("health: the store does not answer", "error", err)
+			if code == http.StatusOK {
+				body["status"] = "degraded"
+			}
+			store["state"] = "unavailable"
+			store["message"] = "the event store's server does not answer: appends fail until it is back (the daemon's log has the error)"
+		} else {
+			store["state"] = "ok"
+		}
+	}
+	if store != nil {
+		body["store"] = store
 	}
 	if a.cfg.Keeper == nil {
 		writeJSON(w, code, body)
