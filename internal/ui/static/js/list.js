@@ -20,6 +20,12 @@ const SORTS = {
   next: (a, b) => (nextMs(a) - nextMs(b)) || byName(a, b),
 };
 
+const HEAD_TITLES = {
+  "Last run": "when the latest scheduled run started (#its number)",
+  "Last outcome": "how the latest run that ended, ended: #its number, when (often another run than the last run's)",
+  "Runs": "runs enqueued in this incarnation of the task",
+};
+
 export function listPage(root, params) {
   const state = {
     owner: params.get("owner") || "",
@@ -56,8 +62,8 @@ export function listPage(root, params) {
   const tbody = h("tbody");
   const table = h("table.tasks", {},
     h("caption.sr", { text: "Tasks" }),
-    h("thead", {}, h("tr", {}, ["Name", "Owner", "Schedule", "Zone", "Status", "Next run", "Last start", "Last outcome", "Runs", "OK", "Dropped", "Forced", "Failed", "Missed"]
-      .map((c) => h("th", { scope: "col", text: c })))),
+    h("thead", {}, h("tr", {}, ["Name", "Owner", "Schedule", "Zone", "Status", "Next run", "Last run", "Last outcome", "Runs", "OK", "Dropped", "Forced", "Failed", "Missed"]
+      .map((c) => h("th", { scope: "col", text: c, title: HEAD_TITLES[c] })))),
     tbody);
   const prev = h("button", { type: "button", text: "← Previous", onclick: () => go(state.page - 1) });
   const next = h("button", { type: "button", text: "Next →", onclick: () => go(state.page + 1) });
@@ -174,7 +180,8 @@ export function listPage(root, params) {
     onEvent() {
       // Coalesce a burst of events into one read of the page.
       if (timer) return;
-      timer = setTimeout(() => { timer = null; load(); }, 250);
+      // A large list is read again less often.
+      timer = setTimeout(() => { timer = null; load(); }, state.tasks.length > 1000 ? 2000 : 250);
     },
     reconnected: load,
     tick() {

@@ -138,7 +138,7 @@ export function taskPage(root, id) {
       ...fact("Start deadline / heartbeat", h("span#f-deadlines", { text: `${task.start_deadline || "none"} / ${task.heartbeat_timeout || "none"}` })),
       ...fact("Run state", h("span#f-runstate", {}, ...runState(task, when))),
       ...fact("Next run", task.status === "active" ? when(task.next_run) : `- (${task.status})`),
-      ...fact("Last start", h("span#f-laststart", {}, task.last_run ? [when(task.last_run), task.last_run_number ? `, run ${task.last_run_number}` : ""] : "-")),
+      ...fact("Last run", h("span#f-laststart", {}, task.last_run ? ["started ", when(task.last_run), task.last_run_number ? `, run ${task.last_run_number}` : ""] : "-")),
       ...fact("Last outcome", h("span#f-lastoutcome", {}, ...lastOutcome(task.last_outcome, when))),
       ...fact("Runs", `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.retry_count || 0} retries, ${task.trigger_count || 0} triggered; ${task.missed_count} missed`),
       ...fact("Payload", h("code.json", { text: task.payload === null || task.payload === undefined ? "-" : JSON.stringify(task.payload) })),
