@@ -201,3 +201,32 @@ func TestCreateFormPolicyAndAt(t *testing.T) {
 		t.Fatalf("created dst_gap %v dst_overlap %v timezone %v, want skip, both, America/New_York", m["dst_gap"], m["dst_overlap"], m["timezone"])
 	}
 }
+
+// A task deleted and created again starts clean (README): the page shows
+// the new incarnation's counts and says since when they count.
+func TestRecreatedTaskCountsFromZero(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.create(t, "again", "team/a", "1m", t0.Add(30*time.Second))
+	d.advance(3 * time.Minute) // runs 1–3
+	ctx := tab(t)
+	run(t, ctx, "the first incarnation", chromedp.Navigate(d.url("#/tasks/"+id.String())), waitText("#f-runs", "3 enqueued: 3 completed"))
+	if code, body := d.call(t, "DELETE", "/v1/tasks/"+id.String(), ""); code/100 != 2 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	if again := d.create(t, "again", "team/a", "1m", t0.Add(5*time.Minute)); again != id {
+		t.Fatalf("created again as %s, want the same ID %s", again, id)
+	}
+	run(t, ctx, "created again", waitText("#f-runs", "0 enqueued: 0 completed"), waitText("#f-runs", "counted since it was created again"),
+		waitText("#f-lastoutcome", "-"))
+	_, body := d.call(t, "GET", "/v1/tasks/"+id.String(), "")
+	var row struct {
+		RunCount    int64 `json:"run_count"`
+		Incarnation int   `json:"incarnation"`
+	}
+	if err := json.Unmarshal([]byte(body), &row); err != nil {
+		t.Fatal(err)
+	}
+	if row.RunCount != 0 || row.Incarnation != 2 {
+		t.Fatalf("the API row: run_count %d incarnation %d, want 0 and 2", row.RunCount, row.Incarnation)
+	}
+}

@@ -85,6 +85,9 @@ func TestRecreatedTaskRowStartsClean(t *testing.T) {
 	if got.Priority != 4 || got.NextRun == nil || !got.NextRun.Equal(recreated.Add(130*time.Second)) || !got.CreatedAt.Equal(recreated) {
 		t.Errorf("priority %d next_run %v created_at %s, want the new incarnation's", got.Priority, got.NextRun, got.CreatedAt)
 	}
+	if got.Incarnation != 2 {
+		t.Errorf("incarnation %d, want 2", got.Incarnation)
+	}
 	if got.RunCount != 0 || got.StartedCount != 0 || got.CompletedCount != 0 || got.DroppedCount != 0 || got.PendingCount != 0 || got.LastRunNumber != 0 {
 		t.Errorf("runs %d started %d completed %d dropped %d pending %d last_run_number %d, want all 0: the old incarnation's counts carried over",
 			got.RunCount, got.StartedCount, got.CompletedCount, got.DroppedCount, got.PendingCount, got.LastRunNumber)

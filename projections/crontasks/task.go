@@ -127,7 +127,11 @@ type Task struct {
 	// LastOutcome is how the latest run of this incarnation that ended,
 	// ended (null before the first). The JSON repeats its run and time as
 	// last_outcome_run and last_outcome_at (MarshalJSON).
-	LastOutcome *Outcome   `json:"last_outcome"`
+	LastOutcome *Outcome `json:"last_outcome"`
+	// Incarnation counts the task's creations: 1, or 2 once it was
+	// deleted and created again (same owner and name), … The counts and
+	// CreatedAt are the current incarnation's.
+	Incarnation int        `json:"incarnation"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	DeletedAt   *time.Time `json:"deleted_at,omitempty"`
@@ -294,7 +298,7 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.NextRetry = tpKeep(t.NextRetry, next)
 	t.NextRun, t.LastRun = tpKeep(t.NextRun, st.NextRun), tpKeep(t.LastRun, st.LastRun)
 	t.Checkpoint = st.Checkpoint
-	t.CreatedAt = st.CreatedAt.UTC()
+	t.CreatedAt, t.Incarnation = st.CreatedAt.UTC(), st.Incarnation
 	t.PendingCount = t.RunCount - t.CompletedCount - t.DroppedCount - t.ForcedCount - t.FailedCount
 	t.UpdatedAt = at
 	t.Version = m.Version
