@@ -6,7 +6,7 @@ import { h, clear } from "./dom.js";
 import { relative, exact, schedule, zone, utc, parseDuration, durationWords } from "./fmt.js";
 import { runsOf, drawTimeline, legend, describe } from "./timeline.js";
 
-const ZOOMS = [["1h", 3600e3], ["6h", 6 * 3600e3], ["24h", 86400e3], ["7d", 7 * 86400e3], ["30d", 30 * 86400e3]];
+const ZOOMS = [["5m", 5 * 60e3], ["15m", 15 * 60e3], ["1h", 3600e3], ["6h", 6 * 3600e3], ["24h", 86400e3], ["7d", 7 * 86400e3], ["30d", 30 * 86400e3]];
 
 // retryWords is a retry policy in words: "3 attempts, 1s × 2 up to 1m0s".
 function retryWords(r) {
@@ -29,8 +29,19 @@ function runState(task, when) {
   return out;
 }
 
+// lastOutcome is how the latest run that ended, ended: its outcome, run,
+// attempt, time and reason. It is often another run than the last start's
+// (a retry, a trigger, or the run that started last still runs).
+function lastOutcome(lo, when) {
+  if (!lo) return ["-"];
+  const why = [lo.reason, lo.detail].filter(Boolean).join(": ");
+  return [h("span", { class: `badge o-${lo.outcome}`, text: lo.outcome }),
+    ` run ${lo.run}${lo.attempt > 1 ? `, attempt ${lo.attempt}` : ""}${lo.trigger === "manual" ? " (triggered)" : ""}, at `, when(lo.at),
+    why ? ` — ${why}` : ""];
+}
+
 export function taskPage(root, id) {
-  let task = null, rows = [], zoom = 0, autoZoom = true, seq = 0;
+  let task = null, rows = [], zoom = 0, autoZoom = true, seq = 0, stickRight = true;
   const title = h("h1", { text: "Task" });
   const status = h("span.badge");
   const actionMsg = h("p.error#action-error", { role: "alert" });
@@ -80,6 +91,7 @@ export function taskPage(root, id) {
         h("table.trail", {}, h("thead", {}, h("tr", {}, ["Time", "Event", "nextRun", "lastRun"].map((c) => h("th", { scope: "col", text: c })))), trail))),
   );
 
+  timeline.addEventListener("scroll", () => { stickRight = timeline.scrollLeft + timeline.clientWidth >= timeline.scrollWidth - 2; });
   exForm.addEventListener("submit", (e) => { e.preventDefault(); explain(exAt.value.trim()); });
 
   async function load() {
@@ -126,8 +138,10 @@ export function taskPage(root, id) {
       ...fact("Start deadline / heartbeat", h("span#f-deadlines", { text: `${task.start_deadline || "none"} / ${task.heartbeat_timeout || "none"}` })),
       ...fact("Run state", h("span#f-runstate", {}, ...runState(task, when))),
       ...fact("Next run", task.status === "active" ? when(task.next_run) : `- (${task.status})`),
-      ...fact("Last run", when(task.last_run), task.last_outcome ? [" ", h("span", { class: `badge o-${task.last_outcome.outcome}`, text: task.last_outcome.outcome })] : ""),
-      ...fact("Runs", `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.retry_count || 0} retries, ${task.trigger_count || 0} triggered; ${task.missed_count} missed`),
+      ...fact("Last run", h("span#f-laststart", {}, task.last_run ? ["started ", when(task.last_run), task.last_run_number ? `, run ${task.last_run_number}` : ""] : "-")),
+      ...fact("Last outcome", h("span#f-lastoutcome", {}, ...lastOutcome(task.last_outcome, when))),
+      ...fact("Runs", h("span#f-runs", {}, `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.retry_count || 0} retries, ${task.trigger_count || 0} triggered; ${task.missed_count} missed`,
+        task.incarnation > 1 ? [" — counted since it was created again ", when(task.created_at)] : "")),
       ...fact("Payload", h("code.json", { text: task.payload === null || task.payload === undefined ? "-" : JSON.stringify(task.payload) })),
       ...fact("Checkpoint", h("code.json", { text: task.checkpoint === null || task.checkpoint === undefined ? "-" : JSON.stringify(task.checkpoint) })),
       ...fact("ID", h("code", { text: task.id })),
@@ -157,6 +171,9 @@ export function taskPage(root, id) {
       explain(exAt.value);
     });
     if (!n) timeline.append(h("p.note", { text: `No runs in the last ${ZOOMS[zoom][0]}.` }));
+    // On a narrow screen the timeline scrolls sideways: keep the newest end
+    // (now, at the right) in view unless the reader scrolled away from it.
+    if (stickRight) timeline.scrollLeft = timeline.scrollWidth;
     clear(runsTable);
     for (const r of runs.slice().reverse().slice(0, 200)) {
       runsTable.append(h("tr", { "data-outcome": r.outcome },
@@ -171,7 +188,7 @@ export function taskPage(root, id) {
   async function loadSlots(my) {
     const fill = (list, note) => {
       clear(slots);
-      for (const s of list) slots.append(h("li", {}, h("time", { datetime: s, title: exact(s), text: `${utc(s)} (${relative(s)})` })));
+      for (const s of list) slots.append(h("li", {}, h("time.rel", { datetime: s, "data-full": "1", title: exact(s), text: `${utc(s)} (${relative(s)})` })));
       slotNote.textContent = note;
     };
     if (task.status !== "active") return fill([], `No slots while the task is ${task.status}.`);
