@@ -1283,11 +1283,14 @@ func (s *Scheduler) StopStarting(ctx context.Context) error {
 	first := !s.gateClosed
 	s.gateClosed = true
 	s.mu.Unlock()
+	var tickErr error
 	if first {
-		_, _ = counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout)
+		if _, err := counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout); err != nil {
+			tickErr = fmt.Errorf("scheduler: stop ticking: %w", err)
+		}
 		s.stats.Close() // no run is admitted from now on
 	}
-	return s.stats.WaitStarts(ctx)
+	return errors.Join(tickErr, s.stats.WaitStarts(ctx))
 }
 
 // Stop shuts the scheduler down gracefully: ticking stops and no further
@@ -1303,7 +1306,12 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	_ = s.StopStarting(ctx)
+	// What failed is returned, joined; ctx ending the drain is not a
+	// failure (the runs left are abandoned, as documented).
+	var errs []error
+	if err := s.StopStarting(ctx); err != nil && ctx.Err() == nil {
+		errs = append(errs, err)
+	}
 	if stopHook != nil {
 		stopHook()
 	}
@@ -1339,21 +1347,52 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		}
 		s.sys.Shutdown() // stops no actor (they are stopped above), only the system's own machinery
 		s.cfg.Logger.Info("scheduler stopped")
-		return nil
+		return errors.Join(errs...)
 	}
 	// The host's system lives on: stop exactly our actors (workers stop with
 	// the queue, their parent) and return once they are gone, then stop
 	// watching its dead letters.
-	stopped := make([]*actor.Future, len(pids))
-	for i, pid := range pids {
-		stopped[i] = s.sys.Root.StopFuture(pid)
-	}
-	for _, f := range stopped {
-		_ = f.Wait() // a timeout (10s) leaves the actor to stop on its own
-	}
+	errs = append(errs, s.awaitStopped(ctx, pids))
 	s.sys.EventStream.Unsubscribe(s.deadLetters)
 	s.cfg.Logger.Info("scheduler stopped")
-	return nil
+	return errors.Join(errs...)
+}
+
+// awaitStopped stops the actors at pids and waits for them within ctx.
+// Every actor is told to stop before any is waited for, so their futures'
+// timeouts (10 s) run at once: an actor busy in a message (a hung store
+// call, say) costs one timeout in all, not one per actor after it. It
+// returns errors.Join of what did not stop: each future's timeout and,
+// when ctx ends first, how many actors were still stopping (they stop on
+// their own once they get to it).
+func (s *Scheduler) awaitStopped(ctx context.Context, pids []*actor.PID) error {
+	futures := make([]*actor.Future, len(pids))
+	for i, pid := range pids {
+		futures[i] = s.sys.Root.StopFuture(pid)
+	}
+	var waited atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for i, f := range futures {
+			if err := f.Wait(); err != nil {
+				errs = append(errs, fmt.Errorf("scheduler: stop actor %s: %w", pids[i].Id, err))
+			}
+			waited.Add(1)
+		}
+		done <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done:
+			return err
+		default:
+		}
+		return fmt.Errorf("scheduler: stop: %d of %d actors still stopping: %w", int64(len(pids))-waited.Load(), len(pids), ctx.Err())
+	}
 }
 
 // stopHook, if set, is called by Stop once no run may start any more
