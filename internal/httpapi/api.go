@@ -879,10 +879,14 @@ const (
 	EventsMaxLimit = 10000
 )
 
-// events is GET /v1/tasks/{id}/events?limit=N&after=V: the task's events
-// with stream version above V (from the first when after is absent), at most
-// N of them (EventsDefaultLimit, at most EventsMaxLimit). When more follow,
-// the answer's "next" is the after of the next page.
+// events is GET /v1/tasks/{id}/events?limit=N&after=V|before=V: the
+// task's events with stream version above V (from the first when neither
+// is given), or the latest of those below V with before (before=end: the
+// latest events of the stream), at most N of them (EventsDefaultLimit, at
+// most EventsMaxLimit). When more follow, the answer's "next" is the after
+// of the next page; when events come before it, "prev" is the before of
+// the page before. A page costs its own events, whatever the stream's
+// length.
 func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	if err != nil {
@@ -891,7 +895,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	for k := range q {
-		if k != "limit" && k != "after" {
+		if k != "limit" && k != "after" && k != "before" {
 			a.fail(w, &fieldErr{k, "unknown query parameter"})
 			return
 		}
@@ -903,7 +907,13 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if q.Has("after") && q.Has("before") {
+		a.fail(w, &fieldErr{"before", "give after or before, not both"})
+		return
+	}
+	stream := events.TaskStream(id)
 	var from uint64
+	var recs []events.Recorded
 	if s := q.Get("after"); s != "" {
 		after, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || after == ^uint64(0) {
@@ -912,19 +922,45 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		}
 		from = after + 1
 	}
-	// One more than the page tells whether another page follows.
-	recs, err := a.cfg.Store.ReadStream(r.Context(), events.TaskStream(id), from, limit+1)
-	if errors.Is(err, events.ErrStreamNotFound) {
-		a.fail(w, scheduler.ErrTaskNotFound)
-		return
-	}
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	more := len(recs) > limit
-	if more {
-		recs = recs[:limit]
+	more := false
+	if q.Has("before") {
+		before, err := parseBefore(q.Get("before"))
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		head, err := events.StreamVersion(r.Context(), a.cfg.Store, stream)
+		if errors.Is(err, events.ErrStreamNotFound) {
+			a.fail(w, scheduler.ErrTaskNotFound)
+			return
+		}
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		end := min(before, head+1)
+		from = end - min(end, uint64(limit))
+		if end > from {
+			if recs, err = a.cfg.Store.ReadStream(r.Context(), stream, from, int(end-from)); err != nil {
+				a.fail(w, err)
+				return
+			}
+		}
+		more = len(recs) > 0 && recs[len(recs)-1].Version < head
+	} else {
+		// One more than the page tells whether another page follows.
+		recs, err = a.cfg.Store.ReadStream(r.Context(), stream, from, limit+1)
+		if errors.Is(err, events.ErrStreamNotFound) {
+			a.fail(w, scheduler.ErrTaskNotFound)
+			return
+		}
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		if more = len(recs) > limit; more {
+			recs = recs[:limit]
+		}
 	}
 	list, err := history.ListJSON(id, recs)
 	if err != nil {
@@ -934,5 +970,21 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	if more {
 		list.Next = strconv.FormatUint(recs[len(recs)-1].Version, 10)
 	}
+	if len(recs) > 0 && recs[0].Version > 0 {
+		list.Prev = strconv.FormatUint(recs[0].Version, 10)
+	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// parseBefore reads a before parameter: a stream version, or "end" for
+// the latest page.
+func parseBefore(s string) (uint64, error) {
+	if s == "end" {
+		return ^uint64(0), nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, &fieldErr{"before", fmt.Sprintf("must be a stream version (the \"prev\" of the next page) or end, got %q", s)}
+	}
+	return v, nil
 }
