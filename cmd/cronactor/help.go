@@ -132,17 +132,19 @@ task's zone offset, capped by its max_runs and end_at.`,
 	},
 
 	"history": {
-		usage: "cronactor history TASK_ID [--format table|json] [FLAGS]",
+		usage: "cronactor history TASK_ID [--format table|json] [--limit N] [--before VERSION] [FLAGS]",
 		about: `Print a task's audit trail from its event log: the table of decisions with nextRun and lastRun
 after each (--format table), or one JSON object per event (--format json). Retries show their
 attempt and the run they retry, a failure the backoff chosen and when its retry is due (or why
-no retry is made), a manual trigger's run is marked (trigger "manual").`,
-		example: "cronactor history 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --format json",
+no retry is made), a manual trigger's run is marked (trigger "manual").
+It shows the latest --limit events (1000 by default); when older ones exist, it says on stderr
+how to see them: --before VERSION shows the page before that stream version.`,
+		example: "cronactor history 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --format json --limit 50",
 	},
 	"explain": {
 		usage: "cronactor explain TASK_ID --at TIME [--window DUR] [FLAGS]",
 		about: `Answer "why did (or didn't) this task run at TIME?" from its event log: the decisions around
-TIME and the rule that applied.`,
+TIME and the rule that applied. Only the events around TIME are read, however long the task's log.`,
 		example: "cronactor explain 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --at 2026-11-22T02:03:00Z --window 5m",
 	},
 	"simulate": {
