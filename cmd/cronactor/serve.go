@@ -169,7 +169,9 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	// Shutdown waits for handlers; closing this ends the event streams.
 	streamsDone := make(chan struct{})
 	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone},
+		Token: cfg.token, Logger: logger, Metrics: m.handler(),
+		Stream:         httpapi.StreamConfig{Shutdown: streamsDone, MaxSubscribers: capOf(cfg.maxStreamClients)},
+		MaxAsOf:        capOf(cfg.maxAsOf),
 		TracerProvider: tracer.provider()})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
@@ -216,6 +218,15 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	<-viewDone
 	logger.Info("stopped")
 	return nil
+}
+
+// capOf is a serve flag's cap as httpapi takes it: the flag's 0 (no cap)
+// is httpapi's negative.
+func capOf(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func stopSched(s *scheduler.Scheduler, d time.Duration, logger *slog.Logger) {

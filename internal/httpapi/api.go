@@ -67,6 +67,11 @@ type Config struct {
 	// TracerProvider, if set, makes every request a span (trace.go). Nil: no
 	// tracing.
 	TracerProvider trace.TracerProvider
+	// MaxAsOf bounds the requests with ?as_of= served at once: each opens
+	// a view of the past and folds the log into it. Past it, a request gets
+	// 429 with an error naming the bound (caps.go). Default
+	// DefaultMaxAsOf; negative: no bound.
+	MaxAsOf int
 }
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
@@ -83,7 +88,8 @@ func New(cfg Config) http.Handler {
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = 30 * time.Second
 	}
-	a := &api{cfg: cfg}
+	a := &api{cfg: cfg, streams: newLimiter(cfg.Stream.MaxSubscribers, DefaultMaxSubscribers),
+		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tasks", a.create)
 	mux.HandleFunc("GET /v1/tasks", a.list)
@@ -117,7 +123,12 @@ func New(cfg Config) http.Handler {
 	return h
 }
 
-type api struct{ cfg Config }
+type api struct {
+	cfg Config
+	// streams and asOfs count the requests of each capped kind in flight
+	// (caps.go).
+	streams, asOfs *limiter
+}
 
 func (a *api) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -594,6 +605,11 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if asOf := r.URL.Query().Get("as_of"); asOf != "" {
+		if !a.asOfs.acquire() {
+			a.tooMany(w, a.asOfs, "as_of")
+			return
+		}
+		defer a.asOfs.release()
 		v, err := a.asOf(r.Context(), live, asOf)
 		if err != nil {
 			a.fail(w, err)
@@ -665,6 +681,11 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if asOf := q.Get("as_of"); asOf != "" {
+		if !a.asOfs.acquire() {
+			a.tooMany(w, a.asOfs, "as_of")
+			return
+		}
+		defer a.asOfs.release()
 		if v, err = a.asOf(r.Context(), v, asOf); err != nil {
 			a.fail(w, err)
 			return
