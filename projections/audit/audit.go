@@ -171,6 +171,68 @@ func (r reader) lastAtOrBefore(t time.Time, head uint64) (uint64, bool, error) {
 	return lo, true, nil
 }
 
+// lastAtOrBeforeNear is lastAtOrBefore searched outward from version near
+// (doubling steps, then halving): the bounds of a window around a version
+// already found cost reads near it, in the store's blocks just read, not
+// a search of the whole stream.
+func (r reader) lastAtOrBeforeNear(t time.Time, head, near uint64) (uint64, bool, error) {
+	rec, err := r.at(near)
+	if err != nil {
+		return 0, false, err
+	}
+	var lo, hi uint64 // At(lo) <= t < At(hi), hi may be head+1
+	if rec.At.After(t) {
+		// Back from near.
+		hi = near
+		for step := uint64(1); ; step *= 2 {
+			if hi == 0 {
+				return 0, false, nil
+			}
+			v := hi - min(hi, step)
+			rec, err := r.at(v)
+			if err != nil {
+				return 0, false, err
+			}
+			if !rec.At.After(t) {
+				lo = v
+				break
+			}
+			hi = v
+		}
+	} else {
+		lo = near
+		for step := uint64(1); ; step *= 2 {
+			v := lo + step
+			if v > head {
+				hi = head + 1
+				break
+			}
+			rec, err := r.at(v)
+			if err != nil {
+				return 0, false, err
+			}
+			if rec.At.After(t) {
+				hi = v
+				break
+			}
+			lo = v
+		}
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		rec, err := r.at(mid)
+		if err != nil {
+			return 0, false, err
+		}
+		if rec.At.After(t) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo, true, nil
+}
+
 // Explain answers `cronactor explain` for task id at time at (window as
 // history.Explain takes it) from the events around at: the look-back
 // before the window, the window, and the first event after it.
@@ -250,14 +312,14 @@ func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, w
 		window = ex.Window
 	}
 	lo, hi := idx, min(idx+1, head)
-	if l, ok, err := r.lastAtOrBefore(at.Add(-window), head); err != nil {
+	if l, ok, err := r.lastAtOrBeforeNear(at.Add(-window), head, idx); err != nil {
 		return history.Explanation{}, err
 	} else if !ok {
 		lo = 0 // the window starts before the task
 	} else if l < lo {
 		lo = l
 	}
-	if h, _, err := r.lastAtOrBefore(at.Add(window), head); err != nil {
+	if h, _, err := r.lastAtOrBeforeNear(at.Add(window), head, idx); err != nil {
 		return history.Explanation{}, err
 	} else if h+1 > hi {
 		hi = min(h+1, head)
