@@ -105,7 +105,7 @@ func u64(v uint64) *uint64 { return &v }
 // the rows of the whole fold, page by page; each page reads the look-back
 // and the page, not the stream.
 func TestPagesMatchTheWholeFold(t *testing.T) {
-	st, id := longTask(t, 2000)
+	st, id := longTask(t, 1200)
 	recs, whole := readAll(t, st, id)
 	ctx := context.Background()
 	c := &counting{Store: st}
@@ -178,22 +178,24 @@ func same(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil |
 // the whole stream says, at times in runs, in pauses, before the task
 // existed and after its last event, and reads a bounded part of the stream.
 func TestExplainAroundMatchesTheWholeFold(t *testing.T) {
-	st, id := longTask(t, 1500)
+	st, id := longTask(t, 1200)
 	recs, _ := readAll(t, st, id)
 	ctx := context.Background()
 	c := &counting{Store: st}
 	last := recs[len(recs)-1].At
 	times := []time.Time{t0.Add(-time.Hour), t0, t0.Add(30 * time.Second)}
-	for _, f := range []float64{0.1, 0.33, 0.5, 0.77, 0.9, 0.999} {
+	for _, f := range []float64{0.1, 0.5, 0.9, 0.999} {
 		times = append(times, t0.Add(time.Duration(f*float64(last.Sub(t0)))).Truncate(time.Second))
 	}
 	// Inside the pause of run 97*20 and right at its resume.
+	pauses := 0
 	for _, r := range recs {
-		if r.Type == "TaskPaused" {
+		if r.Type == "TaskPaused" && pauses < 3 {
 			times = append(times, r.At.Add(time.Minute))
 		}
-		if r.Type == "TaskResumed" {
+		if r.Type == "TaskResumed" && pauses < 3 {
 			times = append(times, r.At)
+			pauses++
 		}
 	}
 	times = append(times, last, last.Add(time.Hour))
