@@ -1297,7 +1297,10 @@ func (s *Scheduler) StopStarting(ctx context.Context) error {
 // run starts, then running runs may finish or reach their deadline until
 // ctx ends; runs still going then are abandoned (their outcome is left for
 // the next start to record as a forced end). A stopped Scheduler cannot
-// start again; build a new one on the same store.
+// start again; build a new one on the same store. It returns errors.Join of
+// what failed (stopping the ticker; hosted in an actor system of the
+// caller's, its actors that did not stop within ctx); ctx ending the drain
+// is not a failure.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.started || s.stopped {
