@@ -233,9 +233,21 @@ once, and at half load that burst takes about half a tick to start, so half a ti
 lag beyond the tick.`,
 		example: "cronactor bench lag --tasks 100000 --load 0.5 --json",
 	},
+	"bench history": {
+		summary: "one old task of N events: cold load, a history page and explain, next to a young task's",
+		usage:   "cronactor bench history [--events N] [--baseline N] [--page N] [--dir DIR] [--json]",
+		about: `Write one task's stream of N events straight into a fresh embedded store (a 1 s task's runs:
+enqueued, started, completed; every 1000th failed), start a scheduler on it and stop it (its
+recovery and snapshot), then start a fresh one and time, once each: cold_load_ms, a call about the
+resting task (Scheduler.Task); history_page_ms, GET /v1/tasks/{id}/history?limit=PAGE, the latest
+page; explain_ms, GET /v1/tasks/{id}/explain at a time in the middle of the stream. The same run
+measures a task of --baseline events first (baseline_* and the ratios). DESIGN.md §8.3's bar: each
+at most 50 ms at 1,000,000 events, within 3x of a task of 1,000.`,
+		example: "cronactor bench history --events 1000000 --json",
+	},
 	"bench report": {
-		summary: "one table of the --json outputs of bench store, projections, scheduler and lag",
-		usage:   "cronactor bench report [--store FILE] [--projections FILE] [--scheduler FILE] [--lag FILE]",
+		summary: "one table of the --json outputs of bench store, projections, scheduler, lag and history",
+		usage:   "cronactor bench report [--store FILE] [--projections FILE] [--scheduler FILE] [--lag FILE] [--history FILE]",
 		about: `Read the --json output of each bench named (a file of JSON lines; the last line counts, every
 line for bench store) and print one table: each figure beside its baseline of the same run or the bar
 of the design, the peers, and the load average each measurement started at. make bench ends with it.`,
