@@ -238,9 +238,10 @@ lag beyond the tick.`,
 		usage:   "cronactor bench history [--events N] [--baseline N] [--page N] [--dir DIR] [--json]",
 		about: `Write one task's stream of N events straight into a fresh embedded store (a 1 s task's runs:
 enqueued, started, completed; every 1000th failed), start a scheduler on it and stop it (its
-recovery and snapshot), then start a fresh one and time, once each: cold_load_ms, a call about the
-resting task (Scheduler.Task); history_page_ms, GET /v1/tasks/{id}/history?limit=PAGE, the latest
-page; explain_ms, GET /v1/tasks/{id}/explain at a time in the middle of the stream. The same run
+recovery and snapshot), then start a fresh one and time: cold_load_ms, a call about the resting
+task (Scheduler.Task), once; history_page_ms, GET /v1/tasks/{id}/history?limit=PAGE, the latest
+page, and explain_ms, GET /v1/tasks/{id}/explain at a time in the middle of the stream, each the
+median of 5 calls (the first beside it: *_first_ms). The same run
 measures a task of --baseline events first (baseline_* and the ratios). DESIGN.md §8.3's bar: each
 at most 50 ms at 1,000,000 events, within 3x of a task of 1,000.`,
 		example: "cronactor bench history --events 1000000 --json",

@@ -26,6 +26,10 @@ import (
 // ErrNotFound: the task's stream has no events.
 var ErrNotFound = errors.New("audit: task not found")
 
+// windowFold is how many events before the time asked about the fold that
+// finds the task's interval (an explanation's default window) starts.
+const windowFold = 64
+
 // MaxExplainEvents bounds the events an explanation folds on each side of
 // the time asked about (besides the look-back): a window wider than that
 // many decisions lists the nearest ones.
@@ -276,36 +280,60 @@ func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, w
 	// fold (once the window is known) reads only what the first did not.
 	var have []events.Recorded
 	var from uint64
-	fold := func(lo, hi uint64) (history.Explanation, error) {
-		start := lo - min(lo, history.Lookback)
+	// ensure has have hold versions [start, hi].
+	ensure := func(start, hi uint64) error {
 		switch {
 		case have == nil:
 			recs, err := r.read(start, int(hi-start+1))
 			if err != nil {
-				return history.Explanation{}, err
+				return err
 			}
 			have, from = recs, start
 		default:
 			if start < from {
 				recs, err := r.read(start, int(from-start))
 				if err != nil {
-					return history.Explanation{}, err
+					return err
 				}
 				have, from = append(recs, have...), start
 			}
 			if end := from + uint64(len(have)); hi >= end {
 				recs, err := r.read(end, int(hi-end+1))
 				if err != nil {
-					return history.Explanation{}, err
+					return err
 				}
 				have = append(have, recs...)
 			}
 		}
+		return nil
+	}
+	fold := func(lo, hi uint64) (history.Explanation, error) {
+		start := lo - min(lo, history.Lookback)
+		if err := ensure(start, hi); err != nil {
+			return history.Explanation{}, err
+		}
 		return history.ExplainFrom(created, have[start-from:hi-from+1], at, window)
 	}
 	if window == 0 {
-		// One interval of the task: what the fold up to at finds.
-		ex, err := fold(idx, min(idx+1, head))
+		// One interval of the task, as the fold up to at finds it: its
+		// spec is the latest TaskCreated or TaskUpdated's, and a cron
+		// run's spacing is its enqueue's, a few events back. So the fold
+		// that finds it starts windowFold events before at, or at the
+		// latest spec event of the look-back when that is earlier: one
+		// fold of a look-back, not two.
+		start := idx - min(idx, history.Lookback)
+		hi := min(idx+1, head)
+		if err := ensure(start, hi); err != nil {
+			return history.Explanation{}, err
+		}
+		s1 := idx - min(idx, windowFold)
+		for v := s1; v > start; v-- {
+			if t := have[v-1-from].Type; t == "TaskUpdated" || t == "TaskCreated" {
+				s1 = v - 1
+				break
+			}
+		}
+		ex, err := history.ExplainFrom(created, have[s1-from:hi-from+1], at, 0)
 		if err != nil {
 			return history.Explanation{}, err
 		}

@@ -27,7 +27,7 @@ import (
 
 // Lookback is how many events before a page its readers fold to learn the
 // task's state at the page's start (see above).
-const Lookback = 1000
+const Lookback = 500
 
 // Seed prepares t to fold a task stream from the middle: created is the
 // stream's first event (its TaskCreated, version 0), rest the events t will
