@@ -40,6 +40,8 @@ postgres: ## install PostgreSQL for the Postgres store's tests, if missing and r
 BENCHOUT ?= bin/bench
 BENCH_TASKS ?= 100000
 BENCH_DURATION ?= 5s
+# The old task of bench history (DESIGN.md §8.3: 1,000,000 events).
+BENCH_HISTORY_EVENTS ?= 1000000
 
 bench: build peers ## print throughput figures next to their baselines and the peers, then one table of them all
 	@mkdir -p $(BENCHOUT)
@@ -49,9 +51,10 @@ bench: build peers ## print throughput figures next to their baselines and the p
 	./bin/cronactor bench projections --duration $(BENCH_DURATION) --json > $(BENCHOUT)/projections.json
 	./bin/cronactor bench scheduler --tasks $(BENCH_TASKS) --json > $(BENCHOUT)/scheduler.json
 	./bin/cronactor bench lag --tasks $(BENCH_TASKS) --load 0.5 --json > $(BENCHOUT)/lag.json
+	./bin/cronactor bench history --events $(BENCH_HISTORY_EVENTS) --json > $(BENCHOUT)/history.json
 	@echo
 	@./bin/cronactor bench report --store $(BENCHOUT)/store.json --projections $(BENCHOUT)/projections.json \
-		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json
+		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json --history $(BENCHOUT)/history.json
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}

@@ -1425,11 +1425,14 @@ func (s *Scheduler) StopStarting(ctx context.Context) error {
 	first := !s.gateClosed
 	s.gateClosed = true
 	s.mu.Unlock()
+	var tickErr error
 	if first {
-		_, _ = counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout)
+		if _, err := counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout); err != nil {
+			tickErr = fmt.Errorf("scheduler: stop ticking: %w", err)
+		}
 		s.stats.Close() // no run is admitted from now on
 	}
-	return s.stats.WaitStarts(ctx)
+	return errors.Join(tickErr, s.stats.WaitStarts(ctx))
 }
 
 // Stop shuts the scheduler down gracefully: ticking stops and no further
@@ -1439,7 +1442,10 @@ func (s *Scheduler) StopStarting(ctx context.Context) error {
 // each handing over its state, and the last snapshot is cut with none of
 // them left: the next start reads the tasks from it and nothing of the
 // log (see stopTasks). A stopped Scheduler cannot start again; build a new
-// one on the same store.
+// one on the same store. It returns errors.Join of what failed (stopping
+// the ticker, task actors that did not stop; hosted in an actor system of
+// the caller's, its actors that did not stop within ctx); ctx ending the
+// drain is not a failure.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.started || s.stopped {
@@ -1448,7 +1454,12 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	_ = s.StopStarting(ctx)
+	// What failed is returned, joined; ctx ending the drain is not a
+	// failure (the runs left are abandoned, as documented).
+	var errs []error
+	if err := s.StopStarting(ctx); err != nil && ctx.Err() == nil {
+		errs = append(errs, err)
+	}
 	if stopHook != nil {
 		stopHook()
 	}
@@ -1457,7 +1468,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		_ = s.stats.Wait(context.Background()) // handlers end with their context
 	}
 	s.abandon()
-	s.stopTasks()
+	errs = append(errs, s.stopTasks(ctx))
 	if s.snap != nil {
 		s.stopSweeper(ctx)
 	}
@@ -1470,15 +1481,52 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		}
 		s.sys.Shutdown() // stops no actor (they are stopped above), only the system's own machinery
 		s.cfg.Logger.Info("scheduler stopped")
-		return nil
+		return errors.Join(errs...)
 	}
 	// The host's system lives on: stop exactly our actors (workers stop with
 	// the queue, their parent) and return once they are gone, then stop
 	// watching its dead letters.
-	stopAll(s.sys.Root, pids)
+	errs = append(errs, s.awaitStopped(ctx, pids))
 	s.sys.EventStream.Unsubscribe(s.deadLetters)
 	s.cfg.Logger.Info("scheduler stopped")
-	return nil
+	return errors.Join(errs...)
+}
+
+// awaitStopped stops the actors at pids and waits for them within ctx.
+// Every actor is told to stop before any is waited for, so their futures'
+// timeouts (10 s) run at once: an actor busy in a message (a hung store
+// call, say) costs one timeout in all, not one per actor after it. It
+// returns errors.Join of what did not stop: each future's timeout and,
+// when ctx ends first, how many actors were still stopping (they stop on
+// their own once they get to it).
+func (s *Scheduler) awaitStopped(ctx context.Context, pids []*actor.PID) error {
+	futures := make([]*actor.Future, len(pids))
+	for i, pid := range pids {
+		futures[i] = s.sys.Root.StopFuture(pid)
+	}
+	var waited atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for i, f := range futures {
+			if err := f.Wait(); err != nil {
+				errs = append(errs, fmt.Errorf("scheduler: stop actor %s: %w", pids[i].Id, err))
+			}
+			waited.Add(1)
+		}
+		done <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done:
+			return err
+		default:
+		}
+		return fmt.Errorf("scheduler: stop: %d of %d actors still stopping: %w", int64(len(pids))-waited.Load(), len(pids), ctx.Err())
+	}
 }
 
 // stopTasks stops every task actor and returns once they are gone. Each
@@ -1488,8 +1536,10 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 // actor could not vouch for its state; every other task's record holds its
 // stream up to the head, as a resting task's does (snapshot.go), and the
 // next start reads none of it. Ticks and calls reach no actor any more
-// (lockActor refuses once stopped), so none starts meanwhile.
-func (s *Scheduler) stopTasks() {
+// (lockActor refuses once stopped), so none starts meanwhile. It waits for
+// them whatever ctx says (the sweep needs their hand-over), each for at
+// most its future's timeout, all at once (awaitStopped).
+func (s *Scheduler) stopTasks(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopRetries()
 	entries := make([]*entry, 0, len(s.tasks))
@@ -1512,20 +1562,7 @@ func (s *Scheduler) stopTasks() {
 		e.ticks = nil
 		e.mu.Unlock()
 	}
-	stopAll(s.sys.Root, pids)
-}
-
-// stopAll stops the actors at pids and waits until they are gone: all at
-// once, so the wait is bounded by one future's timeout (10 s; one that
-// times out leaves its actor to stop on its own).
-func stopAll(root *actor.RootContext, pids []*actor.PID) {
-	stopped := make([]*actor.Future, len(pids))
-	for i, pid := range pids {
-		stopped[i] = root.StopFuture(pid)
-	}
-	for _, f := range stopped {
-		_ = f.Wait()
-	}
+	return s.awaitStopped(context.WithoutCancel(ctx), pids)
 }
 
 // stopHook, if set, is called by Stop once no run may start any more

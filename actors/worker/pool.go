@@ -620,14 +620,27 @@ func (x *handling) handle() {
 	w.report(x.root, x.self, x.q, x.b, x.span, cp, herr, forced, reason)
 }
 
-// saveCheckpoint is the run's Run.SaveCheckpoint.
-func (x *handling) saveCheckpoint(_ context.Context, cp json.RawMessage) error {
-	_, err := x.w.askFrom(x.root, x.q, rules.SaveCheckpoint{RunID: x.b.runID, Checkpoint: cp})
+// saveCheckpoint is the run's Run.SaveCheckpoint. It waits for the task
+// actor within the handler's ctx: a handler past its deadline (or whose run
+// was forced to end) gets ctx's error at once instead of waiting for the
+// task actor's answer.
+func (x *handling) saveCheckpoint(ctx context.Context, cp json.RawMessage) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("worker: save checkpoint of run %s: %w", x.b.runID, err)
+	}
+	_, err := x.w.askIn(ctx, x.root, x.q, rules.SaveCheckpoint{RunID: x.b.runID, Checkpoint: cp})
 	return err
 }
 
-// heartbeat sends the run's heartbeat (Run.Heartbeat).
-func (x *handling) heartbeat() { x.w.tell(x.root, x.q, rules.Heartbeat{RunID: x.b.runID}) }
+// heartbeat sends the run's heartbeat (Run.Heartbeat); nothing once the
+// handler's context has ended (the deadline passed, or the run was forced
+// to end): the task no longer waits for it.
+func (x *handling) heartbeat() {
+	if x.hctx.Err() != nil {
+		return
+	}
+	x.w.tell(x.root, x.q, rules.Heartbeat{RunID: x.b.runID})
+}
 
 // unbusy counts the worker as no longer executing a run.
 func (w *Worker) unbusy() {
@@ -722,7 +735,12 @@ func (w *Worker) ask(ctx actor.Context, run QueuedRun, cmd rules.Command) (Decis
 }
 
 func (w *Worker) askFrom(from actor.SenderContext, run QueuedRun, cmd rules.Command) (d Decision, err error) {
-	d, err = w.cfg.Ask(context.Background(), from, run.Task, cmd)
+	return w.askIn(context.Background(), from, run, cmd)
+}
+
+// askIn is askFrom waiting within ctx (a handler's, for its checkpoints).
+func (w *Worker) askIn(ctx context.Context, from actor.SenderContext, run QueuedRun, cmd rules.Command) (d Decision, err error) {
+	d, err = w.cfg.Ask(ctx, from, run.Task, cmd)
 	if err != nil {
 		err = taskErr(run, err)
 	}

@@ -41,8 +41,12 @@ var benchCommands = map[string]command{
 		summary: "p99 lag beyond the tick with due times arriving at a fraction of the measured peak",
 		run:     runBenchLag,
 	},
+	"history": {
+		summary: "one old task of N events: cold load, a history page and explain, next to a young task's",
+		run:     runBenchHistory,
+	},
 	"report": {
-		summary: "one table of the --json outputs of bench store, projections, scheduler and lag",
+		summary: "one table of the --json outputs of bench store, projections, scheduler, lag and history",
 		run:     runBenchReport,
 	},
 }
@@ -318,10 +322,39 @@ func runBenchLag(ctx context.Context, env *cliEnv, args []string) error {
 	return err
 }
 
+func runBenchHistory(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "bench history")
+	n := fs.Int("events", 1000000, "the old task's events (N), written straight into a fresh store")
+	baseline := fs.Int("baseline", 1000, "the young task's events, measured in the same run (-1: none)")
+	page := fs.Int("page", 100, "rows of the history page read")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	cfg := bench.HistoryConfig{Events: *n, Baseline: *baseline, Page: *page, Dir: *dir, Progress: benchProgress(env)}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer env.progress.done()
+	r, err := bench.History(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env, r)
+	}
+	_, err = fmt.Fprintln(env.stdout, r.Text())
+	return err
+}
+
 func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "bench report")
 	files := map[string]*string{}
-	for _, k := range []string{"store", "projections", "scheduler", "lag"} {
+	for _, k := range []string{"store", "projections", "scheduler", "lag", "history"} {
 		files[k] = fs.String(k, "", "the --json output of bench "+k)
 	}
 	if err := fs.parse(args); err != nil {
@@ -345,8 +378,11 @@ func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
 	if r.Lag, err = readLast[bench.LagResult](*files["lag"]); err != nil {
 		return err
 	}
-	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.Lag == nil {
-		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --lag", errUsage)
+	if r.History, err = readLast[bench.HistoryResult](*files["history"]); err != nil {
+		return err
+	}
+	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.Lag == nil && r.History == nil {
+		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --lag, --history", errUsage)
 	}
 	_, err = fmt.Fprint(env.stdout, r.Table())
 	return err

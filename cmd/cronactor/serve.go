@@ -183,7 +183,9 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 		storeCheck = c.Check // Postgres: /healthz says when the server is away
 	}
 	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		StoreCheck: storeCheck, Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone},
+		StoreCheck: storeCheck, Token: cfg.token, Logger: logger, Metrics: m.handler(),
+		Stream:         httpapi.StreamConfig{Shutdown: streamsDone, MaxSubscribers: capOf(cfg.maxStreamClients)},
+		MaxAsOf:        capOf(cfg.maxAsOf),
 		TracerProvider: tracer.provider()})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
@@ -230,6 +232,15 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	<-viewDone
 	logger.Info("stopped")
 	return nil
+}
+
+// capOf is a serve flag's cap as httpapi takes it: the flag's 0 (no cap)
+// is httpapi's negative.
+func capOf(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func stopSched(s *scheduler.Scheduler, d time.Duration, logger *slog.Logger) {

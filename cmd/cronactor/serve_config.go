@@ -42,6 +42,10 @@ type serveConfig struct {
 	// viewRebuildRate caps a background rebuild of the view (events/s; 0:
 	// no cap).
 	viewRebuildRate int
+	// maxStreamClients and maxAsOf cap the event streams open and the
+	// as_of requests served at once (0: no cap).
+	maxStreamClients int
+	maxAsOf          int
 
 	// configFile is the file read, "" for none.
 	configFile string
@@ -189,6 +193,8 @@ var serveOptions = []serveOption{
 	durationOpt("drain-timeout", "30s", "on SIGINT/SIGTERM, how long running runs may finish (a `duration`)", func(c *serveConfig) *time.Duration { return &c.drainTimeout }),
 	stringOpt("log-format", "text", "log `format`: text or json (one format for the whole run)", func(c *serveConfig) *string { return &c.logFormat }),
 	stringOpt("log-file", "", "append logs to this `file` instead of stderr", func(c *serveConfig) *string { return &c.logFile }),
+	intOpt("max-stream-clients", "256", "event streams (GET /v1/events/stream) open at once; one more gets 429 (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.maxStreamClients }),
+	intOpt("max-as-of", "8", "requests with ?as_of= (views of the past, each folding the log) served at once; one more gets 429 (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.maxAsOf }),
 	intOpt("view-rebuild-rate", "0", "events per second a background rebuild of a damaged cron_tasks view folds at most (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.viewRebuildRate }),
 }
 
@@ -380,6 +386,10 @@ func (c serveConfig) validate() error {
 		return fmt.Errorf("%w: --drain-timeout must not be negative", errUsage)
 	case c.viewRebuildRate < 0 || c.viewRebuildRate > 10_000_000:
 		return fmt.Errorf("%w: --view-rebuild-rate must be between 0 and 10000000, got %d", errUsage, c.viewRebuildRate)
+	case c.maxStreamClients < 0 || c.maxStreamClients > 1_000_000:
+		return fmt.Errorf("%w: --max-stream-clients must be between 0 and 1000000, got %d", errUsage, c.maxStreamClients)
+	case c.maxAsOf < 0 || c.maxAsOf > 100_000:
+		return fmt.Errorf("%w: --max-as-of must be between 0 and 100000, got %d", errUsage, c.maxAsOf)
 	case c.logFormat != "text" && c.logFormat != "json":
 		return fmt.Errorf("%w: --log-format must be text or json, got %q", errUsage, c.logFormat)
 	}

@@ -574,3 +574,24 @@ func (s *Store) recorded(ev *esdb.ResolvedEvent) events.Recorded {
 	}
 	return r
 }
+
+// StreamVersion is the version of stream's last event
+// (events.StreamVersioner): one backward read of one event.
+func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, error) {
+	if err := checkStream(stream); err != nil {
+		return 0, err
+	}
+	cctx, done, err := s.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	rec, found, err := s.lastEvent(ctx, cctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("esdb: read %q: %w", stream, err)
+	}
+	if !found {
+		return 0, fmt.Errorf("esdb: read %q: %w", stream, events.ErrStreamNotFound)
+	}
+	return rec.Version, nil
+}

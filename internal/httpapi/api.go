@@ -74,6 +74,11 @@ type Config struct {
 	// TracerProvider, if set, makes every request a span (trace.go). Nil: no
 	// tracing.
 	TracerProvider trace.TracerProvider
+	// MaxAsOf bounds the requests with ?as_of= served at once: each opens
+	// a view of the past and folds the log into it. Past it, a request gets
+	// 429 with an error naming the bound (caps.go). Default
+	// DefaultMaxAsOf; negative: no bound.
+	MaxAsOf int
 }
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
@@ -90,7 +95,8 @@ func New(cfg Config) http.Handler {
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = 30 * time.Second
 	}
-	a := &api{cfg: cfg}
+	a := &api{cfg: cfg, streams: newLimiter(cfg.Stream.MaxSubscribers, DefaultMaxSubscribers),
+		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tasks", a.create)
 	mux.HandleFunc("GET /v1/tasks", a.list)
@@ -124,7 +130,12 @@ func New(cfg Config) http.Handler {
 	return h
 }
 
-type api struct{ cfg Config }
+type api struct {
+	cfg Config
+	// streams and asOfs count the requests of each capped kind in flight
+	// (caps.go).
+	streams, asOfs *limiter
+}
 
 func (a *api) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -637,6 +648,11 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if asOf := r.URL.Query().Get("as_of"); asOf != "" {
+		if !a.asOfs.acquire() {
+			a.tooMany(w, a.asOfs, "as_of")
+			return
+		}
+		defer a.asOfs.release()
 		v, err := a.asOf(r.Context(), live, asOf)
 		if err != nil {
 			a.fail(w, err)
@@ -708,6 +724,11 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if asOf := q.Get("as_of"); asOf != "" {
+		if !a.asOfs.acquire() {
+			a.tooMany(w, a.asOfs, "as_of")
+			return
+		}
+		defer a.asOfs.release()
 		if v, err = a.asOf(r.Context(), v, asOf); err != nil {
 			a.fail(w, err)
 			return
@@ -922,10 +943,14 @@ const (
 	EventsMaxLimit = 10000
 )
 
-// events is GET /v1/tasks/{id}/events?limit=N&after=V: the task's events
-// with stream version above V (from the first when after is absent), at most
-// N of them (EventsDefaultLimit, at most EventsMaxLimit). When more follow,
-// the answer's "next" is the after of the next page.
+// events is GET /v1/tasks/{id}/events?limit=N&after=V|before=V: the
+// task's events with stream version above V (from the first when neither
+// is given), or the latest of those below V with before (before=end: the
+// latest events of the stream), at most N of them (EventsDefaultLimit, at
+// most EventsMaxLimit). When more follow, the answer's "next" is the after
+// of the next page; when events come before it, "prev" is the before of
+// the page before. A page costs its own events, whatever the stream's
+// length.
 func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	if err != nil {
@@ -934,7 +959,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	for k := range q {
-		if k != "limit" && k != "after" {
+		if k != "limit" && k != "after" && k != "before" {
 			a.fail(w, &fieldErr{k, "unknown query parameter"})
 			return
 		}
@@ -946,7 +971,13 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if q.Has("after") && q.Has("before") {
+		a.fail(w, &fieldErr{"before", "give after or before, not both"})
+		return
+	}
+	stream := events.TaskStream(id)
 	var from uint64
+	var recs []events.Recorded
 	if s := q.Get("after"); s != "" {
 		after, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || after == ^uint64(0) {
@@ -955,19 +986,45 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		}
 		from = after + 1
 	}
-	// One more than the page tells whether another page follows.
-	recs, err := a.cfg.Store.ReadStream(r.Context(), events.TaskStream(id), from, limit+1)
-	if errors.Is(err, events.ErrStreamNotFound) {
-		a.fail(w, scheduler.ErrTaskNotFound)
-		return
-	}
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	more := len(recs) > limit
-	if more {
-		recs = recs[:limit]
+	more := false
+	if q.Has("before") {
+		before, err := parseBefore(q.Get("before"))
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		head, err := events.StreamVersion(r.Context(), a.cfg.Store, stream)
+		if errors.Is(err, events.ErrStreamNotFound) {
+			a.fail(w, scheduler.ErrTaskNotFound)
+			return
+		}
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		end := min(before, head+1)
+		from = end - min(end, uint64(limit))
+		if end > from {
+			if recs, err = a.cfg.Store.ReadStream(r.Context(), stream, from, int(end-from)); err != nil {
+				a.fail(w, err)
+				return
+			}
+		}
+		more = len(recs) > 0 && recs[len(recs)-1].Version < head
+	} else {
+		// One more than the page tells whether another page follows.
+		recs, err = a.cfg.Store.ReadStream(r.Context(), stream, from, limit+1)
+		if errors.Is(err, events.ErrStreamNotFound) {
+			a.fail(w, scheduler.ErrTaskNotFound)
+			return
+		}
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		if more = len(recs) > limit; more {
+			recs = recs[:limit]
+		}
 	}
 	list, err := history.ListJSON(id, recs)
 	if err != nil {
@@ -977,5 +1034,21 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	if more {
 		list.Next = strconv.FormatUint(recs[len(recs)-1].Version, 10)
 	}
+	if len(recs) > 0 && recs[0].Version > 0 {
+		list.Prev = strconv.FormatUint(recs[0].Version, 10)
+	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// parseBefore reads a before parameter: a stream version, or "end" for
+// the latest page.
+func parseBefore(s string) (uint64, error) {
+	if s == "end" {
+		return ^uint64(0), nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, &fieldErr{"before", fmt.Sprintf("must be a stream version (the \"prev\" of the next page) or end, got %q", s)}
+	}
+	return v, nil
 }

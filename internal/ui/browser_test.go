@@ -563,3 +563,38 @@ func screenshots(t *testing.T, d *daemon, ctx context.Context, id uuid.UUID) {
 		}
 	}
 }
+
+// The audit trail shows a page of rows at a time: "Older" adds the page
+// before, until the task's first event, when it hides.
+func TestAuditTrailPagesOlder(t *testing.T) {
+	d := startDaemon(t, "")
+	id := d.report(t)
+	d.advance(12 * time.Minute)
+	code, body := d.call(t, "GET", "/v1/tasks/"+id.String()+"/history", "")
+	var all struct {
+		Rows []struct{ Text string } `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(body), &all); code != 200 || err != nil || len(all.Rows) < 12 {
+		t.Fatalf("history: %d %s", code, body)
+	}
+	ctx := tab(t)
+	rowCount := `document.querySelectorAll("#trail tr").length`
+	run(t, ctx, "open the task page with pages of 5 rows",
+		chromedp.Navigate(d.srv.URL+"/ui/?trail_page=5#/tasks/"+id.String()),
+		waitJS(rowCount+` === 5`), chromedp.WaitVisible(css("#trail-older")))
+	run(t, ctx, "older once", chromedp.Click(css("#trail-older")), waitJS(rowCount+` === 10`))
+	for i := 0; i < len(all.Rows); i++ {
+		hidden := value(t, ctx, "is Older hidden", chromedp.Evaluate[bool](`document.querySelector("#trail-older").hidden`))
+		if hidden {
+			break
+		}
+		run(t, ctx, "older", chromedp.Click(css("#trail-older")),
+			waitJS(fmt.Sprintf(`%s > %d || document.querySelector("#trail-older").hidden`, rowCount, 10+5*i)))
+	}
+	n := value(t, ctx, "count the rows", chromedp.Evaluate[int](rowCount))
+	if n != len(all.Rows) {
+		t.Fatalf("the trail shows %d rows after every page, want %d", n, len(all.Rows))
+	}
+	// Newest first: the last row is the task's creation.
+	run(t, ctx, "first event last", waitText("#trail tr:last-child", all.Rows[0].Text))
+}

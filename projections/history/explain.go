@@ -294,12 +294,34 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 	if len(recs) == 0 {
 		return Explanation{}, ErrNoEvents
 	}
+	return ExplainFrom(recs[0], recs, at, window)
+}
+
+// ExplainFrom is Explain for consecutive events of a task stream that may
+// start past version 0 (a reader that reads only around at): the fold then
+// starts from created, the stream's TaskCreated, as Tracker.Seed says, and
+// the status found before the first of recs is taken to hold since the
+// task was created when it is active, since the first of recs otherwise.
+func ExplainFrom(created events.Recorded, recs []events.Recorded, at time.Time, window time.Duration) (Explanation, error) {
+	if len(recs) == 0 {
+		return Explanation{}, ErrNoEvents
+	}
 	if window < 0 {
 		return Explanation{}, fmt.Errorf("history: negative window %s", window)
 	}
 	at = at.UTC()
 	// The task's state as of at is the one fold's (the pending retries).
 	var tr Tracker
+	seeded := recs[0].Version > 0
+	var seed taskstate.State
+	if seeded {
+		if err := tr.Seed(created, recs); err != nil {
+			return Explanation{}, err
+		}
+		if id, err := events.TaskIDFromStream(created.Stream); err == nil {
+			seed, _ = tr.State(id)
+		}
+	}
 	rows := make([]Row, 0, len(recs))
 	var asOf taskstate.State
 	for _, rec := range recs {
@@ -312,7 +334,14 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 			asOf, _ = tr.State(row.TaskID)
 		}
 	}
-	ex := Explanation{TaskID: rows[0].TaskID, Task: rows[0].Task, At: at, created: rows[0].At}
+	ex := Explanation{TaskID: rows[0].TaskID, Task: rows[0].Task, At: at, created: created.At.UTC()}
+	if seeded && !at.Before(ex.created) {
+		ex.Exists, ex.Status, ex.Since = true, seed.Status.String(), ex.created
+		if seed.Status != taskstate.StatusActive {
+			ex.Since = recs[0].At.UTC()
+		}
+		ex.NextRun, ex.LastRun, ex.MaxWaiting = tz(seed.NextRun), tz(seed.LastRun), seed.Spec.WaitingBound()
+	}
 	queued := map[int]RunState{}
 	running := map[int]RunState{}
 	backoff := map[uuid.UUID]time.Duration{} // failed run → the backoff its failure chose

@@ -6,6 +6,11 @@ import { h, clear } from "./dom.js";
 import { relative, exact, schedule, zone, utc, parseDuration, durationWords } from "./fmt.js";
 import { runsOf, drawTimeline, legend, describe } from "./timeline.js";
 
+// TRAIL_PAGE is how many audit rows a page of the trail asks for (the
+// page's ?trail_page=N changes it, for tests); "Older" loads the page
+// before, so a task with years of events costs one page at a time.
+const TRAIL_PAGE = Number(new URLSearchParams(location.search).get("trail_page")) || 500;
+
 const ZOOMS = [["5m", 5 * 60e3], ["15m", 15 * 60e3], ["1h", 3600e3], ["6h", 6 * 3600e3], ["24h", 86400e3], ["7d", 7 * 86400e3], ["30d", 30 * 86400e3]];
 
 // retryWords is a retry policy in words: "3 attempts, 1s × 2 up to 1m0s".
@@ -41,7 +46,10 @@ function lastOutcome(lo, when) {
 }
 
 export function taskPage(root, id) {
-  let task = null, rows = [], zoom = 0, autoZoom = true, seq = 0, stickRight = true;
+  // rows are the audit rows shown, oldest first; prev is the "before" of
+  // the page older than them ("" when none), oldest the version of the
+  // first row loaded by "Older" (null while only the latest page is).
+  let task = null, rows = [], zoom = 0, autoZoom = true, seq = 0, stickRight = true, prev = "", oldest = null;
   const title = h("h1", { text: "Task" });
   const status = h("span.badge");
   const actionMsg = h("p.error#action-error", { role: "alert" });
@@ -59,6 +67,7 @@ export function taskPage(root, id) {
   const zoomSel = h("div.zoom", { role: "group", "aria-label": "Timeline span" });
   const trail = h("tbody#trail");
   const trailNote = h("p.note");
+  const olderBtn = h("button#trail-older", { type: "button", text: "Older", hidden: true, onclick: () => older() });
   const loadMsg = h("p.error", { role: "alert" });
   const exAt = h("input#explain-at", { type: "text", name: "at", required: true, placeholder: "2026-11-22T02:03:00Z",
     value: new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(".000Z", "Z"), spellcheck: "false" });
@@ -88,7 +97,8 @@ export function taskPage(root, id) {
     h("section", { "aria-labelledby": "h-explain" }, h("h2#h-explain", { text: "Why did or didn't it run?" }), exForm, exOut),
     h("section", { "aria-labelledby": "h-trail" }, h("h2#h-trail", { text: "Audit trail" }), trailNote,
       h("div.scroll", { tabindex: "0", role: "region", "aria-label": "Audit trail" },
-        h("table.trail", {}, h("thead", {}, h("tr", {}, ["Time", "Event", "nextRun", "lastRun"].map((c) => h("th", { scope: "col", text: c })))), trail))),
+        h("table.trail", {}, h("thead", {}, h("tr", {}, ["Time", "Event", "nextRun", "lastRun"].map((c) => h("th", { scope: "col", text: c })))), trail)),
+      olderBtn),
   );
 
   timeline.addEventListener("scroll", () => { stickRight = timeline.scrollLeft + timeline.clientWidth >= timeline.scrollWidth - 2; });
@@ -97,15 +107,18 @@ export function taskPage(root, id) {
   async function load() {
     const my = ++seq;
     try {
-      const [t, hist] = await Promise.all([
-        api("GET", `/v1/tasks/${id}`),
-        api("GET", `/v1/tasks/${id}/history?since=${encodeURIComponent(new Date(Date.now() - 30 * 86400e3).toISOString())}`),
-      ]);
+      // The latest page of the last 30 days; once older pages were
+      // loaded, every row from the oldest loaded on (at most 10000).
+      const q = oldest === null
+        ? `limit=${TRAIL_PAGE}&since=${encodeURIComponent(new Date(Date.now() - 30 * 86400e3).toISOString())}`
+        : oldest > 0 ? `limit=10000&after=${oldest - 1}` : "limit=10000";
+      const [t, hist] = await Promise.all([api("GET", `/v1/tasks/${id}`), api("GET", `/v1/tasks/${id}/history?${q}`)]);
       if (my !== seq) return;
       loadMsg.textContent = "";
       task = t;
       rows = hist.rows || [];
-      trailNote.textContent = "As `cronactor history` prints it, newest first" + (hist.truncated ? "; only the latest rows are shown." : ".");
+      if (oldest === null || !rows.length || rows[0].version <= oldest) prev = hist.prev || "";
+      trailNote.textContent = "As `cronactor history` prints it, newest first" + (prev ? "; older rows: press Older." : ".");
       render();
       loadSlots(my);
     } catch (e) {
@@ -113,7 +126,28 @@ export function taskPage(root, id) {
     }
   }
 
+  // older loads the page of rows before those shown.
+  async function older() {
+    if (!prev) return;
+    olderBtn.disabled = true;
+    try {
+      const page = await api("GET", `/v1/tasks/${id}/history?limit=${TRAIL_PAGE}&before=${prev}`);
+      const got = page.rows || [];
+      const first = rows.length ? rows[0].version : Infinity;
+      rows = got.filter((r) => r.version < first).concat(rows);
+      prev = page.prev || "";
+      if (rows.length) oldest = rows[0].version;
+      trailNote.textContent = "As `cronactor history` prints it, newest first" + (prev ? "; older rows: press Older." : "; from the task's first event.");
+      render();
+    } catch (e) {
+      loadMsg.textContent = "Could not load older rows: " + e.message;
+    } finally {
+      olderBtn.disabled = false;
+    }
+  }
+
   function render() {
+    olderBtn.hidden = !prev;
     document.title = `${task.name} · cronactor`;
     title.textContent = task.name;
     status.className = `badge s-${task.status}`;
