@@ -26,11 +26,15 @@ func (a *api) writeStatus() (events.WriteStatus, bool) {
 // store refuses appends, the condition, a message, the count of appends
 // refused and whether a restart is needed. Nil when the store cannot say.
 // Like the rest of /healthz it shows no path (the log has it).
-func (a *api) storeHealth() map[string]any {
-	st, ok := a.writeStatus()
+func (a *api) storeHealth() map[string]any { return storeHealthOf(a.cfg.Store) }
+
+// storeHealthOf is storeHealth of store (nil: none).
+func storeHealthOf(store events.Store) map[string]any {
+	r, ok := store.(events.WriteStatusReader)
 	if !ok {
 		return nil
 	}
+	st := r.WriteStatus()
 	if st.Err == nil {
 		return map[string]any{"writable": true}
 	}
