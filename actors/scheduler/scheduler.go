@@ -1460,10 +1460,12 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	if err := s.StopStarting(ctx); err != nil && ctx.Err() == nil {
 		errs = append(errs, err)
 	}
+	s.logDrain(ctx)
 	if stopHook != nil {
 		stopHook()
 	}
 	if err := s.stats.Wait(ctx); err != nil {
+		s.logCutOff()
 		s.abandon()
 		_ = s.stats.Wait(context.Background()) // handlers end with their context
 	}
@@ -1526,6 +1528,31 @@ func (s *Scheduler) awaitStopped(ctx context.Context, pids []*actor.PID) error {
 		default:
 		}
 		return fmt.Errorf("scheduler: stop: %d of %d actors still stopping: %w", int64(len(pids))-waited.Load(), len(pids), ctx.Err())
+	}
+}
+
+// logDrain says what Stop waits for, when runs are running: how many, and
+// until when (ctx's deadline; none: until they end).
+func (s *Scheduler) logDrain(ctx context.Context) {
+	running := s.stats.Executing()
+	if len(running) == 0 {
+		return
+	}
+	attrs := []any{"runs", len(running), "last_deadline", running[len(running)-1].Deadline.UTC()}
+	if until, ok := ctx.Deadline(); ok {
+		attrs = append(attrs, "until", until.UTC())
+	}
+	s.cfg.Logger.Info("draining: waiting for running runs to end", attrs...)
+}
+
+// logCutOff logs each run still running when Stop gave up waiting: it is
+// abandoned, recorded lost (process_lost) at its deadline — by the next
+// start, or on it if that comes later — and until then its task starts no
+// other run (overlap).
+func (s *Scheduler) logCutOff() {
+	for _, r := range s.stats.Executing() {
+		s.cfg.Logger.Warn("drain timeout: run cut off, recorded lost at its deadline; its task starts no run before",
+			"task_id", r.TaskID, "run_id", r.RunID, "run", r.Run, "deadline", r.Deadline.UTC())
 	}
 }
 

@@ -1018,11 +1018,40 @@ func (a *Actor) apply(ctx actor.Context, cmd rules.Command, evs []events.Event, 
 		a.state.Apply(events.Metadata{Stream: a.stream, Version: first + uint64(i), At: now}, e) // rules.Evolve in place
 	}
 	a.pos = res.Position
+	a.logEnds(evs)
 	if a.cfg.RecordEvery > 0 && a.state.Version-a.recorded >= uint64(a.cfg.RecordEvery) {
 		a.record()
 	}
 	a.stopRunners(ctx, evs)
 	a.doEffects(ctx, cmd, evs)
+}
+
+// logEnds logs, at WARN, each run the actor has just recorded forced to
+// end (timebox, heartbeat, process lost) or dropped, with the numbers the
+// event carries: an operator tailing the log learns that a job keeps
+// timing out or being refused. This is the one place the actor learns its
+// own durable decisions, so each such event is logged exactly once by the
+// actor that appended it (a reload, which reads events, logs nothing).
+func (a *Actor) logEnds(evs []events.Event) {
+	log := a.cfg.Archetype.Logger
+	for _, e := range evs {
+		switch e := e.(type) {
+		case events.RunForcedEnd:
+			attrs := []any{"task_id", a.id, "run_id", e.RunID, "run", e.Run, "reason", e.Reason,
+				"deadline", e.Deadline.UTC(), "detail", e.Detail}
+			if e.RetryAt != nil {
+				attrs = append(attrs, "retry_at", e.RetryAt.UTC())
+			}
+			log.Warn("run forced to end", attrs...)
+		case events.RunDropped:
+			attrs := []any{"task_id", a.id, "run_id", e.RunID, "run", e.Run, "reason", e.Reason, "detail", e.Detail}
+			if e.LastRun != nil {
+				attrs = append(attrs, "last_run", e.LastRun.UTC(),
+					"since_last_start", time.Duration(e.SinceLastStart), "needed", time.Duration(e.Needed))
+			}
+			log.Warn("run dropped", attrs...)
+		}
+	}
 }
 
 // doEffects does the effects of cmd and evs on the state (see do).

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -143,6 +144,9 @@ type Stats struct {
 	closed  bool      // no run is admitted any more
 	running countdown // runs admitted and not ended
 	asking  countdown // admitted runs whose start is not decided yet
+	// executing are the runs handed to their handler and not ended, by
+	// run ID: what a drain waits for and what it cuts off (Executing).
+	executing map[uuid.UUID]ExecutingRun
 
 	qmu    sync.Mutex
 	queues map[string]*queueStats
@@ -235,6 +239,60 @@ func (s *Stats) down(c *countdown) {
 	defer s.mu.Unlock()
 	c.n--
 	c.release(s.closed)
+}
+
+// ExecutingRun is a run a worker has handed to its handler and whose
+// handler has not returned.
+type ExecutingRun struct {
+	TaskID, RunID uuid.UUID
+	Run           int // its number
+	// Deadline is the end of its timebox: a run cut off by a stop is
+	// recorded lost (process_lost) at this time, by the next start, and
+	// its task starts no other run before then (overlap, R12).
+	Deadline time.Time
+}
+
+// began counts r as executing.
+func (s *Stats) began(r ExecutingRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.executing == nil {
+		s.executing = map[uuid.UUID]ExecutingRun{}
+	}
+	s.executing[r.RunID] = r
+}
+
+// ended ends the admitted run id, which was executing: exit, and no
+// longer executing.
+func (s *Stats) ended(id uuid.UUID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.executing, id)
+	s.running.n--
+	s.running.release(s.closed)
+}
+
+// Executing returns the runs being executed now, by deadline (then task
+// and run number): a graceful stop logs what it waits for and what it
+// cuts off from it.
+func (s *Stats) Executing() []ExecutingRun {
+	s.mu.Lock()
+	out := make([]ExecutingRun, 0, len(s.executing))
+	for _, r := range s.executing {
+		out = append(out, r)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Deadline.Equal(b.Deadline) {
+			return a.Deadline.Before(b.Deadline)
+		}
+		if c := bytes.Compare(a.TaskID[:], b.TaskID[:]); c != 0 {
+			return c < 0
+		}
+		return a.Run < b.Run
+	})
+	return out
 }
 
 // Close admits no more runs: a worker that takes a run from the queue
@@ -573,6 +631,7 @@ func (w *Worker) begin(ctx actor.Context, m work, d *Decision) {
 	w.cur = &x.execution
 	w.cfg.Stats.Busy.Add(1)
 	w.stats.busy.Add(1)
+	w.cfg.Stats.began(ExecutingRun{TaskID: x.b.taskID, RunID: x.b.runID, Run: x.b.number, Deadline: x.b.deadline})
 	c.Begin() // the handler goroutine is work in flight
 	go x.handle()
 }
@@ -607,7 +666,7 @@ func (x *handling) handle() {
 	w := x.w
 	c := w.cfg.Archetype.Clock
 	defer c.End()
-	defer w.cfg.Stats.exit() // Stop waits for the outcome to be decided
+	defer w.cfg.Stats.ended(x.b.runID) // Stop waits for the outcome to be decided
 	cp, herr := call(x.hctx, x.h, &x.run)
 	forced, reason := x.end()
 	x.run.beats.stop()

@@ -60,7 +60,7 @@ func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.Keeper, st event
 	m.registerQueues(s)
 	if ws, ok := st.(events.WriteStatusReader); ok {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_store_writable",
-			Help: "1 while the event store accepts appends, 0 while it refuses them (disk full or read-only, a failed write); /healthz says why."},
+			Help: "1 while the event store accepts appends, 0 while it refuses them (disk full or read-only, a failed write, an EventStoreDB server that cannot be reached); /healthz says why."},
 			func() float64 {
 				if ws.WriteStatus().Err != nil {
 					return 0

@@ -8,9 +8,11 @@
 // with the reason and Retry-After; writes still answer their task's row,
 // folded from the task's own events; /healthz answers 200 with status
 // "degraded" (see docs/projections.md). While the event store refuses
-// appends (events.ErrUnwritable: its disk is full or read-only, or a write
-// failed), /healthz answers 503 and writes 503 or 507, naming the condition
-// (storefault.go, docs/operations.md).
+// appends (events.ErrUnwritable: its disk is full or read-only, a write
+// failed, its EventStoreDB server cannot be reached), /healthz answers 503
+// and writes 503 or 507, naming the condition (storefault.go,
+// docs/operations.md). Before the API can serve — the daemon still
+// starting — Starting answers every request at once with 503 (starting.go).
 //
 // Concurrency: the handler is safe for concurrent requests.
 package httpapi
