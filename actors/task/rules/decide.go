@@ -1004,7 +1004,7 @@ func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error
 			for _, o := range s.Open {
 				if o.Started && s.Current(o) {
 					f := events.RunForcedEnd{RunID: o.ID, Run: o.Number, Deadline: o.Deadline, Reason: events.ForcedReplaced,
-						Detail:     fmt.Sprintf("replaced by run %d after running %s (overlap cancel_other)", r.Number, now.Sub(o.StartedAt)),
+						Detail:     fmt.Sprintf("run %d asked to start after this one ran %s (overlap cancel_other)", r.Number, now.Sub(o.StartedAt)),
 						Checkpoint: o.Checkpoint}
 					if retries(*s) {
 						f.NoRetry = fmt.Sprintf("replaced by run %d", r.Number)
