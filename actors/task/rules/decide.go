@@ -998,9 +998,6 @@ func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error
 			}
 			return nil, nil // held: see Buffer
 		case events.OverlapCancelOther:
-			if dropped, late := tooLate(s, r, drop, now); late {
-				return []events.Event{dropped}, nil
-			}
 			for _, o := range s.Open {
 				if o.Started && s.Current(o) {
 					f := events.RunForcedEnd{RunID: o.ID, Run: o.Number, Deadline: o.Deadline, Reason: events.ForcedReplaced,
@@ -1023,7 +1020,7 @@ func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error
 		}
 	}
 	if dropped, late := tooLate(s, r, drop, now); late {
-		return []events.Event{dropped}, nil
+		return []events.Event{dropped}, nil // a run too late to start replaces nothing
 	}
 	return append(out, events.RunStarted{RunID: r.ID, Run: r.Number, Deadline: now.Add(s.Spec.Timebox)}), nil
 }
