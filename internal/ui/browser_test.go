@@ -446,7 +446,8 @@ func TestPauseAndTriggerButtons(t *testing.T) {
 func TestTaskPagePolicy(t *testing.T) {
 	d := startDaemon(t, "")
 	body := `{"name":"mail","owner":"team/ops","kind":"noop","interval":"1m","first_run":"` + t0.Add(30*time.Second).Format(time.RFC3339) + `",` +
-		`"queue":"mail","retry":{"max_attempts":3,"initial_backoff":"1s","max_backoff":"1m","multiplier":2},"start_deadline":"10s","heartbeat_timeout":"20s"}`
+		`"queue":"mail","retry":{"max_attempts":3,"initial_backoff":"1s","max_backoff":"1m","multiplier":2},"start_deadline":"10s","heartbeat_timeout":"20s",` +
+		`"overlap":"buffer_one","pause_after_failures":3}`
 	code, resp := d.call(t, "POST", "/v1/tasks", body)
 	if code != 201 {
 		t.Fatalf("create: %d %s", code, resp)
@@ -458,6 +459,7 @@ func TestTaskPagePolicy(t *testing.T) {
 	run(t, ctx, "policy facts", chromedp.Navigate(d.url("#/tasks/"+tk.ID.String())),
 		waitText("#f-queue", "mail"), waitText("#f-retry", "3 attempts, backoff 1s × 2 up to 1m0s"),
 		waitText("#f-missed", "run_once; missed after one spacing"), waitText("#f-deadlines", "10s / 20s"),
+		waitText("#f-overlap", "buffer_one; pause after 3 failed slots in a row (0 now)"),
 		waitText("#f-runstate", "idle"))
 	d.advance(40 * time.Second) // run 1 is enqueued at 00:30 and runs 25 s
 	run(t, ctx, "running", waitText("#f-runstate", "running"), waitText("#f-runstate", "run 1 "))
