@@ -477,6 +477,21 @@ func TestCreateForm(t *testing.T) {
 		chromedp.Click(css(`form.create button[type="submit"]`)), waitText("h1", "nightly"), waitText(".pagehead .badge", "active"))
 }
 
+// The create form takes overlap and pause_after_failures (DESIGN §8.4); a
+// pause_after_failures below 1 is refused naming the field.
+func TestCreateFormRunPolicy(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := tab(t)
+	run(t, ctx, "create", chromedp.Navigate(d.url("#/new")),
+		chromedp.SendKeys(css("#c-name"), "guarded"), chromedp.SendKeys(css("#c-owner"), "team/data"),
+		setInput("#c-interval", "10m"), chromedp.SetValue(css("#c-overlap"), "cancel_other"),
+		setInput("#c-pause_after_failures", "0"),
+		chromedp.Click(css(`form.create button[type="submit"]`)), waitText("#create-error", "pause_after_failures: must be at least 1"),
+		setInput("#c-pause_after_failures", "2"),
+		chromedp.Click(css(`form.create button[type="submit"]`)), waitText("h1", "guarded"),
+		waitText("#f-overlap", "cancel_other; pause after 2 failed slots in a row (0 now)"))
+}
+
 func TestTokenGateHolds(t *testing.T) {
 	d := startDaemon(t, "s3cret")
 	d.create(t, "secret-task", "team/sec", "1m", t0.Add(time.Hour))

@@ -18,6 +18,8 @@ export function createPage(root) {
   const timebox = inp("c-timebox", { placeholder: "interval/2" });
   const priority = inp("c-priority", { type: "number", value: "0" });
   const firstRun = inp("c-first_run", { placeholder: "RFC 3339, e.g. 2026-11-22T10:00:00Z (default: now + interval)" });
+  const overlap = h("select#c-overlap", { name: "overlap" }, ["skip", "buffer_one", "cancel_other", "allow"].map((k) => h("option", { value: k, text: k })));
+  const pauseAfter = inp("c-pause_after_failures", { type: "number", min: "1", placeholder: "never" });
   const payload = h("textarea#c-payload", { name: "payload", rows: 4, spellcheck: "false", placeholder: '{"url": "https://example.com/hook"}' });
   const msg = h("p.error#create-error", { role: "alert" });
   const preview = h("ol.slots#preview");
@@ -33,6 +35,9 @@ export function createPage(root) {
       field("c-first_run", "First run (interval)", firstRun)),
     h("fieldset", {}, h("legend", { text: "Limits (optional)" }),
       field("c-tolerance", "Tolerance", tolerance), field("c-timebox", "Timebox", timebox), field("c-priority", "Priority", priority)),
+    h("fieldset", {}, h("legend", { text: "Run policy (optional)" }),
+      field("c-overlap", "When a run would overlap another", overlap, "skip: drop it; buffer_one: it waits (at most one); cancel_other: cancel the running one; allow: run both."),
+      field("c-pause_after_failures", "Pause after failed slots in a row", pauseAfter, "Each slot after its retries; empty: never.")),
     h("section.preview", { "aria-labelledby": "h-preview" }, h("h2#h-preview", { text: "Next slots" }), previewNote, preview),
     msg,
     h("div.buttons", {}, h("a.button", { href: "#/", text: "Cancel" }), h("button.primary", { type: "submit", text: "Create task" })),
@@ -85,6 +90,8 @@ export function createPage(root) {
     if (tolerance.value.trim()) body.tolerance = tolerance.value.trim();
     if (timebox.value.trim()) body.timebox = timebox.value.trim();
     if (priority.value.trim() && priority.value !== "0") body.priority = Number(priority.value);
+    if (overlap.value !== "skip") body.overlap = overlap.value;
+    if (pauseAfter.value.trim()) body.pause_after_failures = Number(pauseAfter.value);
     if (payload.value.trim()) {
       try { body.payload = JSON.parse(payload.value); } catch (err) {
         msg.textContent = "payload: not valid JSON: " + err.message;
