@@ -347,6 +347,13 @@ type TaskSpec struct {
 	MissedAfter      time.Duration
 	StartDeadline    time.Duration
 	HeartbeatTimeout time.Duration
+	// Overlap is what happens when a run asks to start while another run
+	// of the task is running (DESIGN §8.4, docs/policies.md): "skip" (the
+	// default, ""), "buffer_one", "cancel_other" or "allow".
+	// PauseAfterFailures, when ≥ 1, pauses the task once the runs of that
+	// many consecutive slots have failed, each after its retries (0: never).
+	Overlap            string
+	PauseAfterFailures int
 }
 
 // RetryPolicy is R13's retry policy: a failed run with attempts left is
@@ -414,7 +421,8 @@ func (spec TaskSpec) rulesSpec() rules.Spec {
 		MaxWaiting: spec.MaxWaiting,
 		Policy: events.Policy{Queue: spec.Queue, Retry: spec.Retry.events(), MissedRunPolicy: spec.MissedRunPolicy,
 			MissedAfter: events.Duration(spec.MissedAfter), StartDeadline: events.Duration(spec.StartDeadline),
-			HeartbeatTimeout: events.Duration(spec.HeartbeatTimeout)}}
+			HeartbeatTimeout: events.Duration(spec.HeartbeatTimeout), Overlap: spec.Overlap,
+			PauseAfterFailures: spec.PauseAfterFailures}}
 }
 
 func utc(ts []time.Time) []time.Time {
@@ -483,6 +491,10 @@ type TaskUpdate struct {
 	MissedAfter      *time.Duration
 	StartDeadline    *time.Duration
 	HeartbeatTimeout *time.Duration
+	// Overlap and PauseAfterFailures, when not nil, replace the task's (see
+	// TaskSpec); "" restores skip, 0 turns pausing off.
+	Overlap            *string
+	PauseAfterFailures *int
 }
 
 // command is the update as the rules' command.
@@ -516,6 +528,7 @@ func (u TaskUpdate) command() (rules.Update, error) {
 	c.StartAt, c.EndAt, c.MaxRuns, c.Jitter = u.StartAt, u.EndAt, u.MaxRuns, u.Jitter
 	c.Queue, c.Retry, c.MissedRunPolicy = u.Queue, u.Retry.events(), u.MissedRunPolicy
 	c.MissedAfter, c.StartDeadline, c.HeartbeatTimeout = u.MissedAfter, u.StartDeadline, u.HeartbeatTimeout
+	c.Overlap, c.PauseAfterFailures = u.Overlap, u.PauseAfterFailures
 	return c, nil
 }
 
@@ -567,6 +580,14 @@ type Task struct {
 	MissedAfter      time.Duration
 	StartDeadline    time.Duration
 	HeartbeatTimeout time.Duration
+	// Overlap is the overlap policy in force ("skip" when the task names
+	// none); PauseAfterFailures its pause_after_failures (0: never).
+	// Failures counts the consecutive failed slots so far; PauseReason is
+	// "failures" when the task paused itself, else "".
+	Overlap            string
+	PauseAfterFailures int
+	Failures           int
+	PauseReason        string
 }
 
 func taskFrom(s rules.State, pos events.Position) Task {
@@ -579,7 +600,17 @@ func taskFrom(s rules.State, pos events.Position) Task {
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos,
 		Queue: s.Spec.Policy.QueueName(), Retry: retryPolicy(s.Spec.Policy.Retry), MissedRunPolicy: missedRunPolicy(s.Spec.Policy),
 		MissedAfter: s.Spec.Policy.MissedAfter.D(), StartDeadline: s.Spec.Policy.StartDeadline.D(),
-		HeartbeatTimeout: s.Spec.Policy.HeartbeatTimeout.D()}
+		HeartbeatTimeout: s.Spec.Policy.HeartbeatTimeout.D(), Overlap: overlapPolicy(s.Spec.Policy),
+		PauseAfterFailures: s.Spec.Policy.PauseAfterFailures, Failures: s.Failures, PauseReason: s.PauseReason}
+}
+
+// overlapPolicy is the overlap policy in force: skip when the task names
+// none.
+func overlapPolicy(p events.Policy) string {
+	if p.Overlap == "" {
+		return events.OverlapSkip
+	}
+	return p.Overlap
 }
 
 // missedRunPolicy is the missed-run policy in force: run_once when the task

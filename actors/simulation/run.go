@@ -326,7 +326,8 @@ func (s *sim) spec(t TaskScript) scheduler.TaskSpec {
 		Tolerance: t.Tolerance, ToleranceSet: true, Timebox: t.Timebox, Cron: t.Cron,
 		Timezone: t.Timezone, DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, Exclude: t.Exclude, MaxRuns: t.MaxRuns, Jitter: t.Jitter,
 		MaxWaiting: t.MaxWaiting, Queue: t.Queue, Retry: t.Retry, MissedRunPolicy: t.MissedRunPolicy,
-		MissedAfter: t.MissedAfter, StartDeadline: t.StartDeadline, HeartbeatTimeout: t.HeartbeatTimeout}
+		MissedAfter: t.MissedAfter, StartDeadline: t.StartDeadline, HeartbeatTimeout: t.HeartbeatTimeout,
+		Overlap: t.Overlap, PauseAfterFailures: t.PauseAfterFailures}
 	if t.Interval > 0 {
 		spec.FirstRun = o.Add(t.FirstRun)
 	}

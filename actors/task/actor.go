@@ -315,7 +315,12 @@ type Actor struct {
 	// runners holds, for each running run, the worker executing it (the
 	// Runner of its RequestStart), to be told of its forced end.
 	runners map[uuid.UUID]*actor.PID
-	leave   leave
+	// buffered is the waiting run held until the running run of the task
+	// has its outcome (overlap buffer_one, rules.Buffer), if any; it is
+	// put back on the queue then. Not recorded: a restarted actor puts
+	// every waiting run back on the queue (R9).
+	buffered uuid.UUID
+	leave    leave
 	// recovered is set once the open runs of the loaded state were put
 	// back to work; tracked says the due-time index needs no Track for
 	// that (Initial.Tracked); pinned that the actor stays (Get.Pin).
@@ -711,6 +716,10 @@ func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 		a.respondLoadErr(ctx, sender, m.answer)
 		return
 	}
+	if rs, ok := m.Cmd.(rules.RequestStart); ok {
+		rs.Buffered = a.buffered // at most one run waits so (rules.Buffer)
+		m.Cmd = rs
+	}
 	f := a.newFlight(afterCommand, m.Cmd, cctx, a.cfg.Archetype.Clock.Now())
 	f.sender, f.answer, f.runner = sender, m.answer, m.Runner
 	a.execute(ctx, f)
@@ -1058,6 +1067,38 @@ func (a *Actor) logEnds(evs []events.Event) {
 func (a *Actor) doEffects(ctx actor.Context, cmd rules.Command, evs []events.Event) {
 	a.do(ctx, a.effects(cmd, evs))
 	clear(a.effs) // what the effects carried goes with them
+	a.release(ctx)
+}
+
+// release puts the buffered run back on the queue once no run of the task
+// is running (overlap buffer_one), and forgets it once it is no longer
+// waiting.
+func (a *Actor) release(ctx actor.Context) {
+	if a.buffered == uuid.Nil {
+		return
+	}
+	r, ok := a.state.Run(a.buffered)
+	if !ok || r.Started {
+		a.buffered = uuid.Nil
+		return
+	}
+	for _, o := range a.state.Open {
+		if o.Started && a.state.Current(o) {
+			return
+		}
+	}
+	a.buffered = uuid.Nil
+	a.enqueue(ctx, r)
+}
+
+// enqueue puts waiting run r on its queue.
+func (a *Actor) enqueue(ctx actor.Context, r rules.Run) {
+	m := worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
+		Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt, Queue: a.state.Spec.Policy.QueueName(),
+		Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger}
+	if a.cfg.Enqueue == nil || !a.cfg.Enqueue(m) {
+		counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, m)
+	}
 }
 
 // effects is rules.Effects of cmd and evs on the state, in a frame of its
@@ -1079,12 +1120,9 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 			if !ok {
 				continue // not open: the rules name only open runs
 			}
-			m := worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
-				Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt, Queue: a.state.Spec.Policy.QueueName(),
-				Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger}
-			if a.cfg.Enqueue == nil || !a.cfg.Enqueue(m) {
-				counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, m)
-			}
+			a.enqueue(ctx, r)
+		case rules.Buffer:
+			a.buffered = e.RunID
 		case rules.ArmDeadline:
 			a.armDeadline(e.RunID, e.Deadline, e.Reason)
 		case rules.ArmHeartbeat:

@@ -584,7 +584,9 @@ func (w *Worker) Receive(ctx actor.Context) {
 		w.queue.free(ctx.Self(), w.lane)
 		return
 	}
-	_, started := reply.Events[0].(events.RunStarted)
+	// The start is the decision's last event: under overlap cancel_other
+	// the forced end of the run it replaces comes first.
+	_, started := reply.Events[len(reply.Events)-1].(events.RunStarted)
 	if started && reply.Run == nil {
 		// An AskFunc that does not answer a start with StartDecision: the
 		// run is recorded started, and its task forces it to end at its

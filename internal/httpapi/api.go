@@ -392,7 +392,7 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 	if s.MaxWaiting, err = maxWaiting(b.MaxWaiting); err != nil {
 		return s, err
 	}
-	pol, err := b.policyBody.parse(false)
+	pol, err := b.policyBody.parse(false, false)
 	if err != nil {
 		return s, err
 	}
@@ -835,7 +835,7 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		}
 		u.MaxWaiting = &n
 	}
-	pol, err := b.policyBody.parse(nullField(raw, "retry"))
+	pol, err := b.policyBody.parse(nullField(raw, "retry"), nullField(raw, "pause_after_failures"))
 	if err != nil {
 		a.fail(w, err)
 		return

@@ -101,6 +101,17 @@ type Task struct {
 	MissedAfter      *events.Duration `json:"missed_after"`
 	StartDeadline    *events.Duration `json:"start_deadline"`
 	HeartbeatTimeout *events.Duration `json:"heartbeat_timeout"`
+	// Overlap is the overlap policy in force ("skip" unless the task names
+	// another, DESIGN §8.4); PauseAfterFailures the task's
+	// pause_after_failures, null when unset; ConsecutiveFailures the slots
+	// in a row whose run failed after its retries (0 after a success or a
+	// resume); PauseReason "failures" while the task is paused because
+	// they reached pause_after_failures, null otherwise (active, or
+	// paused by a user).
+	Overlap             string  `json:"overlap"`
+	PauseAfterFailures  *int    `json:"pause_after_failures"`
+	ConsecutiveFailures int     `json:"consecutive_failures"`
+	PauseReason         *string `json:"pause_reason"`
 	// RetryCount counts the runs enqueued as retries of a failed run (R13;
 	// each is also in RunCount), TriggerCount those a manual trigger
 	// enqueued (R15).
@@ -293,6 +304,11 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.Status = st.Status.String()
 	t.MaxWaiting = st.Spec.WaitingBound()
 	t.setPolicy(st.Spec.Policy)
+	t.ConsecutiveFailures = st.Failures
+	t.PauseReason = nil
+	if st.Status == taskstate.StatusPaused && st.PauseReason != "" {
+		t.PauseReason = &st.PauseReason
+	}
 	t.setRunState(st)
 	next, _ := st.NextRetry()
 	t.NextRetry = tpKeep(t.NextRetry, next)
@@ -362,6 +378,15 @@ func (t *Task) setPolicy(p events.Policy) {
 	}
 	t.MissedAfter, t.StartDeadline, t.HeartbeatTimeout = durPtr(t.MissedAfter, p.MissedAfter),
 		durPtr(t.StartDeadline, p.StartDeadline), durPtr(t.HeartbeatTimeout, p.HeartbeatTimeout)
+	t.Overlap = p.Overlap
+	if t.Overlap == "" {
+		t.Overlap = events.OverlapSkip
+	}
+	if n := p.PauseAfterFailures; n == 0 {
+		t.PauseAfterFailures = nil
+	} else if t.PauseAfterFailures == nil || *t.PauseAfterFailures != n {
+		t.PauseAfterFailures = &n
+	}
 }
 
 // durPtr is d as the row shows it, nil when unset, reusing old when it

@@ -55,6 +55,10 @@ func (d Decision) Text(tf TimeFormat) string {
 	case "TaskFinished":
 		return fmt.Sprintf("%s finished%s: %s; it enqueues nothing more, and its open runs still end", r.Task, rule, r.Detail)
 	case "TaskPaused":
+		if r.Reason == events.PauseFailures {
+			return fmt.Sprintf("%s paused itself%s: the runs of %s in a row failed after their retries, its pause_after_failures; it enqueues nothing, and waiting runs are dropped, until it is resumed",
+				r.Task, rule, plural(r.Failures, "slot"))
+		}
 		return fmt.Sprintf("%s was paused%s: it enqueues nothing, and waiting runs are dropped", r.Task, rule)
 	case "TaskResumed":
 		return fmt.Sprintf("%s was resumed%s: next due at %s", r.Task, rule, next())
@@ -151,8 +155,11 @@ func (r Row) forcedWords(tf TimeFormat) string {
 	s := r.Detail
 	if s == "" {
 		s = r.Reason
-		if r.Reason == events.ForcedHeartbeat {
+		switch r.Reason {
+		case events.ForcedHeartbeat:
 			s = "no heartbeat within the task's heartbeat_timeout"
+		case events.ForcedReplaced:
+			s = "another run of the task asked to start and replaced it (overlap cancel_other)"
 		}
 	}
 	if r.Deadline != nil {
@@ -208,12 +215,19 @@ func ruleOf(r Row) string {
 			rule = "R9"
 		case events.ForcedHeartbeat:
 			rule = "R16"
+		case events.ForcedReplaced:
+			rule = "R12"
 		}
 		if r.RetryAt != nil || r.NoRetry != "" {
 			rule += ", R13"
 		}
 		return rule
-	case "TaskPaused", "TaskResumed", "TaskDeleted":
+	case "TaskPaused":
+		if r.Reason == events.PauseFailures {
+			return "R7, pause_after_failures"
+		}
+		return "R7"
+	case "TaskResumed", "TaskDeleted":
 		return "R7"
 	case "SlotsMissed":
 		return "R14"

@@ -28,6 +28,8 @@ export function createPage(root) {
   const retryMaxBackoff = inp("c-retry_max_backoff", { placeholder: "server default" });
   const retryMult = inp("c-retry_multiplier", { type: "number", step: "any", min: "1", placeholder: "server default" });
   const firstRun = inp("c-first_run", { placeholder: "RFC 3339, e.g. 2026-11-22T10:00:00Z (default: now + interval)" });
+  const overlap = h("select#c-overlap", { name: "overlap" }, ["skip", "buffer_one", "cancel_other", "allow"].map((k) => h("option", { value: k, text: k })));
+  const pauseAfter = inp("c-pause_after_failures", { type: "number", min: "1", placeholder: "never" });
   const payload = h("textarea#c-payload", { name: "payload", rows: 4, spellcheck: "false", placeholder: '{"url": "https://example.com/hook"}' });
   const msg = h("p.error#create-error", { role: "alert" });
   const preview = h("ol.slots#preview");
@@ -49,7 +51,9 @@ export function createPage(root) {
       field("c-retry_max_attempts", "Retry: max attempts", retryMax, "Counts the first try; above 1, a failed run is retried."),
       field("c-retry_initial_backoff", "Retry: initial backoff", retryInitial),
       field("c-retry_max_backoff", "Retry: max backoff", retryMaxBackoff),
-      field("c-retry_multiplier", "Retry: multiplier", retryMult)),
+      field("c-retry_multiplier", "Retry: multiplier", retryMult),
+      field("c-overlap", "When a run would overlap another", overlap, "skip: drop it; buffer_one: it waits (at most one); cancel_other: cancel the running one; allow: run both."),
+      field("c-pause_after_failures", "Pause after failed slots in a row", pauseAfter, "Each slot after its retries; empty: never.")),
     h("fieldset", {}, h("legend", { text: "Limits (optional)" }),
       field("c-tolerance", "Tolerance", tolerance), field("c-timebox", "Timebox", timebox), field("c-priority", "Priority", priority)),
     h("section.preview", { "aria-labelledby": "h-preview" }, h("h2#h-preview", { text: "Next slots" }), previewNote, preview),
@@ -129,6 +133,8 @@ export function createPage(root) {
       if (retryMaxBackoff.value.trim()) body.retry.max_backoff = retryMaxBackoff.value.trim();
       if (retryMult.value.trim()) body.retry.multiplier = Number(retryMult.value);
     }
+    if (overlap.value !== "skip") body.overlap = overlap.value;
+    if (pauseAfter.value.trim()) body.pause_after_failures = Number(pauseAfter.value);
     if (payload.value.trim()) {
       try { body.payload = JSON.parse(payload.value); } catch (err) {
         msg.textContent = "payload: not valid JSON: " + err.message;

@@ -151,7 +151,7 @@ export function taskPage(root, id) {
     document.title = `${task.name} · cronactor`;
     title.textContent = task.name;
     status.className = `badge s-${task.status}`;
-    status.textContent = task.status;
+    status.textContent = task.status === "paused" && task.pause_reason ? `paused (${task.pause_reason})` : task.status;
     pauseBtn.hidden = task.status !== "active";
     resumeBtn.hidden = task.status !== "paused";
     const gone = task.status === "deleted";
@@ -170,6 +170,7 @@ export function taskPage(root, id) {
       ...fact("Retry", h("span#f-retry", { text: retryWords(task.retry) })),
       ...fact("Missed runs", h("span#f-missed", { text: `${task.missed_run_policy || "run_once"}; missed after ${task.missed_after || "one spacing"}` })),
       ...fact("Start deadline / heartbeat", h("span#f-deadlines", { text: `${task.start_deadline || "none"} / ${task.heartbeat_timeout || "none"}` })),
+      ...fact("Overlap / pause", h("span#f-overlap", { text: `${task.overlap || "skip"}; ${task.pause_after_failures ? `pause after ${task.pause_after_failures} failed slots in a row (${task.consecutive_failures || 0} now)` : "never pauses by itself"}` })),
       ...fact("Run state", h("span#f-runstate", {}, ...runState(task, when))),
       ...fact("Next run", task.status === "active" ? when(task.next_run) : `- (${task.status})`),
       ...fact("Last run", h("span#f-laststart", {}, task.last_run ? ["started ", when(task.last_run), task.last_run_number ? `, run ${task.last_run_number}` : ""] : "-")),
