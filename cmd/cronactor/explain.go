@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -60,6 +61,10 @@ func runExplain(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	// The events around --at, not the whole stream (projections/audit).
 	ex, err := audit.Explain(ctx, &eventsAPI{c: c, id: id}, id, at, *window)
+	var refused *serverError
+	if errors.As(err, &refused) {
+		return refused // the server's refusal, in its one line
+	}
 	if err != nil {
 		return fmt.Errorf("explain task %s: %w", id, err)
 	}
