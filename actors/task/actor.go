@@ -1051,6 +1051,12 @@ func (a *Actor) logEnds(evs []events.Event) {
 			if e.RetryAt != nil {
 				attrs = append(attrs, "retry_at", e.RetryAt.UTC())
 			}
+			if e.Reason == events.ForcedReplaced {
+				// The task's own overlap policy (cancel_other) chose it:
+				// nothing for an operator to act on.
+				log.Info("run forced to end", attrs...)
+				continue
+			}
 			log.Warn("run forced to end", attrs...)
 		case events.RunDropped:
 			attrs := []any{"task_id", a.id, "run_id", e.RunID, "run", e.Run, "reason", e.Reason, "detail", e.Detail}
