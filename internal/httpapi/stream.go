@@ -116,7 +116,17 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 		a.tooMany(w, a.streams, "")
 		return
 	}
-	defer a.streams.release()
+	// The slot is free before Disconnected hears of the end: one who learns
+	// a stream ended may open another at once.
+	var released sync.Once
+	release := func() { released.Do(a.streams.release) }
+	defer release()
+	ended = func(reason string) {
+		release()
+		if cfg.Disconnected != nil {
+			cfg.Disconnected(reason)
+		}
+	}
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
