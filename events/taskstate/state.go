@@ -318,7 +318,7 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 func (s *State) Apply(meta events.Metadata, e events.Event) {
 	s.UpdatedAt = meta.At
 	s.Version = meta.Version
-	switch e.(type) {
+	switch ev := e.(type) {
 	case events.TaskCreated:
 		s.created(meta, e)
 	case events.TaskUpdated:
@@ -326,7 +326,7 @@ func (s *State) Apply(meta events.Metadata, e events.Event) {
 	case events.TaskPaused:
 		s.Status = StatusPaused
 		s.Backlog = false
-		s.PauseReason = e.(events.TaskPaused).Reason
+		s.PauseReason = ev.Reason
 	case events.TaskResumed:
 		s.resumed(meta, e)
 	case events.TaskDeleted:

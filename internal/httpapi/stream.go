@@ -90,11 +90,6 @@ var errSlowClient = errors.New("httpapi: stream client is too slow")
 // a bounded buffer; the handler goroutine is the only writer.
 func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 	cfg := a.cfg.Stream.withDefaults()
-	ended := func(reason string) {
-		if cfg.Disconnected != nil {
-			cfg.Disconnected(reason)
-		}
-	}
 	for k := range r.URL.Query() {
 		if k != "from" {
 			a.fail(w, &fieldErr{k, "unknown query parameter"})
@@ -121,7 +116,7 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 	var released sync.Once
 	release := func() { released.Do(a.streams.release) }
 	defer release()
-	ended = func(reason string) {
+	ended := func(reason string) {
 		release()
 		if cfg.Disconnected != nil {
 			cfg.Disconnected(reason)

@@ -139,8 +139,7 @@ func TestTimelineOpensAtTheNewestEndOnAPhone(t *testing.T) {
 	ctx := tab(t)
 	run(t, ctx, "open on a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
 		chromedp.Navigate(d.url("#/tasks/"+id.String())), chromedp.WaitVisible(css(`#timeline svg g.run`)))
-	var pos struct{ Left, Width, Scroll float64 }
-	pos = value(t, ctx, "read the scroll", chromedp.Evaluate[struct{ Left, Width, Scroll float64 }](
+	pos := value(t, ctx, "read the scroll", chromedp.Evaluate[struct{ Left, Width, Scroll float64 }](
 		`(() => { const e = document.getElementById("timeline"); return {Left: e.scrollLeft, Width: e.clientWidth, Scroll: e.scrollWidth}; })()`))
 	if pos.Scroll <= pos.Width {
 		t.Fatalf("the timeline does not scroll on a phone (%+v): the test shows nothing", pos)
