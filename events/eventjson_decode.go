@@ -371,6 +371,8 @@ func decodeTaskCreated(body []byte) (Event, bool) {
 			e.StartDeadline, ok = v.duration()
 		case "heartbeat_timeout":
 			e.HeartbeatTimeout, ok = v.duration()
+		case "history_retention":
+			e.HistoryRetention, ok = v.duration()
 		default:
 			return nil, false
 		}

@@ -18,8 +18,10 @@ var ErrBinary = errors.New("taskstate: bad binary state")
 // binaryVersion is the first byte of the binary form; a change of the
 // layout takes a new one, and the reader keeps reading the older ones:
 // snapshot records written by an earlier build are read at the next start.
-// Version 1 had no schedule exclusions.
-const binaryVersion = 2
+// Version 1 had no schedule exclusions; version 2 no history retention
+// (Spec.HistoryRetention and the Compacted fields, written last). Since
+// TaskCompacted events carry this form, every version stays readable.
+const binaryVersion = 3
 
 // The binary form is the compact copy of a State that a scheduler keeps
 // for a task with no actor in memory (docs/architecture.md). It is not a
@@ -67,6 +69,10 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	}
 	w.time(s.CreatedAt)
 	w.time(s.UpdatedAt)
+	w.int(int64(s.Spec.HistoryRetention))
+	w.uint(s.Compacted)
+	w.time(s.CompactedAt)
+	w.time(s.CompactedThrough)
 	return w.b, nil
 }
 
@@ -114,6 +120,12 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	}
 	st.CreatedAt = r.time()
 	st.UpdatedAt = r.time()
+	if r.version >= 3 {
+		st.Spec.HistoryRetention = time.Duration(r.int())
+		st.Compacted = r.uint()
+		st.CompactedAt = r.time()
+		st.CompactedThrough = r.time()
+	}
 	if r.err != nil {
 		return r.err
 	}

@@ -108,6 +108,9 @@ type Spec struct {
 	// ToleranceSet makes a zero Tolerance mean zero rather than "default"
 	// in a command. It is not recorded: events carry the tolerance itself.
 	ToleranceSet bool
+	// HistoryRetention is how long the task's events are kept (DESIGN
+	// §8.3); zero: the scheduler's default.
+	HistoryRetention time.Duration
 }
 
 // State is a task as its events leave it. It is a value: Evolve returns a
@@ -157,6 +160,13 @@ type State struct {
 	// that of the latest event.
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Compacted is the version of the stream's latest TaskCompacted (zero:
+	// none), CompactedAt the time it was decided, and CompactedThrough the
+	// time of the last event it covers: once that is older than the task's
+	// retention, the events before Compacted may be removed.
+	Compacted        uint64
+	CompactedAt      time.Time
+	CompactedThrough time.Time
 }
 
 // Exists reports whether the task was created.
@@ -338,7 +348,24 @@ func (s *State) Apply(meta events.Metadata, e events.Event) {
 		s.checkpointSaved(e)
 	case events.RunCompleted, events.RunFailed, events.RunForcedEnd, events.RunDropped:
 		s.ended(meta, e)
+	case events.TaskCompacted:
+		s.compacted(meta, e)
 	}
+}
+
+// compacted starts the fold again from the state the event carries: in a
+// stream whose events before it were removed, that is the state they left;
+// in a whole stream, it is the state the fold already holds there. A body
+// that does not hold a state (it cannot be decoded) leaves the state as it
+// is, with only the compaction noted.
+func (s *State) compacted(meta events.Metadata, ev events.Event) {
+	e := ev.(events.TaskCompacted)
+	var carried State
+	if err := carried.UnmarshalBinary(e.State); err == nil {
+		*s = carried
+	}
+	s.Version, s.UpdatedAt = meta.Version, meta.At
+	s.Compacted, s.CompactedAt, s.CompactedThrough = meta.Version, meta.At, e.ToAt
 }
 
 // ended closes the run e ended: a failure or a forced end keeps the retry
@@ -367,7 +394,7 @@ func (s *State) created(meta events.Metadata, ev events.Event) {
 	s.ID = e.TaskID
 	s.Spec = Spec{Name: e.Name, Owner: e.Owner, Kind: e.Kind, Payload: e.Payload, Schedule: e.Schedule,
 		Window: e.Window, Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority,
-		MaxWaiting: e.MaxWaiting, Policy: e.Policy}
+		MaxWaiting: e.MaxWaiting, Policy: e.Policy, HistoryRetention: e.HistoryRetention.D()}
 	s.Status = StatusActive
 	s.Backlog = false
 	s.NextRun = e.NextRun
@@ -388,6 +415,7 @@ func (s *State) updated(ev events.Event) {
 	s.Spec.Priority = e.Priority
 	s.Spec.MaxWaiting = e.MaxWaiting
 	s.Spec.Policy = e.Policy
+	s.Spec.HistoryRetention = e.HistoryRetention.D()
 	if !e.NextRun.IsZero() { // an update without one keeps nextRun
 		s.NextRun = e.NextRun
 		s.NextSlot = nextSlot(e.NextRun, e.NextSlot)
