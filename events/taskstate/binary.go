@@ -73,6 +73,7 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	w.uint(s.Compacted)
 	w.time(s.CompactedAt)
 	w.time(s.CompactedThrough)
+	w.time(s.FirstAt)
 	return w.b, nil
 }
 
@@ -125,6 +126,7 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		st.Compacted = r.uint()
 		st.CompactedAt = r.time()
 		st.CompactedThrough = r.time()
+		st.FirstAt = r.time()
 	}
 	if r.err != nil {
 		return r.err

@@ -167,6 +167,9 @@ type State struct {
 	Compacted        uint64
 	CompactedAt      time.Time
 	CompactedThrough time.Time
+	// FirstAt is the time of the stream's first event (kept across a
+	// TaskCompacted, which carries it).
+	FirstAt time.Time
 }
 
 // Exists reports whether the task was created.
@@ -319,6 +322,9 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 func (s *State) Apply(meta events.Metadata, e events.Event) {
 	s.UpdatedAt = meta.At
 	s.Version = meta.Version
+	if meta.Version == 0 {
+		s.FirstAt = meta.At
+	}
 	switch e.(type) {
 	case events.TaskCreated:
 		s.created(meta, e)
