@@ -42,28 +42,28 @@ func RetentionOf(s *State, def time.Duration) time.Duration {
 // retention r in force (zero: nothing). It is cheap (a few comparisons),
 // so the actor asks after each append it applies.
 //
-//   - TruncateBefore (non-zero): the events before the latest
-//     TaskCompacted (version s.Compacted) may go: the last of them is
-//     older than r. Removing is idempotent, so it may be asked again.
-//   - Compact: record a new TaskCompacted: something happened since the
-//     latest one and that one (or the stream's first event) is at least
-//     r/2 old. Markers r/2 apart keep an event at most about 1.5 × r
-//     (plus the time until the task next records something).
+// One TaskCompacted at a time: the first is recorded once the stream's
+// first event is older than r; the events before the latest one may be
+// removed (truncateBefore, non-zero) once the last of them is older than
+// r, and then, if the task recorded anything since, the next one is
+// recorded (compact). So an event is kept at least r, and is removed by
+// about 2 × r after it was decided (plus the time until the task next
+// records something): the events after a TaskCompacted wait for the next
+// one, which comes r after it.
 func Retain(s *State, r time.Duration, now time.Time) (truncateBefore uint64, compact bool) {
 	if r <= 0 || !s.Exists() {
 		return 0, false
 	}
 	cutoff := now.Add(-r)
-	if s.Compacted > 0 && s.CompactedThrough.Before(cutoff) {
-		truncateBefore = s.Compacted
+	if s.Compacted == 0 {
+		first := s.FirstAt
+		if first.IsZero() { // a state recorded before retention existed
+			first = s.CreatedAt
+		}
+		return 0, !first.IsZero() && first.Before(cutoff)
 	}
-	base := s.FirstAt
-	if base.IsZero() { // a state recorded before retention existed
-		base = s.CreatedAt
+	if !s.CompactedThrough.Before(cutoff) {
+		return 0, false
 	}
-	if s.Compacted > 0 {
-		base = s.CompactedAt
-	}
-	compact = s.Version > s.Compacted && !base.IsZero() && now.Sub(base) >= r/2
-	return truncateBefore, compact
+	return s.Compacted, s.Version > s.Compacted
 }

@@ -192,15 +192,13 @@ func TestRetain(t *testing.T) {
 		compact  bool
 	}{
 		{"no retention", s, 0, t0.Add(100 * h), 0, false},
-		{"young stream", s, 4 * h, t0.Add(2*h - time.Second), 0, false},
-		{"half the retention since the first event", s, 4 * h, t0.Add(2 * h), 0, true},
 		{"no task", rules.State{}, h, t0.Add(100 * h), 0, false},
-		{"marker young", compacted(s, 8, t0.Add(h), t0.Add(h)), 4 * h, t0.Add(2 * h), 0, false},
-		{"marker half old, nothing since", compacted(s, 10, t0.Add(h), t0.Add(h)), 4 * h, t0.Add(4 * h), 0, false},
-		{"marker half old, events since", compacted(s, 8, t0.Add(h), t0.Add(h)), 4 * h, t0.Add(3 * h), 0, true},
-		{"covered events old", compacted(s, 8, t0.Add(h), t0.Add(h)), 4 * h, t0.Add(5*h + time.Second), 8, true},
-		{"covered events just at the cut", compacted(s, 8, t0.Add(2*h), t0.Add(h)), 4 * h, t0.Add(5 * h), 0, true},
-		{"a state recorded before retention", func() rules.State { x := s; x.FirstAt = time.Time{}; return x }(), 4 * h, t0.Add(2 * h), 0, true},
+		{"first event within the retention", s, 4 * h, t0.Add(4 * h), 0, false},
+		{"first event older than the retention", s, 4 * h, t0.Add(4*h + time.Second), 0, true},
+		{"a state recorded before retention", func() rules.State { x := s; x.FirstAt = time.Time{}; return x }(), 4 * h, t0.Add(5 * h), 0, true},
+		{"covered events within the retention", compacted(s, 8, t0.Add(2*h), t0.Add(2*h)), 4 * h, t0.Add(6 * h), 0, false},
+		{"covered events older, events since", compacted(s, 8, t0.Add(2*h), t0.Add(2*h)), 4 * h, t0.Add(6*h + time.Second), 8, true},
+		{"covered events older, nothing since", compacted(s, 10, t0.Add(2*h), t0.Add(2*h)), 4 * h, t0.Add(7 * h), 10, false},
 	}
 	for _, c := range cases {
 		tr, cp := rules.Retain(&c.s, c.r, c.now)
