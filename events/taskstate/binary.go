@@ -74,6 +74,8 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	w.time(s.CompactedAt)
 	w.time(s.CompactedThrough)
 	w.time(s.FirstAt)
+	w.time(s.DeletedAt)
+	w.str(s.DeleteReason)
 	return w.b, nil
 }
 
@@ -127,6 +129,8 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		st.CompactedAt = r.time()
 		st.CompactedThrough = r.time()
 		st.FirstAt = r.time()
+		st.DeletedAt = r.time()
+		st.DeleteReason = r.str()
 	}
 	if r.err != nil {
 		return r.err

@@ -50,7 +50,7 @@ func TestBinaryReadsVersion1(t *testing.T) {
 
 // retentionTail is what version 3 writes after the fields of version 2 for
 // a state without history retention: a zero retention, no compaction.
-var retentionTail = []byte{0, 0, 0, 0, 0}
+var retentionTail = []byte{0, 0, 0, 0, 0, 0, 0}
 
 // TestBinaryReadsVersion2 reads states written by the build before history
 // retention (version 2 of the binary form; testdata made with that build's
@@ -74,7 +74,8 @@ func TestBinaryReadsVersion2(t *testing.T) {
 		if err := s.UnmarshalBinary(v2); err != nil {
 			t.Fatalf("state %d: %v", i, err)
 		}
-		if s.Spec.HistoryRetention != 0 || s.Compacted != 0 || !s.CompactedAt.IsZero() || !s.CompactedThrough.IsZero() || !s.FirstAt.IsZero() {
+		if s.Spec.HistoryRetention != 0 || s.Compacted != 0 || !s.CompactedAt.IsZero() || !s.CompactedThrough.IsZero() || !s.FirstAt.IsZero() ||
+			!s.DeletedAt.IsZero() || s.DeleteReason != "" {
 			t.Fatalf("state %d: retention fields read from version 2: %+v", i, s)
 		}
 		v3, err := s.AppendBinary(nil)

@@ -170,6 +170,11 @@ type State struct {
 	// FirstAt is the time of the stream's first event (kept across a
 	// TaskCompacted, which carries it).
 	FirstAt time.Time
+	// DeletedAt and DeleteReason are the time and reason of this
+	// incarnation's TaskDeleted (zero while not deleted), so that a
+	// TaskCompacted carries them.
+	DeletedAt    time.Time
+	DeleteReason string
 }
 
 // Exists reports whether the task was created.
@@ -336,6 +341,7 @@ func (s *State) Apply(meta events.Metadata, e events.Event) {
 	case events.TaskResumed:
 		s.resumed(meta, e)
 	case events.TaskDeleted:
+		s.DeletedAt, s.DeleteReason = meta.At, e.(events.TaskDeleted).Reason
 		s.Status = StatusDeleted
 		s.Backlog = false
 		s.Retries = nil
@@ -409,6 +415,7 @@ func (s *State) created(meta events.Metadata, ev events.Event) {
 	s.Checkpoint = nil
 	s.Retries = nil
 	s.CreatedAt = meta.At
+	s.DeletedAt, s.DeleteReason = time.Time{}, ""
 }
 
 func (s *State) updated(ev events.Event) {
