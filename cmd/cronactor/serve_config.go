@@ -41,6 +41,9 @@ type serveConfig struct {
 	// viewRebuildRate caps a background rebuild of the view (events/s; 0:
 	// no cap).
 	viewRebuildRate int
+	// historyRetention is how long the events of a task that sets no
+	// history_retention are kept (0: everything).
+	historyRetention time.Duration
 
 	// configFile is the file read, "" for none.
 	configFile string
@@ -187,6 +190,7 @@ var serveOptions = []serveOption{
 	durationOpt("drain-timeout", "30s", "on SIGINT/SIGTERM, how long running runs may finish (a `duration`)", func(c *serveConfig) *time.Duration { return &c.drainTimeout }),
 	stringOpt("log-format", "text", "log `format`: text or json (one format for the whole run)", func(c *serveConfig) *string { return &c.logFormat }),
 	stringOpt("log-file", "", "append logs to this `file` instead of stderr", func(c *serveConfig) *string { return &c.logFile }),
+	durationOpt("history-retention", "0s", "keep the events of a task that sets no history_retention for this `duration` (0s: keep everything); older ones leave its stream after a TaskCompacted", func(c *serveConfig) *time.Duration { return &c.historyRetention }),
 	intOpt("view-rebuild-rate", "0", "events per second a background rebuild of a damaged cron_tasks view folds at most (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.viewRebuildRate }),
 }
 

@@ -17,7 +17,7 @@ type policyFlags struct {
 }
 
 // policyStrings are the policy flags that go into the body as given.
-var policyStrings = []string{"queue", "missed-run-policy", "missed-after", "start-deadline", "heartbeat-timeout"}
+var policyStrings = []string{"queue", "missed-run-policy", "missed-after", "start-deadline", "heartbeat-timeout", "history-retention"}
 
 func addPolicyFlags(fs *flagSet) *policyFlags {
 	f := &policyFlags{fs: fs}
@@ -30,6 +30,7 @@ func addPolicyFlags(fs *flagSet) *policyFlags {
 	fs.String("missed-after", "", "a slot is missed when found later than slot + this `duration` (default: one spacing)")
 	fs.String("start-deadline", "", "drop a run (too_late) that would start later than its slot + this `duration`")
 	fs.String("heartbeat-timeout", "", "force a run to end when it has not heartbeated for this `duration`")
+	fs.String("history-retention", "", "keep the task's events for this `duration` (0s: the server's --history-retention)")
 	return f
 }
 
