@@ -159,7 +159,9 @@ func (s *Store) readAll(out []events.Recorded, after, head uint64, limit int) ([
 		return nil, s.dbErr("read global log", err)
 	}
 	defer it.Close()
-	// Positions are dense: the page holds head - after records, or limit.
+	// Positions are dense but where retention removed events
+	// (TruncateBefore): the page holds at most head - after records, or
+	// limit.
 	n := head - after
 	if limit > 0 && uint64(limit) < n {
 		n = uint64(limit)
