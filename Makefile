@@ -9,7 +9,7 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 win
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 
-.PHONY: help run test bench fuzz lint cross tidy build peers chromium chaos
+.PHONY: help run test bench fuzz lint cross tidy build peers chromium postgres chaos
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -23,7 +23,7 @@ peers: ## build bin/cronactor-benchpeers, the peer schedulers of the benchmarks 
 run: ## run the scheduler on the embedded store in ./cronactor-data
 	$(GO) run ./cmd/cronactor serve
 
-test: lint cross chromium ## lint, cross-compile, then every test with the race detector (installs Chromium for the browser tests first)
+test: lint cross chromium postgres ## lint, cross-compile, then every test with the race detector (installs Chromium and PostgreSQL for the tests first)
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	cd internal/benchpeers && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd internal/traceidle && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -31,12 +31,17 @@ test: lint cross chromium ## lint, cross-compile, then every test with the race 
 chromium: ## install Chromium for the dashboard's browser tests, if missing and root (.ci/install-chromium)
 	@./.ci/install-chromium
 
+postgres: ## install PostgreSQL for the Postgres store's tests, if missing and root (.ci/install-postgres)
+	@./.ci/install-postgres
+
 # Where make bench keeps each measurement's --json output for the table,
 # the tasks of the scheduler and lag measurements (the bars of DESIGN.md §6
 # are at 100,000) and how long the store and projections phases append.
 BENCHOUT ?= bin/bench
 BENCH_TASKS ?= 100000
 BENCH_DURATION ?= 5s
+# The old task of bench history (DESIGN.md §8.3: 1,000,000 events).
+BENCH_HISTORY_EVENTS ?= 1000000
 
 bench: build peers ## print throughput figures next to their baselines and the peers, then one table of them all
 	@mkdir -p $(BENCHOUT)
@@ -46,9 +51,10 @@ bench: build peers ## print throughput figures next to their baselines and the p
 	./bin/cronactor bench projections --duration $(BENCH_DURATION) --json > $(BENCHOUT)/projections.json
 	./bin/cronactor bench scheduler --tasks $(BENCH_TASKS) --json > $(BENCHOUT)/scheduler.json
 	./bin/cronactor bench lag --tasks $(BENCH_TASKS) --load 0.5 --json > $(BENCHOUT)/lag.json
+	./bin/cronactor bench history --events $(BENCH_HISTORY_EVENTS) --json > $(BENCHOUT)/history.json
 	@echo
 	@./bin/cronactor bench report --store $(BENCHOUT)/store.json --projections $(BENCHOUT)/projections.json \
-		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json
+		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json --history $(BENCHOUT)/history.json
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}

@@ -247,6 +247,7 @@ func tasksCreated(rng *rand.Rand) func() events.TaskCreated {
 		e.StartAt, e.EndAt, e.MaxRuns, e.Jitter = atPtr(), atPtr(), rng.IntN(3), dur()
 		e.Queue, e.MissedRunPolicy = pick("", "", "reports"), pick("", "skip")
 		e.MissedAfter, e.StartDeadline, e.HeartbeatTimeout = dur(), dur(), dur()
+		e.Overlap, e.PauseAfterFailures = pick("", "", "buffer_one", "cancel_other"), rng.IntN(3)
 		switch rng.IntN(6) {
 		case 0:
 			e.Payload = json.RawMessage(`{"url": "http://x"}`)

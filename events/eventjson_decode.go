@@ -323,7 +323,7 @@ func (v flatValue) timePtr() (*time.Time, bool) {
 // decodeTaskCreated reads a task created without a payload, a retry
 // policy or a cron or at schedule (those go to encoding/json).
 func decodeTaskCreated(body []byte) (Event, bool) {
-	var vals [24]flatValue
+	var vals [26]flatValue
 	n, ok := scanFlat(body, vals[:])
 	if !ok {
 		return nil, false
@@ -371,6 +371,10 @@ func decodeTaskCreated(body []byte) (Event, bool) {
 			e.StartDeadline, ok = v.duration()
 		case "heartbeat_timeout":
 			e.HeartbeatTimeout, ok = v.duration()
+		case "overlap":
+			e.Overlap, ok = v.string()
+		case "pause_after_failures":
+			e.PauseAfterFailures, ok = v.int()
 		case "history_retention":
 			e.HistoryRetention, ok = v.duration()
 		default:

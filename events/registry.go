@@ -19,6 +19,8 @@ var Default = func() *Registry {
 	// window, as it was.
 	r.Register(TaskCreated{}, 1, nil)
 	r.Register(TaskUpdated{}, 1, nil)
+	// Still schema 1: reason and failures (a task that paused itself, DESIGN
+	// §8.4) are optional, and a body without them is a user's pause.
 	r.Register(TaskPaused{}, 1, nil)
 	r.Register(TaskResumed{}, 1, nil)
 	r.Register(TaskDeleted{}, 1, nil)

@@ -373,6 +373,63 @@ func AppendAsync(ctx context.Context, s Store, stream string, expected ExpectedV
 	go func() { done(s.Append(ctx, stream, expected, evs...)) }()
 }
 
+// StreamVersioner is implemented by stores that find the version of a
+// stream's last event without reading the stream (the embedded store and
+// EventStoreDB do). Callers use StreamVersion, which falls back on point
+// reads for a store without it.
+type StreamVersioner interface {
+	// StreamVersion is the version of stream's last event; a stream with
+	// no events yields an error matching ErrStreamNotFound.
+	StreamVersion(ctx context.Context, stream string) (uint64, error)
+}
+
+// StreamVersion returns the version of stream's last event: through s's
+// StreamVersioner, or else by point reads (ReadStream with limit 1) that
+// double a bound past the end and then halve the gap: about 2·log2(n)
+// reads for a stream of n events, never a read of the whole stream. Paged
+// readers of long streams (the audit trail) start from it.
+func StreamVersion(ctx context.Context, s Store, stream string) (uint64, error) {
+	if v, ok := s.(StreamVersioner); ok {
+		return v.StreamVersion(ctx, stream)
+	}
+	exists := func(v uint64) (bool, error) {
+		recs, err := s.ReadStream(ctx, stream, v, 1)
+		return len(recs) > 0, err
+	}
+	if _, err := exists(0); err != nil {
+		return 0, err // ErrStreamNotFound for an empty stream
+	}
+	// lo exists; hi does not.
+	lo, hi := uint64(0), uint64(1)
+	for {
+		ok, err := exists(hi)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		lo = hi
+		if hi > 1<<62 {
+			return 0, fmt.Errorf("events: stream %q: no end found", stream)
+		}
+		hi *= 2
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := exists(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
 // Truncater is implemented by stores that remove the start of a stream
 // (both shipped stores do): history retention (DESIGN §8.3) removes a
 // task's events before its TaskCompacted event. Callers test for it with a

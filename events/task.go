@@ -151,6 +151,14 @@ type Policy struct {
 	// HeartbeatTimeout, when set: a running run that has not heartbeated
 	// for this long is forced to end with ForcedHeartbeat (R16).
 	HeartbeatTimeout Duration `json:"heartbeat_timeout,omitempty"`
+	// Overlap is what R12 does when a run asks to start while another run
+	// of the task is running (DESIGN §8.4): OverlapSkip ("" means it),
+	// OverlapBufferOne, OverlapCancelOther or OverlapAllow.
+	Overlap string `json:"overlap,omitempty"`
+	// PauseAfterFailures, when set (≥ 1), pauses the task once the runs of
+	// that many consecutive slots have failed, each after its retries
+	// (DESIGN §8.4): TaskPaused with PauseFailures.
+	PauseAfterFailures int `json:"pause_after_failures,omitempty"`
 }
 
 // Retry is R13's retry policy: attempt n+1 of a failed run falls due
@@ -168,7 +176,8 @@ func (p Policy) Equal(o Policy) bool {
 		return false
 	}
 	return p.Queue == o.Queue && p.MissedRunPolicy == o.MissedRunPolicy && p.MissedAfter == o.MissedAfter &&
-		p.StartDeadline == o.StartDeadline && p.HeartbeatTimeout == o.HeartbeatTimeout
+		p.StartDeadline == o.StartDeadline && p.HeartbeatTimeout == o.HeartbeatTimeout &&
+		p.Overlap == o.Overlap && p.PauseAfterFailures == o.PauseAfterFailures
 }
 
 // QueueName is the queue the task's runs wait in.
@@ -189,6 +198,21 @@ const (
 	MissedSkip = "skip"
 	// TriggerManual marks a run enqueued by a manual trigger (R15).
 	TriggerManual = "manual"
+	// OverlapSkip: R12 as written, a run asking while another runs is
+	// dropped (reason DropOverlap). The default.
+	OverlapSkip = "skip"
+	// OverlapBufferOne: the asking run waits until the running run has its
+	// outcome, then starts; at most one run waits so, a further one is
+	// dropped (DropOverlap).
+	OverlapBufferOne = "buffer_one"
+	// OverlapCancelOther: the running run is forced to end (ForcedReplaced)
+	// and its handler's context cancelled; then the asking run starts.
+	OverlapCancelOther = "cancel_other"
+	// OverlapAllow: R12 off, runs of the task may run at once.
+	OverlapAllow = "allow"
+	// PauseFailures is TaskPaused.Reason when the task paused itself after
+	// Policy.PauseAfterFailures consecutive failed slots.
+	PauseFailures = "failures"
 )
 
 // Reasons a run is dropped (RunDropped.Reason).
@@ -236,6 +260,10 @@ const (
 	// ForcedHeartbeat: R16, the run did not heartbeat within the task's
 	// heartbeat_timeout.
 	ForcedHeartbeat = "heartbeat_timeout"
+	// ForcedReplaced: the task's overlap is OverlapCancelOther and another
+	// run asked to start while this one was running; its handler's context
+	// is cancelled and the other run starts.
+	ForcedReplaced = "replaced"
 )
 
 // TaskCreated starts a task stream.
@@ -294,8 +322,15 @@ type TaskUpdated struct {
 	HistoryRetention Duration `json:"history_retention,omitempty"`
 }
 
-// TaskPaused stops a task from enqueueing runs (R7).
-type TaskPaused struct{}
+// TaskPaused stops a task from enqueueing runs (R7). A pause asked for by
+// a user has no Reason; a task that paused itself says why: PauseFailures,
+// with Failures the count of consecutive failed slots that reached its
+// pause_after_failures. Events written before the fields read as a user's
+// pause.
+type TaskPaused struct {
+	Reason   string `json:"reason,omitempty"`
+	Failures int    `json:"failures,omitempty"`
+}
 
 // TaskResumed lets a paused task enqueue runs again from NextRun.
 type TaskResumed struct {
@@ -397,7 +432,7 @@ type SlotsMissed struct {
 // that state (the fold sets state := State and goes on), and a fold of the
 // whole stream, which already holds that state there, is unchanged by it.
 // The removal itself happens once the last event it covers is older than
-// the task's retention (docs/decisions/0021-retention.md); until then the
+// the task's retention (docs/decisions/0023-retention.md); until then the
 // events before it stay readable.
 type TaskCompacted struct {
 	// State is the folded state in package taskstate's binary form (its

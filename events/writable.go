@@ -20,6 +20,10 @@ var (
 	// from by itself (an I/O error, or the storage engine stopped); appends
 	// are refused until the process restarts.
 	ErrWriteFailed error = &unwritable{"events: store write failed"}
+	// ErrUnreachable: the store's server (a networked backend such as
+	// EventStoreDB) cannot be reached; the store reconnects by itself and
+	// accepts appends again once it answers.
+	ErrUnreachable error = &unwritable{"events: store server unreachable"}
 )
 
 // unwritable is a condition that matches ErrUnwritable.
@@ -43,8 +47,8 @@ type WriteStatus struct {
 }
 
 // Condition names Err's condition in snake_case: "no_space", "read_only",
-// "write_failed", "unwritable" (another refusal), or "" when appends are
-// accepted.
+// "write_failed", "unreachable", "unwritable" (another refusal), or "" when
+// appends are accepted.
 func (w WriteStatus) Condition() string { return Condition(w.Err) }
 
 // Condition names the condition err matches, as WriteStatus.Condition does:
@@ -59,6 +63,8 @@ func Condition(err error) string {
 		return "read_only"
 	case errors.Is(err, ErrWriteFailed):
 		return "write_failed"
+	case errors.Is(err, ErrUnreachable):
+		return "unreachable"
 	}
 	return "unwritable"
 }

@@ -24,6 +24,7 @@ func TestConditions(t *testing.T) {
 		{fmt.Errorf("%w: /data: %w", events.ErrNoSpace, syscall.ENOSPC), "no_space"},
 		{fmt.Errorf("%w: /data: %w", events.ErrReadOnly, syscall.EROFS), "read_only"},
 		{fmt.Errorf("append: %w", fmt.Errorf("%w: /data", events.ErrWriteFailed)), "write_failed"},
+		{fmt.Errorf("%w: esdb://db:2113: connection refused", events.ErrUnreachable), "unreachable"},
 		{fmt.Errorf("%w: a backend's own refusal", events.ErrUnwritable), "unwritable"},
 	} {
 		if got := events.Condition(tc.err); got != tc.want {
@@ -36,7 +37,7 @@ func TestConditions(t *testing.T) {
 			t.Errorf("errors.Is(%v, ErrUnwritable) = %v", tc.err, !(tc.want != ""))
 		}
 	}
-	conds := []error{events.ErrNoSpace, events.ErrReadOnly, events.ErrWriteFailed}
+	conds := []error{events.ErrNoSpace, events.ErrReadOnly, events.ErrWriteFailed, events.ErrUnreachable}
 	for i, a := range conds {
 		for j, b := range conds {
 			if errors.Is(a, b) != (i == j) {

@@ -166,7 +166,7 @@ type Config struct {
 	RecordEvery int
 	// HistoryRetention is how long the events of a task that sets no
 	// retention of its own (TaskSpec.HistoryRetention) are kept (DESIGN
-	// §8.3, docs/decisions/0021-retention.md): older ones leave its
+	// §8.3, docs/decisions/0023-retention.md): older ones leave its
 	// stream after a TaskCompacted that carries its state. Zero (the
 	// default) keeps everything; not negative. It needs a store that
 	// implements events.Truncater (both shipped stores do); with another,
@@ -357,6 +357,13 @@ type TaskSpec struct {
 	MissedAfter      time.Duration
 	StartDeadline    time.Duration
 	HeartbeatTimeout time.Duration
+	// Overlap is what happens when a run asks to start while another run
+	// of the task is running (DESIGN §8.4, docs/policies.md): "skip" (the
+	// default, ""), "buffer_one", "cancel_other" or "allow".
+	// PauseAfterFailures, when ≥ 1, pauses the task once the runs of that
+	// many consecutive slots have failed, each after its retries (0: never).
+	Overlap            string
+	PauseAfterFailures int
 	// HistoryRetention is how long the task's events are kept (DESIGN
 	// §8.3); zero: the scheduler's Config.HistoryRetention.
 	HistoryRetention time.Duration
@@ -427,7 +434,8 @@ func (spec TaskSpec) rulesSpec() rules.Spec {
 		MaxWaiting: spec.MaxWaiting,
 		Policy: events.Policy{Queue: spec.Queue, Retry: spec.Retry.events(), MissedRunPolicy: spec.MissedRunPolicy,
 			MissedAfter: events.Duration(spec.MissedAfter), StartDeadline: events.Duration(spec.StartDeadline),
-			HeartbeatTimeout: events.Duration(spec.HeartbeatTimeout)},
+			HeartbeatTimeout: events.Duration(spec.HeartbeatTimeout), Overlap: spec.Overlap,
+			PauseAfterFailures: spec.PauseAfterFailures},
 		HistoryRetention: spec.HistoryRetention}
 }
 
@@ -497,6 +505,10 @@ type TaskUpdate struct {
 	MissedAfter      *time.Duration
 	StartDeadline    *time.Duration
 	HeartbeatTimeout *time.Duration
+	// Overlap and PauseAfterFailures, when not nil, replace the task's (see
+	// TaskSpec); "" restores skip, 0 turns pausing off.
+	Overlap            *string
+	PauseAfterFailures *int
 	// HistoryRetention, when not nil, replaces the task's history
 	// retention; 0 restores the scheduler's default.
 	HistoryRetention *time.Duration
@@ -533,6 +545,7 @@ func (u TaskUpdate) command() (rules.Update, error) {
 	c.StartAt, c.EndAt, c.MaxRuns, c.Jitter = u.StartAt, u.EndAt, u.MaxRuns, u.Jitter
 	c.Queue, c.Retry, c.MissedRunPolicy = u.Queue, u.Retry.events(), u.MissedRunPolicy
 	c.MissedAfter, c.StartDeadline, c.HeartbeatTimeout = u.MissedAfter, u.StartDeadline, u.HeartbeatTimeout
+	c.Overlap, c.PauseAfterFailures = u.Overlap, u.PauseAfterFailures
 	c.HistoryRetention = u.HistoryRetention
 	return c, nil
 }
@@ -585,6 +598,14 @@ type Task struct {
 	MissedAfter      time.Duration
 	StartDeadline    time.Duration
 	HeartbeatTimeout time.Duration
+	// Overlap is the overlap policy in force ("skip" when the task names
+	// none); PauseAfterFailures its pause_after_failures (0: never).
+	// Failures counts the consecutive failed slots so far; PauseReason is
+	// "failures" when the task paused itself, else "".
+	Overlap            string
+	PauseAfterFailures int
+	Failures           int
+	PauseReason        string
 	// HistoryRetention is how long the task's events are kept (DESIGN
 	// §8.3); zero: the scheduler's Config.HistoryRetention.
 	HistoryRetention time.Duration
@@ -600,7 +621,18 @@ func taskFrom(s rules.State, pos events.Position) Task {
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Version: s.Version, Position: pos,
 		Queue: s.Spec.Policy.QueueName(), Retry: retryPolicy(s.Spec.Policy.Retry), MissedRunPolicy: missedRunPolicy(s.Spec.Policy),
 		MissedAfter: s.Spec.Policy.MissedAfter.D(), StartDeadline: s.Spec.Policy.StartDeadline.D(),
-		HeartbeatTimeout: s.Spec.Policy.HeartbeatTimeout.D(), HistoryRetention: s.Spec.HistoryRetention}
+		HeartbeatTimeout: s.Spec.Policy.HeartbeatTimeout.D(), Overlap: overlapPolicy(s.Spec.Policy),
+		PauseAfterFailures: s.Spec.Policy.PauseAfterFailures, Failures: s.Failures, PauseReason: s.PauseReason,
+		HistoryRetention: s.Spec.HistoryRetention}
+}
+
+// overlapPolicy is the overlap policy in force: skip when the task names
+// none.
+func overlapPolicy(p events.Policy) string {
+	if p.Overlap == "" {
+		return events.OverlapSkip
+	}
+	return p.Overlap
 }
 
 // missedRunPolicy is the missed-run policy in force: run_once when the task
@@ -1456,11 +1488,14 @@ func (s *Scheduler) StopStarting(ctx context.Context) error {
 	first := !s.gateClosed
 	s.gateClosed = true
 	s.mu.Unlock()
+	var tickErr error
 	if first {
-		_, _ = counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout)
+		if _, err := counted.Request(context.Background(), s.cfg.Clock, s.sys.Root, s.ticker, dueindex.StopTicking{}, s.cfg.RequestTimeout); err != nil {
+			tickErr = fmt.Errorf("scheduler: stop ticking: %w", err)
+		}
 		s.stats.Close() // no run is admitted from now on
 	}
-	return s.stats.WaitStarts(ctx)
+	return errors.Join(tickErr, s.stats.WaitStarts(ctx))
 }
 
 // Stop shuts the scheduler down gracefully: ticking stops and no further
@@ -1470,7 +1505,10 @@ func (s *Scheduler) StopStarting(ctx context.Context) error {
 // each handing over its state, and the last snapshot is cut with none of
 // them left: the next start reads the tasks from it and nothing of the
 // log (see stopTasks). A stopped Scheduler cannot start again; build a new
-// one on the same store.
+// one on the same store. It returns errors.Join of what failed (stopping
+// the ticker, task actors that did not stop; hosted in an actor system of
+// the caller's, its actors that did not stop within ctx); ctx ending the
+// drain is not a failure.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.started || s.stopped {
@@ -1479,16 +1517,23 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	_ = s.StopStarting(ctx)
+	// What failed is returned, joined; ctx ending the drain is not a
+	// failure (the runs left are abandoned, as documented).
+	var errs []error
+	if err := s.StopStarting(ctx); err != nil && ctx.Err() == nil {
+		errs = append(errs, err)
+	}
+	s.logDrain(ctx)
 	if stopHook != nil {
 		stopHook()
 	}
 	if err := s.stats.Wait(ctx); err != nil {
+		s.logCutOff()
 		s.abandon()
 		_ = s.stats.Wait(context.Background()) // handlers end with their context
 	}
 	s.abandon()
-	s.stopTasks()
+	errs = append(errs, s.stopTasks(ctx))
 	if s.snap != nil {
 		s.stopSweeper(ctx)
 	}
@@ -1501,15 +1546,77 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		}
 		s.sys.Shutdown() // stops no actor (they are stopped above), only the system's own machinery
 		s.cfg.Logger.Info("scheduler stopped")
-		return nil
+		return errors.Join(errs...)
 	}
 	// The host's system lives on: stop exactly our actors (workers stop with
 	// the queue, their parent) and return once they are gone, then stop
 	// watching its dead letters.
-	stopAll(s.sys.Root, pids)
+	errs = append(errs, s.awaitStopped(ctx, pids))
 	s.sys.EventStream.Unsubscribe(s.deadLetters)
 	s.cfg.Logger.Info("scheduler stopped")
-	return nil
+	return errors.Join(errs...)
+}
+
+// awaitStopped stops the actors at pids and waits for them within ctx.
+// Every actor is told to stop before any is waited for, so their futures'
+// timeouts (10 s) run at once: an actor busy in a message (a hung store
+// call, say) costs one timeout in all, not one per actor after it. It
+// returns errors.Join of what did not stop: each future's timeout and,
+// when ctx ends first, how many actors were still stopping (they stop on
+// their own once they get to it).
+func (s *Scheduler) awaitStopped(ctx context.Context, pids []*actor.PID) error {
+	futures := make([]*actor.Future, len(pids))
+	for i, pid := range pids {
+		futures[i] = s.sys.Root.StopFuture(pid)
+	}
+	var waited atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for i, f := range futures {
+			if err := f.Wait(); err != nil {
+				errs = append(errs, fmt.Errorf("scheduler: stop actor %s: %w", pids[i].Id, err))
+			}
+			waited.Add(1)
+		}
+		done <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done:
+			return err
+		default:
+		}
+		return fmt.Errorf("scheduler: stop: %d of %d actors still stopping: %w", int64(len(pids))-waited.Load(), len(pids), ctx.Err())
+	}
+}
+
+// logDrain says what Stop waits for, when runs are running: how many, and
+// until when (ctx's deadline; none: until they end).
+func (s *Scheduler) logDrain(ctx context.Context) {
+	running := s.stats.Executing()
+	if len(running) == 0 {
+		return
+	}
+	attrs := []any{"runs", len(running), "last_deadline", running[len(running)-1].Deadline.UTC()}
+	if until, ok := ctx.Deadline(); ok {
+		attrs = append(attrs, "until", until.UTC())
+	}
+	s.cfg.Logger.Info("draining: waiting for running runs to end", attrs...)
+}
+
+// logCutOff logs each run still running when Stop gave up waiting: it is
+// abandoned, recorded lost (process_lost) at its deadline — by the next
+// start, or on it if that comes later — and until then its task starts no
+// other run (overlap).
+func (s *Scheduler) logCutOff() {
+	for _, r := range s.stats.Executing() {
+		s.cfg.Logger.Warn("drain timeout: run cut off, recorded lost at its deadline; its task starts no run before",
+			"task_id", r.TaskID, "run_id", r.RunID, "run", r.Run, "deadline", r.Deadline.UTC())
+	}
 }
 
 // stopTasks stops every task actor and returns once they are gone. Each
@@ -1519,8 +1626,10 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 // actor could not vouch for its state; every other task's record holds its
 // stream up to the head, as a resting task's does (snapshot.go), and the
 // next start reads none of it. Ticks and calls reach no actor any more
-// (lockActor refuses once stopped), so none starts meanwhile.
-func (s *Scheduler) stopTasks() {
+// (lockActor refuses once stopped), so none starts meanwhile. It waits for
+// them whatever ctx says (the sweep needs their hand-over), each for at
+// most its future's timeout, all at once (awaitStopped).
+func (s *Scheduler) stopTasks(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopRetries()
 	entries := make([]*entry, 0, len(s.tasks))
@@ -1543,20 +1652,7 @@ func (s *Scheduler) stopTasks() {
 		e.ticks = nil
 		e.mu.Unlock()
 	}
-	stopAll(s.sys.Root, pids)
-}
-
-// stopAll stops the actors at pids and waits until they are gone: all at
-// once, so the wait is bounded by one future's timeout (10 s; one that
-// times out leaves its actor to stop on its own).
-func stopAll(root *actor.RootContext, pids []*actor.PID) {
-	stopped := make([]*actor.Future, len(pids))
-	for i, pid := range pids {
-		stopped[i] = root.StopFuture(pid)
-	}
-	for _, f := range stopped {
-		_ = f.Wait()
-	}
+	return s.awaitStopped(context.WithoutCancel(ctx), pids)
 }
 
 // stopHook, if set, is called by Stop once no run may start any more

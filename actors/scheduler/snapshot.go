@@ -268,10 +268,18 @@ func (s *Scheduler) stopSweeper(ctx context.Context) {
 	sn := s.snap
 	close(sn.quit)
 	<-sn.done
-	if err := s.sweep(context.WithoutCancel(ctx), nil); err != nil {
+	// Bounded all the same: a store that cannot write (a file system gone
+	// read-only under it) must not hold the stop for good.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastSweepTimeout)
+	defer cancel()
+	if err := s.sweep(sctx, nil); err != nil {
 		s.cfg.Logger.Warn("snapshot at stop failed; the next start reads more of the log", "err", err)
 	}
 }
+
+// lastSweepTimeout bounds the snapshot a stop cuts: a few local writes,
+// far less than this even at a million tasks' records.
+const lastSweepTimeout = time.Minute
 
 // errNoSnapshot: the store holds no usable snapshot; recovery reads the
 // whole log.

@@ -35,6 +35,14 @@ type Options struct {
 	// as if killed and started again at once from the same store (restart
 	// tests). Each must fall after the start and outside downtimes.
 	Crashes []time.Duration
+	// Store, when set, is the store the run records into instead of a new
+	// in-memory embedded store: it must be empty and have events.HeadReader
+	// (the Postgres store's tests run the simulation on it). The caller
+	// closes it.
+	Store interface {
+		events.Store
+		events.HeadReader
+	}
 }
 
 // Result is what a simulation did.
@@ -80,11 +88,15 @@ func TaskID(name string) uuid.UUID { return scheduler.TaskID(Owner, name) }
 // in flight without progress for two minutes of real time (a bug), it fails
 // with clock.ErrStalled rather than hang.
 func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
-	store, err := embedded.OpenMemory()
-	if err != nil {
-		return nil, fmt.Errorf("simulation: %w", err)
+	var store headStore = opts.Store
+	if store == nil {
+		mem, err := embedded.OpenMemory()
+		if err != nil {
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
+		defer mem.Close()
+		store = mem
 	}
-	defer store.Close()
 	s := &sim{sc: sc, opts: opts, store: store, clk: clock.NewVirtual(sc.Origin()), index: map[uuid.UUID]int{}, taken: map[string]bool{}}
 	s.clk.StallAfter(stallAfter)
 	return s.run(ctx)
@@ -95,10 +107,16 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 // than any request timeout, so a slow request is not mistaken for a stall.
 const stallAfter = 2 * time.Minute
 
+// headStore is a store that knows its head.
+type headStore interface {
+	events.Store
+	events.HeadReader
+}
+
 type sim struct {
 	sc    *Scenario
 	opts  Options
-	store *embedded.Store
+	store headStore
 	clk   *clock.Virtual
 	index map[uuid.UUID]int // task ID → place in the scenario
 
@@ -308,7 +326,8 @@ func (s *sim) spec(t TaskScript) scheduler.TaskSpec {
 		Tolerance: t.Tolerance, ToleranceSet: true, Timebox: t.Timebox, Cron: t.Cron,
 		Timezone: t.Timezone, DSTGap: t.DSTGap, DSTOverlap: t.DSTOverlap, Exclude: t.Exclude, MaxRuns: t.MaxRuns, Jitter: t.Jitter,
 		MaxWaiting: t.MaxWaiting, Queue: t.Queue, Retry: t.Retry, MissedRunPolicy: t.MissedRunPolicy,
-		MissedAfter: t.MissedAfter, StartDeadline: t.StartDeadline, HeartbeatTimeout: t.HeartbeatTimeout}
+		MissedAfter: t.MissedAfter, StartDeadline: t.StartDeadline, HeartbeatTimeout: t.HeartbeatTimeout,
+		Overlap: t.Overlap, PauseAfterFailures: t.PauseAfterFailures}
 	if t.Interval > 0 {
 		spec.FirstRun = o.Add(t.FirstRun)
 	}

@@ -89,6 +89,10 @@ type TaskScript struct {
 	MissedAfter      time.Duration
 	StartDeadline    time.Duration
 	HeartbeatTimeout time.Duration
+	// Overlap and PauseAfterFailures are DESIGN §8.4's (docs/policies.md):
+	// "" is skip, 0 never pauses.
+	Overlap            string
+	PauseAfterFailures int
 	// TriggerAt are the instants of manual triggers (R15), in order.
 	TriggerAt []time.Duration
 	// CreateAt is when the task is created; it defaults to the start.
@@ -426,7 +430,8 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	f, err := p.mapping(n, field, []string{"name", "interval", "tolerance", "timebox", "first_run",
 		"create_at", "pause_at", "resume_at", "delete_at", "runs",
 		"cron", "at", "timezone", "dst_gap", "dst_overlap", "exclude", "start_at", "end_at", "max_runs", "jitter", "max_waiting",
-		"queue", "retry", "missed_run_policy", "missed_after", "start_deadline", "heartbeat_timeout", "trigger_at"})
+		"queue", "retry", "missed_run_policy", "missed_after", "start_deadline", "heartbeat_timeout", "trigger_at",
+		"overlap", "pause_after_failures"})
 	if err != nil {
 		return t, err
 	}
@@ -863,7 +868,7 @@ func (p *parser) policy(f map[string]*yaml.Node, field string, t *TaskScript) er
 	for _, k := range []struct {
 		name string
 		dst  *string
-	}{{"queue", &t.Queue}, {"missed_run_policy", &t.MissedRunPolicy}} {
+	}{{"queue", &t.Queue}, {"missed_run_policy", &t.MissedRunPolicy}, {"overlap", &t.Overlap}} {
 		if v := f[k.name]; v != nil {
 			if *k.dst, err = p.scalar(v, field+"."+k.name); err != nil {
 				return err
@@ -878,6 +883,15 @@ func (p *parser) policy(f map[string]*yaml.Node, field string, t *TaskScript) er
 			if *k.dst, err = p.duration(v, field+"."+k.name); err != nil {
 				return err
 			}
+		}
+	}
+	if n := f["pause_after_failures"]; n != nil {
+		s, err := p.scalar(n, field+".pause_after_failures")
+		if err != nil {
+			return err
+		}
+		if t.PauseAfterFailures, err = strconv.Atoi(s); err != nil || t.PauseAfterFailures < 1 {
+			return p.errf(n, field+".pause_after_failures", "want a whole number of at least 1, got %q", s)
 		}
 	}
 	v := f["retry"]
@@ -924,7 +938,8 @@ func (p *parser) policy(f map[string]*yaml.Node, field string, t *TaskScript) er
 // policy is the task's run policy as the events record it.
 func (t TaskScript) policy() events.Policy {
 	pol := events.Policy{Queue: t.Queue, MissedRunPolicy: t.MissedRunPolicy, MissedAfter: events.Duration(t.MissedAfter),
-		StartDeadline: events.Duration(t.StartDeadline), HeartbeatTimeout: events.Duration(t.HeartbeatTimeout)}
+		StartDeadline: events.Duration(t.StartDeadline), HeartbeatTimeout: events.Duration(t.HeartbeatTimeout),
+		Overlap: t.Overlap, PauseAfterFailures: t.PauseAfterFailures}
 	if r := t.Retry; r != nil {
 		pol.Retry = &events.Retry{MaxAttempts: r.MaxAttempts, InitialBackoff: events.Duration(r.InitialBackoff),
 			MaxBackoff: events.Duration(r.MaxBackoff), Multiplier: r.Multiplier}

@@ -320,7 +320,12 @@ type Actor struct {
 	// runners holds, for each running run, the worker executing it (the
 	// Runner of its RequestStart), to be told of its forced end.
 	runners map[uuid.UUID]*actor.PID
-	leave   leave
+	// buffered is the waiting run held until the running run of the task
+	// has its outcome (overlap buffer_one, rules.Buffer), if any; it is
+	// put back on the queue then. Not recorded: a restarted actor puts
+	// every waiting run back on the queue (R9).
+	buffered uuid.UUID
+	leave    leave
 	// recovered is set once the open runs of the loaded state were put
 	// back to work; tracked says the due-time index needs no Track for
 	// that (Initial.Tracked); pinned that the actor stays (Get.Pin).
@@ -723,6 +728,10 @@ func (a *Actor) command(ctx actor.Context, m Command, sender *actor.PID) {
 		a.respondLoadErr(ctx, sender, m.answer)
 		return
 	}
+	if rs, ok := m.Cmd.(rules.RequestStart); ok {
+		rs.Buffered = a.buffered // at most one run waits so (rules.Buffer)
+		m.Cmd = rs
+	}
 	f := a.newFlight(afterCommand, m.Cmd, cctx, a.cfg.Archetype.Clock.Now())
 	f.sender, f.answer, f.runner = sender, m.answer, m.Runner
 	a.execute(ctx, f)
@@ -1034,6 +1043,7 @@ func (a *Actor) apply(ctx actor.Context, cmd rules.Command, evs []events.Event, 
 		a.state.Apply(events.Metadata{Stream: a.stream, Version: first + uint64(i), At: now}, e) // rules.Evolve in place
 	}
 	a.pos = res.Position
+	a.logEnds(evs)
 	if a.cfg.RecordEvery > 0 && a.state.Version-a.recorded >= uint64(a.cfg.RecordEvery) {
 		a.record()
 	}
@@ -1042,10 +1052,70 @@ func (a *Actor) apply(ctx actor.Context, cmd rules.Command, evs []events.Event, 
 	a.retain(now)
 }
 
+// logEnds logs, at WARN, each run the actor has just recorded forced to
+// end (timebox, heartbeat, process lost) or dropped, with the numbers the
+// event carries: an operator tailing the log learns that a job keeps
+// timing out or being refused. This is the one place the actor learns its
+// own durable decisions, so each such event is logged exactly once by the
+// actor that appended it (a reload, which reads events, logs nothing).
+func (a *Actor) logEnds(evs []events.Event) {
+	log := a.cfg.Archetype.Logger
+	for _, e := range evs {
+		switch e := e.(type) {
+		case events.RunForcedEnd:
+			attrs := []any{"task_id", a.id, "run_id", e.RunID, "run", e.Run, "reason", e.Reason,
+				"deadline", e.Deadline.UTC(), "detail", e.Detail}
+			if e.RetryAt != nil {
+				attrs = append(attrs, "retry_at", e.RetryAt.UTC())
+			}
+			log.Warn("run forced to end", attrs...)
+		case events.RunDropped:
+			attrs := []any{"task_id", a.id, "run_id", e.RunID, "run", e.Run, "reason", e.Reason, "detail", e.Detail}
+			if e.LastRun != nil {
+				attrs = append(attrs, "last_run", e.LastRun.UTC(),
+					"since_last_start", time.Duration(e.SinceLastStart), "needed", time.Duration(e.Needed))
+			}
+			log.Warn("run dropped", attrs...)
+		}
+	}
+}
+
 // doEffects does the effects of cmd and evs on the state (see do).
 func (a *Actor) doEffects(ctx actor.Context, cmd rules.Command, evs []events.Event) {
 	a.do(ctx, a.effects(cmd, evs))
 	clear(a.effs) // what the effects carried goes with them
+	a.release(ctx)
+}
+
+// release puts the buffered run back on the queue once no run of the task
+// is running (overlap buffer_one), and forgets it once it is no longer
+// waiting.
+func (a *Actor) release(ctx actor.Context) {
+	if a.buffered == uuid.Nil {
+		return
+	}
+	r, ok := a.state.Run(a.buffered)
+	if !ok || r.Started {
+		a.buffered = uuid.Nil
+		return
+	}
+	for _, o := range a.state.Open {
+		if o.Started && a.state.Current(o) {
+			return
+		}
+	}
+	a.buffered = uuid.Nil
+	a.enqueue(ctx, r)
+}
+
+// enqueue puts waiting run r on its queue.
+func (a *Actor) enqueue(ctx actor.Context, r rules.Run) {
+	m := worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
+		Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt, Queue: a.state.Spec.Policy.QueueName(),
+		Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger}
+	if a.cfg.Enqueue == nil || !a.cfg.Enqueue(m) {
+		counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, m)
+	}
 }
 
 // effects is rules.Effects of cmd and evs on the state, in a frame of its
@@ -1067,12 +1137,9 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 			if !ok {
 				continue // not open: the rules name only open runs
 			}
-			m := worker.Enqueued{TaskID: a.id, Task: a.self, RunID: r.ID, Run: r.Number,
-				Priority: r.Priority, Due: r.Due, EnqueuedAt: r.EnqueuedAt, Queue: a.state.Spec.Policy.QueueName(),
-				Attempt: r.Attempt, RetryOf: r.RetryOf, Trigger: r.Trigger}
-			if a.cfg.Enqueue == nil || !a.cfg.Enqueue(m) {
-				counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Queue, m)
-			}
+			a.enqueue(ctx, r)
+		case rules.Buffer:
+			a.buffered = e.RunID
 		case rules.ArmDeadline:
 			a.armDeadline(e.RunID, e.Deadline, e.Reason)
 		case rules.ArmHeartbeat:

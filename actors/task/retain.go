@@ -10,7 +10,7 @@ import (
 	"github.com/cronactor/cronactor/internal/counted"
 )
 
-// History retention (DESIGN §8.3, docs/decisions/0021-retention.md). After
+// History retention (DESIGN §8.3, docs/decisions/0023-retention.md). After
 // each append it applies, the actor asks rules.Retain what the task's
 // retention calls for — a few comparisons, nothing read — and:
 //

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -143,6 +144,9 @@ type Stats struct {
 	closed  bool      // no run is admitted any more
 	running countdown // runs admitted and not ended
 	asking  countdown // admitted runs whose start is not decided yet
+	// executing are the runs handed to their handler and not ended, by
+	// run ID: what a drain waits for and what it cuts off (Executing).
+	executing map[uuid.UUID]ExecutingRun
 
 	qmu    sync.Mutex
 	queues map[string]*queueStats
@@ -235,6 +239,60 @@ func (s *Stats) down(c *countdown) {
 	defer s.mu.Unlock()
 	c.n--
 	c.release(s.closed)
+}
+
+// ExecutingRun is a run a worker has handed to its handler and whose
+// handler has not returned.
+type ExecutingRun struct {
+	TaskID, RunID uuid.UUID
+	Run           int // its number
+	// Deadline is the end of its timebox: a run cut off by a stop is
+	// recorded lost (process_lost) at this time, by the next start, and
+	// its task starts no other run before then (overlap, R12).
+	Deadline time.Time
+}
+
+// began counts r as executing.
+func (s *Stats) began(r ExecutingRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.executing == nil {
+		s.executing = map[uuid.UUID]ExecutingRun{}
+	}
+	s.executing[r.RunID] = r
+}
+
+// ended ends the admitted run id, which was executing: exit, and no
+// longer executing.
+func (s *Stats) ended(id uuid.UUID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.executing, id)
+	s.running.n--
+	s.running.release(s.closed)
+}
+
+// Executing returns the runs being executed now, by deadline (then task
+// and run number): a graceful stop logs what it waits for and what it
+// cuts off from it.
+func (s *Stats) Executing() []ExecutingRun {
+	s.mu.Lock()
+	out := make([]ExecutingRun, 0, len(s.executing))
+	for _, r := range s.executing {
+		out = append(out, r)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Deadline.Equal(b.Deadline) {
+			return a.Deadline.Before(b.Deadline)
+		}
+		if c := bytes.Compare(a.TaskID[:], b.TaskID[:]); c != 0 {
+			return c < 0
+		}
+		return a.Run < b.Run
+	})
+	return out
 }
 
 // Close admits no more runs: a worker that takes a run from the queue
@@ -526,7 +584,9 @@ func (w *Worker) Receive(ctx actor.Context) {
 		w.queue.free(ctx.Self(), w.lane)
 		return
 	}
-	_, started := reply.Events[0].(events.RunStarted)
+	// The start is the decision's last event: under overlap cancel_other
+	// the forced end of the run it replaces comes first.
+	_, started := reply.Events[len(reply.Events)-1].(events.RunStarted)
 	if started && reply.Run == nil {
 		// An AskFunc that does not answer a start with StartDecision: the
 		// run is recorded started, and its task forces it to end at its
@@ -573,6 +633,7 @@ func (w *Worker) begin(ctx actor.Context, m work, d *Decision) {
 	w.cur = &x.execution
 	w.cfg.Stats.Busy.Add(1)
 	w.stats.busy.Add(1)
+	w.cfg.Stats.began(ExecutingRun{TaskID: x.b.taskID, RunID: x.b.runID, Run: x.b.number, Deadline: x.b.deadline})
 	c.Begin() // the handler goroutine is work in flight
 	go x.handle()
 }
@@ -607,7 +668,7 @@ func (x *handling) handle() {
 	w := x.w
 	c := w.cfg.Archetype.Clock
 	defer c.End()
-	defer w.cfg.Stats.exit() // Stop waits for the outcome to be decided
+	defer w.cfg.Stats.ended(x.b.runID) // Stop waits for the outcome to be decided
 	cp, herr := call(x.hctx, x.h, &x.run)
 	forced, reason := x.end()
 	x.run.beats.stop()
@@ -620,14 +681,27 @@ func (x *handling) handle() {
 	w.report(x.root, x.self, x.q, x.b, x.span, cp, herr, forced, reason)
 }
 
-// saveCheckpoint is the run's Run.SaveCheckpoint.
-func (x *handling) saveCheckpoint(_ context.Context, cp json.RawMessage) error {
-	_, err := x.w.askFrom(x.root, x.q, rules.SaveCheckpoint{RunID: x.b.runID, Checkpoint: cp})
+// saveCheckpoint is the run's Run.SaveCheckpoint. It waits for the task
+// actor within the handler's ctx: a handler past its deadline (or whose run
+// was forced to end) gets ctx's error at once instead of waiting for the
+// task actor's answer.
+func (x *handling) saveCheckpoint(ctx context.Context, cp json.RawMessage) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("worker: save checkpoint of run %s: %w", x.b.runID, err)
+	}
+	_, err := x.w.askIn(ctx, x.root, x.q, rules.SaveCheckpoint{RunID: x.b.runID, Checkpoint: cp})
 	return err
 }
 
-// heartbeat sends the run's heartbeat (Run.Heartbeat).
-func (x *handling) heartbeat() { x.w.tell(x.root, x.q, rules.Heartbeat{RunID: x.b.runID}) }
+// heartbeat sends the run's heartbeat (Run.Heartbeat); nothing once the
+// handler's context has ended (the deadline passed, or the run was forced
+// to end): the task no longer waits for it.
+func (x *handling) heartbeat() {
+	if x.hctx.Err() != nil {
+		return
+	}
+	x.w.tell(x.root, x.q, rules.Heartbeat{RunID: x.b.runID})
+}
 
 // unbusy counts the worker as no longer executing a run.
 func (w *Worker) unbusy() {
@@ -722,7 +796,12 @@ func (w *Worker) ask(ctx actor.Context, run QueuedRun, cmd rules.Command) (Decis
 }
 
 func (w *Worker) askFrom(from actor.SenderContext, run QueuedRun, cmd rules.Command) (d Decision, err error) {
-	d, err = w.cfg.Ask(context.Background(), from, run.Task, cmd)
+	return w.askIn(context.Background(), from, run, cmd)
+}
+
+// askIn is askFrom waiting within ctx (a handler's, for its checkpoints).
+func (w *Worker) askIn(ctx context.Context, from actor.SenderContext, run QueuedRun, cmd rules.Command) (d Decision, err error) {
+	d, err = w.cfg.Ask(ctx, from, run.Task, cmd)
 	if err != nil {
 		err = taskErr(run, err)
 	}

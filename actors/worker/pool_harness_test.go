@@ -50,6 +50,10 @@ type pool struct {
 	// their event but without their run (an AskFunc not using
 	// StartDecision).
 	bareStarts int
+	// holdSaves, when set, keeps every SaveCheckpoint unanswered until the
+	// ask's context ends or holdSaves is closed: a task actor that does
+	// not answer.
+	holdSaves chan struct{}
 }
 
 // timebox of every run the fake task actors grant.
@@ -168,7 +172,7 @@ func taskName(id uuid.UUID) string {
 // ask plays the task actors: a start is granted with the run's kind being
 // the task's name (so a test registers a handler per task), outcomes are
 // written down.
-func (p *pool) ask(_ context.Context, from actor.SenderContext, _ *actor.PID, cmd rules.Command) (Decision, error) {
+func (p *pool) ask(ctx context.Context, from actor.SenderContext, _ *actor.PID, cmd rules.Command) (Decision, error) {
 	switch c := cmd.(type) {
 	case rules.Complete, rules.Fail, rules.ForceEnd:
 		id := outcomeRun(c)
@@ -225,6 +229,16 @@ func (p *pool) ask(_ context.Context, from actor.SenderContext, _ *actor.PID, cm
 		p.note("heartbeat %s (asked)", p.name(c.RunID))
 		return Decision{}, nil
 	case rules.SaveCheckpoint:
+		p.mu.Lock()
+		hold := p.holdSaves
+		p.mu.Unlock()
+		if hold != nil {
+			select {
+			case <-ctx.Done():
+				return Decision{}, ctx.Err()
+			case <-hold:
+			}
+		}
 		p.note("checkpoint %s", p.name(c.RunID))
 		return Decision{}, nil
 	}

@@ -12,7 +12,8 @@ import (
 // StopRun tells the worker executing run RunID that the task actor has
 // recorded the run's forced end, with reason Reason: heartbeat_timeout when
 // R16 caught a silent run, timebox when the actor's deadline timer came
-// before the worker noticed the deadline (R4). The task actor sends it,
+// before the worker noticed the deadline (R4), replaced when another run of
+// a task with overlap cancel_other asked to start. The task actor sends it,
 // counted (package internal/counted), to the worker that asked to start
 // the run, as soon as the forced end is durable.
 //
@@ -32,7 +33,7 @@ var ErrForcedEnd = errors.New("worker: forced to end")
 
 // ForcedEndError is the cause of a handler's context cancelled because its
 // run was forced to end; Reason is the forced end's (events.ForcedTimebox,
-// events.ForcedHeartbeat). Its text reads "worker: forced to end: <reason>".
+// events.ForcedHeartbeat, events.ForcedReplaced). Its text reads "worker: forced to end: <reason>".
 type ForcedEndError struct{ Reason string }
 
 func (e *ForcedEndError) Error() string { return ErrForcedEnd.Error() + ": " + e.Reason }

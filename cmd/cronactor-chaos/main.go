@@ -36,6 +36,7 @@ func run() int {
 	tasks := flag.Int("tasks", 40, "tasks created before the first kill")
 	perLife := flag.Int("creates", 6, "tasks created during each life of the daemon")
 	verbose := flag.Bool("v", false, "print a line per life of the daemon")
+	pgURL := flag.String("postgres", "", "kill run only: run the daemon on the Postgres store in this empty database (URL) instead of a data directory")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -75,7 +76,7 @@ func run() int {
 		}
 		switch strings.TrimSpace(part) {
 		case "kill":
-			cfg := chaos.KillConfig{Bin: *bin, Dir: sub, Kills: *kills, Seed: *seed, InitialTasks: *tasks, CreatesPerLife: *perLife}
+			cfg := chaos.KillConfig{Bin: *bin, Dir: sub, Kills: *kills, Seed: *seed, InitialTasks: *tasks, CreatesPerLife: *perLife, Postgres: *pgURL}
 			if *verbose {
 				cfg.Progress = os.Stderr
 			}

@@ -22,7 +22,7 @@ import (
 // and printing here, the measurements in internal/bench.
 var benchCommands = map[string]command{
 	"store": {
-		summary: "append throughput of the embedded store next to the disk's raw limit",
+		summary: "append throughput of the embedded store (or --store postgres) next to the disk's raw limit",
 		run:     runBenchStore,
 	},
 	"projections": {
@@ -41,8 +41,12 @@ var benchCommands = map[string]command{
 		summary: "p99 lag beyond the tick with due times arriving at a fraction of the measured peak",
 		run:     runBenchLag,
 	},
+	"history": {
+		summary: "one old task of N events: cold load, a history page and explain, next to a young task's",
+		run:     runBenchHistory,
+	},
 	"report": {
-		summary: "one table of the --json outputs of bench store, projections, scheduler and lag",
+		summary: "one table of the --json outputs of bench store, projections, scheduler, lag and history",
 		run:     runBenchReport,
 	},
 }
@@ -104,8 +108,18 @@ func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
 	duration := fs.Duration("duration", 5*time.Second, "how long each measurement appends")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print each result as one JSON object; the last line is the last result")
+	storeKind := fs.String("store", "embedded", "store to measure: embedded or postgres")
+	pgURL := fs.String("postgres", env.getenv("CRONACTOR_POSTGRES"), "PostgreSQL connection `URL` for --store postgres (default $CRONACTOR_POSTGRES)")
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	switch {
+	case *storeKind != "embedded" && *storeKind != "postgres":
+		return fmt.Errorf("%w: --store must be embedded or postgres, got %q", errUsage, *storeKind)
+	case *storeKind == "postgres" && *pgURL == "":
+		return fmt.Errorf("%w: --store postgres needs --postgres URL (or CRONACTOR_POSTGRES)", errUsage)
+	case *storeKind == "embedded":
+		*pgURL = ""
 	}
 	if err := fs.noArgs(); err != nil {
 		return err
@@ -117,7 +131,7 @@ func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("%w: --duration must be between 100ms and 1h", errUsage)
 	}
 	defer env.progress.done()
-	cfg := bench.StoreConfig{Writers: *writers, Duration: *duration, Dir: *dir, Progress: benchProgress(env)}
+	cfg := bench.StoreConfig{Writers: *writers, Duration: *duration, Dir: *dir, Postgres: *pgURL, Progress: benchProgress(env)}
 	return bench.Store(ctx, cfg, func(r bench.StoreResult) error {
 		if *asJSON {
 			return printJSON(env, r)
@@ -308,10 +322,39 @@ func runBenchLag(ctx context.Context, env *cliEnv, args []string) error {
 	return err
 }
 
+func runBenchHistory(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "bench history")
+	n := fs.Int("events", 1000000, "the old task's events (N), written straight into a fresh store")
+	baseline := fs.Int("baseline", 1000, "the young task's events, measured in the same run (-1: none)")
+	page := fs.Int("page", 100, "rows of the history page read")
+	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := fs.noArgs(); err != nil {
+		return err
+	}
+	cfg := bench.HistoryConfig{Events: *n, Baseline: *baseline, Page: *page, Dir: *dir, Progress: benchProgress(env)}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer env.progress.done()
+	r, err := bench.History(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env, r)
+	}
+	_, err = fmt.Fprintln(env.stdout, r.Text())
+	return err
+}
+
 func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "bench report")
 	files := map[string]*string{}
-	for _, k := range []string{"store", "projections", "scheduler", "lag"} {
+	for _, k := range []string{"store", "projections", "scheduler", "lag", "history"} {
 		files[k] = fs.String(k, "", "the --json output of bench "+k)
 	}
 	if err := fs.parse(args); err != nil {
@@ -335,8 +378,11 @@ func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
 	if r.Lag, err = readLast[bench.LagResult](*files["lag"]); err != nil {
 		return err
 	}
-	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.Lag == nil {
-		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --lag", errUsage)
+	if r.History, err = readLast[bench.HistoryResult](*files["history"]); err != nil {
+		return err
+	}
+	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.Lag == nil && r.History == nil {
+		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --lag, --history", errUsage)
 	}
 	_, err = fmt.Fprint(env.stdout, r.Table())
 	return err

@@ -15,8 +15,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cronactor/cronactor/projections/audit"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"github.com/cronactor/cronactor/projections/history"
+	"github.com/google/uuid"
 )
 
 func init() {
@@ -544,6 +546,8 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 	c := clientFlags(fs)
 	ref := addTaskRef(fs)
 	format := fs.String("format", "table", "`format`: table or json (one JSON object per line)")
+	limit := fs.Int("limit", historyLimit, fmt.Sprintf("show at most `N` events, the latest (1 to %d)", historyMaxLimit))
+	before := fs.String("before", "", "show the events before stream `VERSION` (the first version of a page shown; default: up to the latest)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -553,40 +557,52 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 	if *format != "table" && *format != "json" {
 		return fmt.Errorf("%w: --format must be table or json, got %q", errUsage, *format)
 	}
+	if *limit < 1 || *limit > historyMaxLimit {
+		return fmt.Errorf("%w: --limit must be from 1 to %d, got %d", errUsage, historyMaxLimit, *limit)
+	}
+	rg := audit.Range{Limit: *limit}
+	if *before != "" {
+		v, err := strconv.ParseUint(*before, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: --before must be a stream version (a number), got %q", errUsage, *before)
+		}
+		rg.Before = &v
+	}
+	if fs.NArg() == 1 {
+		if _, err := uuid.Parse(fs.Arg(0)); err != nil {
+			return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
+		}
+	}
 	if err := c.resolve(env); err != nil {
 		return err
 	}
-	id, err := ref.id(ctx, c)
+	task, err := ref.id(ctx, c)
 	if err != nil {
 		return err
 	}
-	// The events come in pages; "next" names the following one.
-	var list history.EventList
-	for after := ""; ; {
-		var page history.EventList
-		path := "/v1/tasks/" + url.PathEscape(id) + "/events"
-		if after != "" {
-			path += "?after=" + url.QueryEscape(after)
-		}
-		if _, err := c.do(ctx, http.MethodGet, path, nil, &page); err != nil {
-			return err
-		}
-		list.Events = append(list.Events, page.Events...)
-		if page.Next == "" || page.Next == after {
-			break
-		}
-		after = page.Next
-	}
-	recs, err := list.Recorded()
+	id, err := uuid.Parse(task)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
 	}
-	rows, err := history.Rows(recs)
+	// A page and its look-back, not the whole stream (projections/audit).
+	page, err := audit.ReadPage(ctx, &eventsAPI{c: c, id: id}, id, rg)
 	if err != nil {
 		return err
 	}
 	if *format == "json" {
-		return history.WriteLines(env.stdout, rows, history.Absolute(), history.LineFields{RunID: true, Detail: true, Retry: true})
+		err = history.WriteLines(env.stdout, page.Rows, history.Absolute(), history.LineFields{RunID: true, Detail: true, Retry: true})
+	} else {
+		err = history.WriteTable(env.stdout, page.Rows, history.Absolute())
 	}
-	return history.WriteTable(env.stdout, rows, history.Absolute())
+	if err == nil && page.Older() {
+		fmt.Fprintf(env.stderr, "%d older event(s) not shown: cronactor history %s --before %d (or --limit up to %d)\n",
+			page.Events[0].Version, id, page.Events[0].Version, historyMaxLimit)
+	}
+	return err
 }
+
+// history's page: the default shows this many of the latest events.
+const (
+	historyLimit    = 1000
+	historyMaxLimit = 10000
+)

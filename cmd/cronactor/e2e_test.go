@@ -59,15 +59,23 @@ type syncBuf struct {
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func startDaemon(t *testing.T, bin, data, addr string) *daemon {
+// startDaemonOn starts the daemon with storeArgs naming its store
+// ("--data", dir for the embedded store).
+func startDaemonOn(t *testing.T, bin, addr string, storeArgs ...string) *daemon {
 	t.Helper()
-	return startDaemonWith(t, bin, data, addr, "--tick", "100ms")
+	return startServe(t, bin, addr, append(storeArgs, "--tick", "100ms")...)
 }
 
 // startDaemonWith starts `serve` on data and addr with the flags args.
 func startDaemonWith(t *testing.T, bin, data, addr string, args ...string) *daemon {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--data", data, "--listen", addr}, args...)...)
+	return startServe(t, bin, addr, append([]string{"--data", data}, args...)...)
+}
+
+// startServe starts `serve` on addr with the flags args.
+func startServe(t *testing.T, bin, addr string, args ...string) *daemon {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", addr}, args...)...)
 	cmd.Env = append(os.Environ(), "CRONACTOR_TOKEN=")
 	logs := &syncBuf{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -90,6 +98,22 @@ func startDaemonWith(t *testing.T, bin, data, addr string, args ...string) *daem
 		return resp.StatusCode == 200
 	})
 	return d
+}
+
+// waitReady waits until /healthz says "ok": a store without a view on disk
+// (Postgres) rebuilds its view in memory at start, and task queries answer
+// 503 until it is done.
+func waitReady(t *testing.T, d *daemon) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "the daemon ready (/healthz status ok)\n"+d.logs.String(), func() bool {
+		resp, err := http.Get(d.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var body struct{ Status string }
+		return json.NewDecoder(resp.Body).Decode(&body) == nil && body.Status == "ok"
+	})
 }
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -165,12 +189,21 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
+	testEndToEndSurvivesKill9(t, bin, "--data", data)
+}
+
+// testEndToEndSurvivesKill9 runs the daemon on the store storeArgs name
+// (also on Postgres: postgres_e2e_test.go): tasks, kill -9, a restart that
+// loses nothing and starts no run twice, the CLI, metrics, SIGTERM and a
+// start from the snapshot.
+func testEndToEndSurvivesKill9(t *testing.T, bin string, storeArgs ...string) {
 	addr := freeAddr(t)
 	ep := &endpoint{given: map[int]string{}}
 	srv := httptest.NewServer(ep)
 	defer srv.Close()
 
-	d := startDaemon(t, bin, data, addr)
+	d := startDaemonOn(t, bin, addr, storeArgs...)
+	waitReady(t, d)
 	var httpTask, noopTask crontasks.Task
 	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "poll", "owner": "channel/pop3/42", "kind": "http",
 		"payload": map[string]any{"url": srv.URL}, "interval": "1s"}, &httpTask); code != 201 {
@@ -196,7 +229,8 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	}
 	d.cmd.Wait()
 	seen := ep.runs()
-	d2 := startDaemon(t, bin, data, addr)
+	d2 := startDaemonOn(t, bin, addr, storeArgs...)
+	waitReady(t, d2)
 	waitFor(t, 30*time.Second, "runs after the restart", func() bool { return ep.runs() >= seen+3 })
 
 	// History is whole: every run the endpoint saw has its RunStarted.
@@ -313,7 +347,8 @@ func TestDaemonEndToEndSurvivesKill9(t *testing.T) {
 	// After a graceful stop the next start reads the tasks from the
 	// snapshot the stop wrote, and they go on running.
 	seen = ep.runs()
-	d3 := startDaemon(t, bin, data, addr)
+	d3 := startDaemonOn(t, bin, addr, storeArgs...)
+	waitReady(t, d3)
 	if !strings.Contains(d3.logs.String(), "tasks read from a snapshot") {
 		t.Fatalf("the start after a graceful stop did not read a snapshot:\n%s", d3.logs.String())
 	}

@@ -134,17 +134,19 @@ task's zone offset, capped by its max_runs and end_at.`,
 	},
 
 	"history": {
-		usage: "cronactor history (TASK_ID | --owner OWNER --name NAME) [--format table|json] [FLAGS]",
+		usage: "cronactor history (TASK_ID | --owner OWNER --name NAME) [--format table|json] [--limit N] [--before VERSION] [FLAGS]",
 		about: `Print a task's audit trail from its event log: the table of decisions with nextRun and lastRun
 after each (--format table), or one JSON object per event (--format json). Retries show their
 attempt and the run they retry, a failure the backoff chosen and when its retry is due (or why
-no retry is made), a manual trigger's run is marked (trigger "manual").`,
-		example: "cronactor history 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --format json",
+no retry is made), a manual trigger's run is marked (trigger "manual").
+It shows the latest --limit events (1000 by default); when older ones exist, it says on stderr
+how to see them: --before VERSION shows the page before that stream version.`,
+		example: "cronactor history 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --format json --limit 50",
 	},
 	"explain": {
 		usage: "cronactor explain (TASK_ID | --owner OWNER --name NAME) --at TIME [--window DUR] [FLAGS]",
 		about: `Answer "why did (or didn't) this task run at TIME?" from its event log: the decisions around
-TIME and the rule that applied.`,
+TIME and the rule that applied. Only the events around TIME are read, however long the task's log.`,
 		example: "cronactor explain 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --at 2026-11-22T02:03:00Z --window 5m",
 	},
 	"simulate": {
@@ -233,9 +235,22 @@ once, and at half load that burst takes about half a tick to start, so half a ti
 lag beyond the tick.`,
 		example: "cronactor bench lag --tasks 100000 --load 0.5 --json",
 	},
+	"bench history": {
+		summary: "one old task of N events: cold load, a history page and explain, next to a young task's",
+		usage:   "cronactor bench history [--events N] [--baseline N] [--page N] [--dir DIR] [--json]",
+		about: `Write one task's stream of N events straight into a fresh embedded store (a 1 s task's runs:
+enqueued, started, completed; every 1000th failed), start a scheduler on it and stop it (its
+recovery and snapshot), then start a fresh one and time: cold_load_ms, a call about the resting
+task (Scheduler.Task), once; history_page_ms, GET /v1/tasks/{id}/history?limit=PAGE, the latest
+page, and explain_ms, GET /v1/tasks/{id}/explain at a time in the middle of the stream, each the
+median of 5 calls (the first beside it: *_first_ms). The same run
+measures a task of --baseline events first (baseline_* and the ratios). DESIGN.md §8.3's bar: each
+at most 50 ms at 1,000,000 events, within 3x of a task of 1,000.`,
+		example: "cronactor bench history --events 1000000 --json",
+	},
 	"bench report": {
-		summary: "one table of the --json outputs of bench store, projections, scheduler and lag",
-		usage:   "cronactor bench report [--store FILE] [--projections FILE] [--scheduler FILE] [--lag FILE]",
+		summary: "one table of the --json outputs of bench store, projections, scheduler, lag and history",
+		usage:   "cronactor bench report [--store FILE] [--projections FILE] [--scheduler FILE] [--lag FILE] [--history FILE]",
 		about: `Read the --json output of each bench named (a file of JSON lines; the last line counts, every
 line for bench store) and print one table: each figure beside its baseline of the same run or the bar
 of the design, the peers, and the load average each measurement started at. make bench ends with it.`,

@@ -138,7 +138,7 @@ func TestStartRemovesPartialRebuild(t *testing.T) {
 		}
 	}
 	leave()
-	d := startDaemon(t, bin, data, freeAddr(t))
+	d := startDaemonOn(t, bin, freeAddr(t), "--data", data)
 	if _, err := os.Stat(partial); !os.IsNotExist(err) {
 		t.Errorf("serve left %s (%v)", partial, err)
 	}

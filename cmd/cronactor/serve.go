@@ -20,6 +20,7 @@ import (
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
 	"github.com/cronactor/cronactor/events/esdb"
+	"github.com/cronactor/cronactor/events/postgres"
 	"github.com/cronactor/cronactor/internal/httpapi"
 	"github.com/cronactor/cronactor/projections/crontasks"
 )
@@ -76,6 +77,40 @@ func (p *phases) done(phase string, attrs ...any) {
 	p.last = now
 }
 
+// startup is what the listener serves until the API is ready: the phase
+// under way and the store once open (httpapi.Starting), then the API.
+type startup struct {
+	phase atomic.Pointer[string]
+	store atomic.Pointer[events.Store]
+	api   atomic.Pointer[http.Handler]
+	wait  http.Handler // httpapi.Starting on the above
+}
+
+func newStartup() *startup {
+	u := &startup{}
+	u.enter("open_store")
+	u.wait = httpapi.Starting(httpapi.StartingConfig{
+		Phase: func() string { return *u.phase.Load() },
+		Store: func() events.Store {
+			if st := u.store.Load(); st != nil {
+				return *st
+			}
+			return nil
+		}})
+	return u
+}
+
+// enter says which phase is under way.
+func (u *startup) enter(phase string) { u.phase.Store(&phase) }
+
+func (u *startup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := u.api.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	u.wait.ServeHTTP(w, r)
+}
+
 // serve runs the daemon: bind the listener first, so that a busy port
 // fails before anything is opened or recorded; open the store and the view;
 // recover the tasks and start ticking; then serve the API until ctx ends.
@@ -94,13 +129,27 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	}
 	defer ln.Close()
 	ph.done("listen", "listen", ln.Addr().String())
+	// The listener answers from now on: 503 with the phase under way (and
+	// /healthz with the store's state) until the API is ready, so a probe
+	// during a long start — a store that cannot be reached — gets an
+	// answer rather than a connection that hangs.
+	boot := newStartup()
+	streamsDone := make(chan struct{}) // Shutdown waits for handlers; closing this ends the event streams
+	srv := &http.Server{Handler: boot, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv.RegisterOnShutdown(func() { close(streamsDone) })
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
 
 	store, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	defer srv.Close() // before the store, in a start that fails; after a graceful Shutdown, nothing
+	boot.store.Store(&store)
 	ph.done("open_store", "store", cfg.store)
+	boot.enter("open_view")
 	m := newMetrics()
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
@@ -150,6 +199,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	}
 	defer view.Close()
 	ph.done("open_view", "position", view.Status().Position.String(), "view", view.Status().State)
+	boot.enter("catch_up_view")
 	if err := view.CatchUp(ctx); err != nil {
 		return fmt.Errorf("catch up the cron_tasks view: %w", err)
 	}
@@ -165,6 +215,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 		env.progress.update(false, "recovering tasks: %d/%d events read", last.Commit, head.Commit)
 	}
 	timed.onRead.Store(&onRead)
+	boot.enter("recover_tasks")
 	err = sched.Start(ctx)
 	timed.onRead.Store(nil)
 	env.progress.done()
@@ -175,16 +226,16 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	m.register(sched, view, store)
 	go m.follow(runCtx, store, logger)
 
-	// Shutdown waits for handlers; closing this ends the event streams.
-	streamsDone := make(chan struct{})
+	var storeCheck func(context.Context) error
+	if c, ok := store.(interface{ Check(context.Context) error }); ok {
+		storeCheck = c.Check // Postgres: /healthz says when the server is away
+	}
 	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		Token: cfg.token, Logger: logger, Metrics: m.handler(), Stream: httpapi.StreamConfig{Shutdown: streamsDone},
+		StoreCheck: storeCheck, Token: cfg.token, Logger: logger, Metrics: m.handler(),
+		Stream:         httpapi.StreamConfig{Shutdown: streamsDone, MaxSubscribers: capOf(cfg.maxStreamClients)},
+		MaxAsOf:        capOf(cfg.maxAsOf),
 		TracerProvider: tracer.provider()})
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	srv.RegisterOnShutdown(func() { close(streamsDone) })
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	boot.api.Store(&api)
 	logger.Info("cronactor serving", "url", "http://"+ln.Addr().String(), "store", cfg.store, "data", cfg.data,
 		"tick", cfg.tick, "workers", cfg.workers, "exec", cfg.allowExec, "startup", time.Since(ph.start))
 	if env.ready != nil {
@@ -227,6 +278,15 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	return nil
 }
 
+// capOf is a serve flag's cap as httpapi takes it: the flag's 0 (no cap)
+// is httpapi's negative.
+func capOf(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
 func stopSched(s *scheduler.Scheduler, d time.Duration, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -240,6 +300,13 @@ func openStore(ctx context.Context, cfg serveConfig, logger *slog.Logger) (event
 		s, err := esdb.Open(ctx, cfg.esdbURL, esdb.Options{Logger: logger})
 		if err != nil {
 			return nil, fmt.Errorf("open EventStoreDB store: %w", err)
+		}
+		return s, nil
+	}
+	if cfg.store == "postgres" {
+		s, err := postgres.Open(ctx, cfg.pgURL, postgres.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("open Postgres store: %w", err)
 		}
 		return s, nil
 	}

@@ -25,6 +25,7 @@ type serveConfig struct {
 	tick      time.Duration
 	store     string
 	esdbURL   string
+	pgURL     string
 	token     string
 	insecure  bool
 	allowExec bool
@@ -41,6 +42,10 @@ type serveConfig struct {
 	// viewRebuildRate caps a background rebuild of the view (events/s; 0:
 	// no cap).
 	viewRebuildRate int
+	// maxStreamClients and maxAsOf cap the event streams open and the
+	// as_of requests served at once (0: no cap).
+	maxStreamClients int
+	maxAsOf          int
 	// historyRetention is how long the events of a task that sets no
 	// history_retention are kept (0: everything).
 	historyRetention time.Duration
@@ -180,8 +185,9 @@ var serveOptions = []serveOption{
 	stringOpt("data", "./cronactor-data", "data `directory` of the embedded store and the view", func(c *serveConfig) *string { return &c.data }),
 	stringOpt("listen", "127.0.0.1:7070", "HTTP listen `address`", func(c *serveConfig) *string { return &c.listen }),
 	durationOpt("tick", "1s", "clock tick: a `duration` such as 1s or 30s", func(c *serveConfig) *time.Duration { return &c.tick }),
-	stringOpt("store", "embedded", "event `store`: embedded or esdb", func(c *serveConfig) *string { return &c.store }),
+	stringOpt("store", "embedded", "event `store`: embedded, esdb or postgres", func(c *serveConfig) *string { return &c.store }),
 	stringOpt("esdb", "", "EventStoreDB connection `URL`, e.g. esdb://host:2113?tls=false", func(c *serveConfig) *string { return &c.esdbURL }),
+	stringOpt("postgres", "", "PostgreSQL connection `URL` (libpq form), e.g. postgres://cronactor@db:5432/cronactor", func(c *serveConfig) *string { return &c.pgURL }),
 	stringOpt("token", "", "bearer `token` required on /v1", func(c *serveConfig) *string { return &c.token }),
 	boolOpt("insecure", "allow a non-loopback listen address without a token", func(c *serveConfig) *bool { return &c.insecure }),
 	boolOpt("allow-exec", "enable the exec handler kind", func(c *serveConfig) *bool { return &c.allowExec }),
@@ -190,6 +196,8 @@ var serveOptions = []serveOption{
 	durationOpt("drain-timeout", "30s", "on SIGINT/SIGTERM, how long running runs may finish (a `duration`)", func(c *serveConfig) *time.Duration { return &c.drainTimeout }),
 	stringOpt("log-format", "text", "log `format`: text or json (one format for the whole run)", func(c *serveConfig) *string { return &c.logFormat }),
 	stringOpt("log-file", "", "append logs to this `file` instead of stderr", func(c *serveConfig) *string { return &c.logFile }),
+	intOpt("max-stream-clients", "256", "event streams (GET /v1/events/stream) open at once; one more gets 429 (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.maxStreamClients }),
+	intOpt("max-as-of", "8", "requests with ?as_of= (views of the past, each folding the log) served at once; one more gets 429 (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.maxAsOf }),
 	durationOpt("history-retention", "0s", "keep the events of a task that sets no history_retention for this `duration` (0s: keep everything); older ones leave its stream after a TaskCompacted", func(c *serveConfig) *time.Duration { return &c.historyRetention }),
 	intOpt("view-rebuild-rate", "0", "events per second a background rebuild of a damaged cron_tasks view folds at most (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.viewRebuildRate }),
 }
@@ -366,10 +374,12 @@ func queuesNode(v *yaml.Node) (string, error) {
 
 func (c serveConfig) validate() error {
 	switch {
-	case c.store != "embedded" && c.store != "esdb":
-		return fmt.Errorf("%w: --store must be embedded or esdb, got %q", errUsage, c.store)
+	case c.store != "embedded" && c.store != "esdb" && c.store != "postgres":
+		return fmt.Errorf("%w: --store must be embedded, esdb or postgres, got %q", errUsage, c.store)
 	case c.store == "esdb" && c.esdbURL == "":
 		return fmt.Errorf("%w: --store esdb needs --esdb URL (or CRONACTOR_ESDB)", errUsage)
+	case c.store == "postgres" && c.pgURL == "":
+		return fmt.Errorf("%w: --store postgres needs --postgres URL (or CRONACTOR_POSTGRES)", errUsage)
 	case c.store == "embedded" && c.data == "":
 		return fmt.Errorf("%w: --data must not be empty", errUsage)
 	case c.tick < time.Millisecond:
@@ -380,6 +390,10 @@ func (c serveConfig) validate() error {
 		return fmt.Errorf("%w: --drain-timeout must not be negative", errUsage)
 	case c.viewRebuildRate < 0 || c.viewRebuildRate > 10_000_000:
 		return fmt.Errorf("%w: --view-rebuild-rate must be between 0 and 10000000, got %d", errUsage, c.viewRebuildRate)
+	case c.maxStreamClients < 0 || c.maxStreamClients > 1_000_000:
+		return fmt.Errorf("%w: --max-stream-clients must be between 0 and 1000000, got %d", errUsage, c.maxStreamClients)
+	case c.maxAsOf < 0 || c.maxAsOf > 100_000:
+		return fmt.Errorf("%w: --max-as-of must be between 0 and 100000, got %d", errUsage, c.maxAsOf)
 	case c.logFormat != "text" && c.logFormat != "json":
 		return fmt.Errorf("%w: --log-format must be text or json, got %q", errUsage, c.logFormat)
 	}

@@ -31,7 +31,7 @@ func newMetrics() *metrics {
 		Help: "Run decisions recorded since start, by outcome (enqueued, started, completed, failed, dropped, forced_end)."}, []string{"outcome"})
 	m.reasons = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cronactor_run_reasons_total",
 		Help: "Run decisions recorded since start, by outcome and reason: enqueued (schedule, retry, manual, backlog), " +
-			"dropped (too_soon, paused, deleted, overlap, too_late), forced_end (timebox, process_lost, heartbeat_timeout), " +
+			"dropped (too_soon, paused, deleted, overlap, too_late), forced_end (timebox, process_lost, heartbeat_timeout, replaced), " +
 			"failed (retry: a retry is due, no_retry: none is made, not_retryable, error: the task has no retry policy), " +
 			"skipped (missed: slots missed_run_policy skip ran nothing for)."}, []string{"outcome", "reason"})
 	m.lag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cronactor_scheduling_lag_seconds",
@@ -60,7 +60,7 @@ func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.Keeper, st event
 	m.registerQueues(s)
 	if ws, ok := st.(events.WriteStatusReader); ok {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cronactor_store_writable",
-			Help: "1 while the event store accepts appends, 0 while it refuses them (disk full or read-only, a failed write); /healthz says why."},
+			Help: "1 while the event store accepts appends, 0 while it refuses them (disk full or read-only, a failed write, an EventStoreDB server that cannot be reached); /healthz says why."},
 			func() float64 {
 				if ws.WriteStatus().Err != nil {
 					return 0

@@ -20,6 +20,19 @@ func TestServeFlags(t *testing.T) {
 	if err != nil || c.tick.String() != "250ms" || c.data != "/y" {
 		t.Fatalf("env then flags: %+v %v", c, err)
 	}
+	// The Postgres URL from each source.
+	for _, src := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{map[string]string{"CRONACTOR_STORE": "postgres", "CRONACTOR_POSTGRES": "postgres://db/x"}, nil},
+		{nil, []string{"--store", "postgres", "--postgres", "postgres://db/x"}},
+	} {
+		c, err = parseServeFlags(envOf(src.env), src.args)
+		if err != nil || c.store != "postgres" || c.pgURL != "postgres://db/x" {
+			t.Fatalf("postgres from %v %v: %+v %v", src.env, src.args, c, err)
+		}
+	}
 	bad := []struct {
 		args []string
 		env  map[string]string
@@ -28,6 +41,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--listen", "0.0.0.0:7070"}, nil, "without --token"},
 		{[]string{"--store", "sqlite"}, nil, "--store"},
 		{[]string{"--store", "esdb"}, nil, "--esdb"},
+		{[]string{"--store", "postgres"}, nil, "--postgres URL (or CRONACTOR_POSTGRES)"},
 		{[]string{"--tick", "0s"}, nil, "--tick"},
 		{[]string{"--workers", "0"}, nil, "--workers"},
 		{[]string{"--log-format", "xml"}, nil, "--log-format"},

@@ -13,11 +13,12 @@ import (
 // the same names as the API's fields, with - for _ (docs/policies.md).
 type policyFlags struct {
 	maxAttempts, initialBackoff, maxBackoff, multiplier string
+	pauseAfterFailures                                  string
 	fs                                                  *flagSet
 }
 
 // policyStrings are the policy flags that go into the body as given.
-var policyStrings = []string{"queue", "missed-run-policy", "missed-after", "start-deadline", "heartbeat-timeout", "history-retention"}
+var policyStrings = []string{"queue", "missed-run-policy", "missed-after", "start-deadline", "heartbeat-timeout", "overlap", "history-retention"}
 
 func addPolicyFlags(fs *flagSet) *policyFlags {
 	f := &policyFlags{fs: fs}
@@ -30,6 +31,8 @@ func addPolicyFlags(fs *flagSet) *policyFlags {
 	fs.String("missed-after", "", "a slot is missed when found later than slot + this `duration` (default: one spacing)")
 	fs.String("start-deadline", "", "drop a run (too_late) that would start later than its slot + this `duration`")
 	fs.String("heartbeat-timeout", "", "force a run to end when it has not heartbeated for this `duration`")
+	fs.String("overlap", "", "`policy` for a run asking to start while another runs: skip (default: drop it), buffer_one (it waits; at most one does), cancel_other (the running one is cancelled, reason replaced) or allow")
+	fs.StringVar(&f.pauseAfterFailures, "pause-after-failures", "", "pause the task once the runs of this `number` (at least 1) of slots in a row have failed, each after its retries")
 	fs.String("history-retention", "", "keep the task's events for this `duration` (0s: the server's --history-retention)")
 	return f
 }
@@ -39,6 +42,13 @@ func addPolicyFlags(fs *flagSet) *policyFlags {
 // backoffs and multiplier for the parts left out (docs/policies.md).
 func (f *policyFlags) apply(body map[string]any) error {
 	f.fs.putGiven(body, policyStrings...)
+	if f.fs.given("pause-after-failures") {
+		n, err := strconv.Atoi(f.pauseAfterFailures)
+		if err != nil {
+			return fmt.Errorf("%w: --pause-after-failures must be a whole number, got %q", errUsage, f.pauseAfterFailures)
+		}
+		body["pause_after_failures"] = n
+	}
 	retry := map[string]any{}
 	if f.fs.given("retry-max-attempts") {
 		n, err := strconv.Atoi(f.maxAttempts)

@@ -268,3 +268,40 @@ func corruptFile(fs vfs.FS, dbDir string, err error) string {
 	}
 	return "in file " + fs.PathJoin(dbDir, m[1]+ext)
 }
+
+// StreamVersion is the version of stream's last event (events.StreamVersioner):
+// one seek to the end of the stream's index, not a read of the stream.
+func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, error) {
+	if err := events.ValidateStream(stream); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := s.use(); err != nil {
+		return 0, err
+	}
+	defer s.release()
+	head := s.Head().Commit
+	prefix := streamPrefix(stream)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return 0, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
+	}
+	defer it.Close()
+	// An index entry positioned after head belongs to an append not yet
+	// visible: readers do not see it, so neither does this.
+	for ok := it.Last(); ok; ok = it.Prev() {
+		k, v := it.Key(), it.Value()
+		if len(v) != 8 || len(k) != len(prefix)+8 {
+			return 0, fmt.Errorf("%w: stream index entry of %q in %s", ErrCorrupt, stream, s.dbDir)
+		}
+		if binary.BigEndian.Uint64(v) <= head {
+			return binary.BigEndian.Uint64(k[len(prefix):]), nil
+		}
+	}
+	if err := it.Error(); err != nil {
+		return 0, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
+	}
+	return 0, fmt.Errorf("%w: %q", events.ErrStreamNotFound, stream)
+}

@@ -137,6 +137,25 @@ func testReadOnly(t *testing.T, base vfs.FS, dir string, before int) {
 	if !errors.Is(st.Err, events.ErrReadOnly) || st.Condition() != "read_only" || st.Refused != refused || st.RestartNeeded {
 		t.Fatalf("status while read-only: %+v (condition %q), want read_only, %d refused, no restart", st, st.Condition(), refused)
 	}
+	// The snapshot table is on the same file system: its writes are
+	// refused at once too (a flush there would wait for good, and a stop's
+	// last sweep with it).
+	snapErr := make(chan error, 1)
+	go func() {
+		err := s.WriteSnapshot(context.Background(), []events.SnapshotEntry{{Key: []byte("k"), Value: []byte("v")}})
+		if err == nil {
+			err = s.FlushSnapshot(context.Background())
+		}
+		snapErr <- err
+	}()
+	select {
+	case err := <-snapErr:
+		if !errors.Is(err, events.ErrReadOnly) {
+			t.Fatalf("snapshot write on a read-only file system: %v, want events.ErrReadOnly", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a snapshot write on a read-only file system did not return")
+	}
 	if n := logs.lines("level=ERROR"); n != 1 {
 		t.Fatalf("%d ERROR lines for %d refused appends, want 1:\n%s", n, refused, logs)
 	}

@@ -102,8 +102,22 @@ func (s *Store) snapshotOp(ctx context.Context, what string, op func(db *pebble.
 	return nil
 }
 
+// writable refuses a snapshot write while the store refuses appends: the
+// snapshot table lives on the same file system, and Pebble's flush on a
+// file system that turned read-only waits for good (a stop's last sweep
+// would never return).
+func (s *Store) writable() error {
+	if err := s.brokenErr(); err != nil {
+		return fmt.Errorf("embedded: snapshot table: %w", err)
+	}
+	return nil
+}
+
 // WriteSnapshot implements events.SnapshotStore.
 func (s *Store) WriteSnapshot(ctx context.Context, entries []events.SnapshotEntry) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
 	return s.snapshotOp(ctx, "write", func(db *pebble.DB) error {
 		b := db.NewBatch()
 		defer b.Close()
@@ -121,7 +135,21 @@ func (s *Store) WriteSnapshot(ctx context.Context, entries []events.SnapshotEntr
 
 // FlushSnapshot implements events.SnapshotStore.
 func (s *Store) FlushSnapshot(ctx context.Context) error {
-	return s.snapshotOp(ctx, "flush", func(db *pebble.DB) error { return db.Flush() })
+	if err := s.writable(); err != nil {
+		return err
+	}
+	return s.snapshotOp(ctx, "flush", func(db *pebble.DB) error {
+		done, err := db.AsyncFlush()
+		if err != nil {
+			return err
+		}
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("flush not done: %w", ctx.Err())
+		}
+	})
 }
 
 // ReadSnapshot implements events.SnapshotStore.

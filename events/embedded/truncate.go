@@ -20,7 +20,7 @@ const truncateChunk = 4096
 // deleted from the global log with them, in the same batch (a chunk of at
 // most truncateChunk events at a time, each batch synced): the global log
 // keeps no removed event, and ReadAll and Subscribe skip the positions it
-// no longer holds (docs/decisions/0021-retention.md). Only durable events
+// no longer holds (docs/decisions/0023-retention.md). Only durable events
 // are considered, and the stream's last durable event is never removed.
 func (s *Store) TruncateBefore(ctx context.Context, stream string, before uint64) error {
 	if err := events.ValidateStream(stream); err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestTruncateRemovesFromTheGlobalLog: the embedded store removes a
-// truncated stream's records from the global log as well (decision 0021),
+// truncated stream's records from the global log as well (decision 0023),
 // the removal survives a reopen, and the head and other streams stay.
 func TestTruncateRemovesFromTheGlobalLog(t *testing.T) {
 	dir := t.TempDir()

@@ -61,11 +61,27 @@ var errRetired = errors.New("esdb: connection replaced during the call")
 type clients struct {
 	cfg esdb.Configuration // template; each client gets its own copy
 	log *slog.Logger
+	// minBackoff and maxBackoff bound the wait between two connection
+	// attempts (Options.MinBackoff, MaxBackoff).
+	minBackoff, maxBackoff time.Duration
+	now                    func() time.Time // time.Now; tests may replace it
 
 	mu     sync.Mutex
 	cur    *generation
 	nextID uint64
 	closed bool
+	// The connection's state, shared by every call: while the server
+	// cannot be reached, a new client (a connection attempt) is built no
+	// sooner than notBefore, the backoff doubling with each failed
+	// attempt, whatever the number of callers — one attempt, and one log
+	// line, at a time.
+	failures  int       // connection attempts failed in a row
+	notBefore time.Time // no connection attempt before
+	down      error     // why the server is unreachable; nil: reached, or not tried yet
+	downSince time.Time
+	// connecting is when the current attempt to reach the server began,
+	// while no attempt has reached it yet (zero once one has).
+	connecting time.Time
 
 	// calls counts the goroutines running client calls, which may outlive
 	// their caller (see run).
@@ -99,6 +115,13 @@ func (c *clients) acquire(ctx context.Context) (g *generation, pilot bool, err e
 			return nil, false, events.ErrClosed
 		}
 		if c.cur == nil {
+			if d := c.notBefore.Sub(c.now()); d > 0 {
+				c.mu.Unlock()
+				if err := wait(ctx, d); err != nil {
+					return nil, false, err
+				}
+				continue
+			}
 			cfg := c.cfg
 			cl, err := esdb.NewClient(&cfg)
 			if err != nil {
@@ -106,9 +129,12 @@ func (c *clients) acquire(ctx context.Context) (g *generation, pilot bool, err e
 				return nil, false, fmt.Errorf("%w: %v", ErrInvalidURL, err)
 			}
 			c.nextID++
+			if c.connecting.IsZero() && (c.nextID == 1 || c.down != nil) {
+				c.connecting = c.now()
+			}
 			c.cur = &generation{id: c.nextID, client: cl, pilot: make(chan struct{}, 1), ready: make(chan struct{}), gone: make(chan struct{})}
 			if c.nextID > 1 {
-				c.log.Info("esdb client replaced", "generation", c.nextID)
+				c.log.Debug("esdb client replaced", "generation", c.nextID)
 			}
 		}
 		g = c.cur
@@ -143,15 +169,25 @@ func (c *clients) acquire(ctx context.Context) (g *generation, pilot bool, err e
 func (c *clients) release(g *generation, pilot, reached bool) {
 	c.mu.Lock()
 	g.refs--
+	var was error
+	var after int
+	var downFor time.Duration
 	if reached && !g.isReady {
 		g.isReady = true
 		close(g.ready)
+		if !g.retired {
+			was, after, downFor = c.down, c.failures, c.now().Sub(c.downSince)
+			c.down, c.failures, c.notBefore, c.connecting = nil, 0, time.Time{}, time.Time{}
+		}
 	}
 	closeNow := g.retired && g.refs == 0 && !g.clientOff
 	if closeNow {
 		g.clientOff = true
 	}
 	c.mu.Unlock()
+	if was != nil {
+		c.log.Info("esdb server reached again", "generation", g.id, "failed_attempts", after, "down_for", downFor.Round(time.Millisecond))
+	}
 	if pilot {
 		<-g.pilot
 	}
@@ -178,13 +214,63 @@ func (c *clients) retire(g *generation, why error) {
 	if closeNow {
 		g.clientOff = true
 	}
-	c.mu.Unlock()
+	// A generation that never reached the server was one failed
+	// connection attempt: the next waits out the backoff. One that had
+	// reached it lost its connection: the next attempt is at once.
+	attempt, backoff := 0, time.Duration(0)
 	if why != nil {
+		now := c.now()
+		if c.down == nil {
+			c.downSince = now
+		}
+		c.down = why
+		if !g.isReady {
+			c.failures++
+			attempt = c.failures
+			backoff = c.minBackoff
+			for i := 1; i < c.failures && backoff < c.maxBackoff; i++ {
+				backoff *= 2
+			}
+			backoff = min(backoff, c.maxBackoff)
+			c.notBefore = now.Add(backoff)
+		}
+	}
+	c.mu.Unlock()
+	switch {
+	case why == nil:
+	case attempt > 0:
+		c.log.Warn("esdb server unreachable", "generation", g.id, "attempt", attempt, "backoff", backoff, "error", why)
+	default:
 		c.log.Warn("esdb connection lost", "generation", g.id, "error", why)
 	}
 	if closeNow {
 		_ = g.client.Close()
 	}
+}
+
+// connectGrace is how long a first attempt to reach the server may take
+// before the store says it is unreachable without waiting for the attempt
+// to fail: the client's discovery of an absent server takes a second or
+// more (its maxDiscoverAttempts × discoveryInterval), a present one
+// answers in milliseconds.
+const connectGrace = 500 * time.Millisecond
+
+// unreachable says why the server cannot be reached, as the connection
+// attempts found it, or nil while it was reached (or before any attempt,
+// or during the first connectGrace of one). It does not block.
+func (c *clients) unreachable() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	switch {
+	case c.down != nil:
+		return fmt.Errorf("%w since %s (%d connection attempts failed in a row): %v",
+			events.ErrUnreachable, c.downSince.UTC().Format(time.RFC3339), c.failures, c.down)
+	case !c.connecting.IsZero() && now.Sub(c.connecting) >= connectGrace:
+		return fmt.Errorf("%w: no answer %s after the first attempt to connect began",
+			events.ErrUnreachable, now.Sub(c.connecting).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // closeWait bounds how long close waits for client calls to return after

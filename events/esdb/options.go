@@ -13,9 +13,11 @@ import (
 // Options tune the adapter. The zero value is valid: every field has a
 // default.
 type Options struct {
-	// Logger receives the adapter's log lines and the client library's, at
-	// lower levels (the client's errors become warnings: the adapter decides
-	// what is an error). Default: discard.
+	// Logger receives the adapter's log lines — while the server cannot
+	// be reached, one WARN line per connection attempt ("esdb server
+	// unreachable", with attempt, backoff and error), then one INFO line
+	// when it is reached again — and the client library's, all at DEBUG
+	// (the adapter decides what is worth a warning). Default: discard.
 	Logger *slog.Logger
 
 	// StreamPrefixes limits the global log (ReadAll, Subscribe) to the
@@ -44,7 +46,8 @@ type Options struct {
 	RetryFor time.Duration
 
 	// MinBackoff and MaxBackoff bound the wait between two attempts, which
-	// doubles from MinBackoff up to MaxBackoff. Defaults 20 ms and 2 s;
+	// doubles from MinBackoff up to MaxBackoff: a call's attempts, and the
+	// store's attempts to connect, which all calls share (one at a time). Defaults 20 ms and 2 s;
 	// MinBackoff 1 ms to MaxBackoff, MaxBackoff up to 1 min.
 	MinBackoff time.Duration
 	MaxBackoff time.Duration

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -60,13 +61,27 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	life, end := context.WithCancel(context.Background())
 	s := &Store{
 		opts:    opts,
-		clients: &clients{cfg: *cfg, log: opts.Logger},
+		clients: &clients{cfg: *cfg, log: opts.Logger, minBackoff: opts.MinBackoff, maxBackoff: opts.MaxBackoff, now: time.Now},
 		filter:  streamFilter(opts.Namespace, opts.StreamPrefixes),
 		life:    life,
 		endLife: end,
 	}
 	return s, nil
 }
+
+// WriteStatus implements events.WriteStatusReader from the connection's
+// state as the connection attempts left it, without reaching for the
+// server: while the server cannot be reached, Err matches
+// events.ErrUnreachable and says since when, after how many failed
+// attempts, and the last error — or, during a first attempt that has not
+// failed yet, that it has had no answer for half a second or more. The store reconnects by itself
+// (RestartNeeded is false); a caller polling this (a health check) sees it
+// as soon as an attempt — any call's, or a subscription's — succeeds.
+func (s *Store) WriteStatus() events.WriteStatus {
+	return events.WriteStatus{Err: s.clients.unreachable()}
+}
+
+var _ events.WriteStatusReader = (*Store)(nil)
 
 // streamFilter is the server-side filter of the global log's subscription.
 func streamFilter(namespace string, prefixes []string) *esdb.SubscriptionFilter {
@@ -466,7 +481,11 @@ func (s *Store) Subscribe(ctx context.Context, after events.Position, handle fun
 			return fmt.Errorf("esdb: subscribe after %s: %w", cursor, err)
 		}
 		s.clients.retire(gen, err)
-		s.opts.Logger.Info("esdb subscription dropped; resubscribing", "position", cursor.String(), "error", err)
+		lvl := slog.LevelInfo
+		if l.sub == nil {
+			lvl = slog.LevelDebug // never subscribed: the connection's own line says why
+		}
+		s.opts.Logger.Log(cctx, lvl, "esdb subscription dropped; resubscribing", "position", cursor.String(), "error", err)
 		if err := wait(cctx, backoff); err != nil {
 			return s.ended(ctx, err)
 		}
@@ -573,4 +592,25 @@ func (s *Store) recorded(ev *esdb.ResolvedEvent) events.Recorded {
 		r.CorrelationID = *m.CorrelationID
 	}
 	return r
+}
+
+// StreamVersion is the version of stream's last event
+// (events.StreamVersioner): one backward read of one event.
+func (s *Store) StreamVersion(ctx context.Context, stream string) (uint64, error) {
+	if err := checkStream(stream); err != nil {
+		return 0, err
+	}
+	cctx, done, err := s.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	rec, found, err := s.lastEvent(ctx, cctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("esdb: read %q: %w", stream, err)
+	}
+	if !found {
+		return 0, fmt.Errorf("esdb: read %q: %w", stream, events.ErrStreamNotFound)
+	}
+	return rec.Version, nil
 }

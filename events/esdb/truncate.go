@@ -19,7 +19,7 @@ var _ events.Truncater = (*Store)(nil)
 // metadata properties kept as they are), never lowering it, since a lower
 // $tb would show removed events again until a scavenge. Stream reads stop
 // returning the events below it at once; $all keeps them until the
-// server scavenges (docs/decisions/0021-retention.md), and a reader of
+// server scavenges (docs/decisions/0023-retention.md), and a reader of
 // the global log folds the stream's TaskCompacted as its start either
 // way.
 func (s *Store) TruncateBefore(ctx context.Context, stream string, before uint64) error {

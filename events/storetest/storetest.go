@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"SubscribeLiveUnderConcurrentAppends", testSubscribeConcurrent},
 		{"ClosedStore", testClosed},
 		{"AsyncAppend", testAsyncAppend},
+		{"StreamVersion", testStreamVersion},
 		{"TruncateBefore", testTruncateBefore},
 	}
 	for _, c := range cases {
@@ -734,6 +735,42 @@ func testAsyncAppend(t *testing.T, s events.Store) {
 	recs, err := s.ReadStream(ctx, st, 0, 0)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("stream holds %d events (%v), want 2", len(recs), err)
+	}
+}
+
+// onlyStore hides every optional interface of a store: StreamVersion then
+// takes its fallback of point reads.
+type onlyStore struct{ events.Store }
+
+// testStreamVersion: the version of a stream's last event, through the
+// store's StreamVersioner when it has one and through the fallback, for
+// streams of every length around the powers of two the fallback probes.
+func testStreamVersion(t *testing.T, s events.Store) {
+	ctx := ctxT(t)
+	for _, via := range []struct {
+		name string
+		s    events.Store
+	}{{"store", s}, {"fallback", onlyStore{s}}} {
+		if _, err := events.StreamVersion(ctx, via.s, stream()); !errors.Is(err, events.ErrStreamNotFound) {
+			t.Fatalf("%s: version of a missing stream: %v, want ErrStreamNotFound", via.name, err)
+		}
+	}
+	st := stream()
+	other := stream()
+	n := 0
+	for _, want := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33} {
+		mustAppend(t, s, st, events.AnyVersion, evs(fmt.Sprintf("v%d-", want), want-n)...)
+		mustAppend(t, s, other, events.AnyVersion, ev("other"))
+		n = want
+		for _, via := range []struct {
+			name string
+			s    events.Store
+		}{{"store", s}, {"fallback", onlyStore{s}}} {
+			got, err := events.StreamVersion(ctx, via.s, st)
+			if err != nil || got != uint64(want-1) {
+				t.Fatalf("%s: version of a stream of %d events: %d, %v; want %d", via.name, want, got, err, want-1)
+			}
+		}
 	}
 }
 

@@ -18,10 +18,12 @@ var ErrBinary = errors.New("taskstate: bad binary state")
 // binaryVersion is the first byte of the binary form; a change of the
 // layout takes a new one, and the reader keeps reading the older ones:
 // snapshot records written by an earlier build are read at the next start.
-// Version 1 had no schedule exclusions; version 2 no history retention
-// (Spec.HistoryRetention and the Compacted fields, written last). Since
-// TaskCompacted events carry this form, every version stays readable.
-const binaryVersion = 3
+// Version 1 had no schedule exclusions; version 2 no overlap,
+// pause_after_failures, failure count or pause reason; version 3 no
+// history retention (Spec.HistoryRetention and the compaction fields,
+// written last). Since TaskCompacted events carry this form, every version
+// stays readable.
+const binaryVersion = 4
 
 // The binary form is the compact copy of a State that a scheduler keeps
 // for a task with no actor in memory (docs/architecture.md). It is not a
@@ -67,6 +69,8 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 		w.int(int64(r.Spacing))
 		w.time(r.At)
 	}
+	w.int(int64(s.Failures))
+	w.str(s.PauseReason)
 	w.time(s.CreatedAt)
 	w.time(s.UpdatedAt)
 	w.int(int64(s.Spec.HistoryRetention))
@@ -121,9 +125,13 @@ func (s *State) UnmarshalBinary(data []byte) error {
 			p.At = r.time()
 		}
 	}
+	if r.version >= 3 {
+		st.Failures = int(r.int())
+		st.PauseReason = r.str()
+	}
 	st.CreatedAt = r.time()
 	st.UpdatedAt = r.time()
-	if r.version >= 3 {
+	if r.version >= 4 {
 		st.Spec.HistoryRetention = time.Duration(r.int())
 		st.Compacted = r.uint()
 		st.CompactedAt = r.time()
@@ -238,6 +246,8 @@ func (w *writer) spec(s *Spec) {
 	w.int(int64(p.MissedAfter))
 	w.int(int64(p.StartDeadline))
 	w.int(int64(p.HeartbeatTimeout))
+	w.str(p.Overlap)
+	w.int(int64(p.PauseAfterFailures))
 	w.bool(s.ToleranceSet)
 }
 
@@ -437,6 +447,10 @@ func (r *reader) spec(s *Spec) {
 	p.MissedAfter = events.Duration(r.int())
 	p.StartDeadline = events.Duration(r.int())
 	p.HeartbeatTimeout = events.Duration(r.int())
+	if r.version >= 3 {
+		p.Overlap = r.str()
+		p.PauseAfterFailures = int(r.int())
+	}
 	s.ToleranceSet = r.bool()
 }
 

@@ -156,6 +156,15 @@ type State struct {
 	// (R13), in the order the failures were recorded. See the package doc
 	// for what pausing, resuming, updating and deleting do to them.
 	Retries []PendingRetry
+	// Failures counts the consecutive slots of this incarnation whose run
+	// failed after its retries (a RunFailed or RunForcedEnd of a scheduled
+	// run, or its retry, that promised no retry; a replaced run does not
+	// count); a slot run that completes, a resume and a new incarnation
+	// set it back to 0 (pause_after_failures, DESIGN §8.4).
+	Failures int
+	// PauseReason is the paused task's TaskPaused.Reason: "" for a
+	// user's pause, events.PauseFailures when it paused itself.
+	PauseReason string
 	// CreatedAt is the time of this incarnation's TaskCreated, UpdatedAt
 	// that of the latest event.
 	CreatedAt time.Time
@@ -338,6 +347,7 @@ func (s *State) Apply(meta events.Metadata, e events.Event) {
 	case events.TaskPaused:
 		s.Status = StatusPaused
 		s.Backlog = false
+		s.PauseReason = e.(events.TaskPaused).Reason
 	case events.TaskResumed:
 		s.resumed(meta, e)
 	case events.TaskDeleted:
@@ -385,17 +395,34 @@ func (s *State) compacted(meta events.Metadata, ev events.Event) {
 func (s *State) ended(meta events.Metadata, ev events.Event) {
 	switch e := ev.(type) {
 	case events.RunCompleted:
+		if s.slotRun(e.RunID) {
+			s.Failures = 0
+		}
 		s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunFailed:
+		if e.RetryAt == nil && s.slotRun(e.RunID) {
+			s.Failures++
+		}
 		s.promiseRetry(e.RunID, e.RetryAt)
 		s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunForcedEnd:
+		if e.RetryAt == nil && e.Reason != events.ForcedReplaced && s.slotRun(e.RunID) {
+			s.Failures++
+		}
 		s.promiseRetry(e.RunID, e.RetryAt)
 		s.closeRun(e.RunID, e.Checkpoint)
 	case events.RunDropped:
 		s.leaveBound(meta, e.RunID)
 		s.closeRun(e.RunID, nil)
 	}
+}
+
+// slotRun reports whether open run id is a scheduled run of the current
+// incarnation (a slot's first attempt or its retry, not a manual trigger):
+// only those count for pause_after_failures.
+func (s *State) slotRun(id uuid.UUID) bool {
+	i := s.openIndex(id)
+	return i >= 0 && s.Open[i].Incarnation == s.Incarnation && s.Open[i].Trigger == ""
 }
 
 // created: a new incarnation starts clean; only the run counter and the
@@ -414,6 +441,7 @@ func (s *State) created(meta events.Metadata, ev events.Event) {
 	s.LastRun = time.Time{}
 	s.Checkpoint = nil
 	s.Retries = nil
+	s.Failures, s.PauseReason = 0, ""
 	s.CreatedAt = meta.At
 	s.DeletedAt, s.DeleteReason = time.Time{}, ""
 }
@@ -451,6 +479,7 @@ func (s *State) resumed(meta events.Metadata, ev events.Event) {
 	}
 	s.Status = StatusActive
 	s.Backlog = false
+	s.Failures, s.PauseReason = 0, ""
 	if !e.NextRun.IsZero() && !e.NextRun.Equal(s.NextRun) {
 		// An interval task's slot is where its nextRun lands; a cron or
 		// at task's run, made late, is still for the slot it missed.

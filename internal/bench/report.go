@@ -11,13 +11,14 @@ import (
 )
 
 // Report is every measurement `make bench` takes, each one optional: the
-// --json output of `bench store`, `bench projections`, `bench scheduler`
-// and `bench lag`, printed as one table.
+// --json output of `bench store`, `bench projections`, `bench scheduler`,
+// `bench lag` and `bench history`, printed as one table.
 type Report struct {
 	Store       []StoreResult
 	Projections *ProjectionsResult
 	Scheduler   *SchedulerResult
 	Lag         *LagResult
+	History     *HistoryResult
 }
 
 // ReadJSONLines decodes every non-empty line of r into a new T.
@@ -80,6 +81,18 @@ func (r Report) Table() string {
 		row(fmt.Sprintf("lag: p99 beyond the tick at %.2f × peak", l.Load), fmt.Sprintf("%.1f ms", l.LagP99ms),
 			fmt.Sprintf("bar ≤ 50 ms; %s due/s of peak %s, tick %.0f ms; load avg %.2f",
 				count(int(l.RatePerS+0.5)), rate(l.PeakRunsPerS, "runs/s"), l.TickMs, l.LoadAvg1m))
+	}
+	if h := r.History; h != nil {
+		beside := func(base, ratio float64) string {
+			if h.BaselineEvents == 0 {
+				return "bar ≤ 50 ms at 1,000,000 events"
+			}
+			return fmt.Sprintf("%.1f ms at %s events, ×%.1f; bar ≤ 50 ms and ≤ 3× at 1,000,000", base, count(h.BaselineEvents), ratio)
+		}
+		at := count(h.Events) + " events"
+		row("history: cold load of a task of "+at, fmt.Sprintf("%.1f ms", h.ColdLoadMs), beside(h.BaselineColdLoadMs, h.ColdLoadRatio))
+		row(fmt.Sprintf("history: latest page of %d rows, %s", h.Page, at), fmt.Sprintf("%.1f ms", h.HistoryPageMs), beside(h.BaselineHistoryPageMs, h.HistoryPageRatio))
+		row("history: explain a time in the middle, "+at, fmt.Sprintf("%.1f ms", h.ExplainMs), beside(h.BaselineExplainMs, h.ExplainRatio))
 	}
 	// The peers of the scheduler run, else of the lag run.
 	var peers []PeerResult

@@ -14,6 +14,8 @@ import (
 
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/events/postgres"
+	"github.com/google/uuid"
 )
 
 // EventSize is the body size of every appended event.
@@ -28,7 +30,13 @@ type StoreConfig struct {
 	Duration time.Duration
 	// Dir is where the measured files go; empty: a new temporary directory,
 	// removed afterwards.
-	Dir      string
+	Dir string
+	// Postgres, when set, is the connection URL of a PostgreSQL database:
+	// the Postgres store (events/postgres) is measured there instead of
+	// the embedded store, next to the same raw file (the disk's limit when
+	// the server runs on this machine). Its tables are created if missing;
+	// the streams written are new ones, so the database may hold others.
+	Postgres string
 	Progress Progress
 }
 
@@ -67,13 +75,14 @@ type StoreResult struct {
 
 // Text is the result as one line for people.
 func (r StoreResult) Text() string {
-	return fmt.Sprintf("writers=%-3d embedded %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | raw file %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | ratio %.2f",
-		r.Writers, r.EventsPerS, r.P50us, r.P99us, r.RawEventsPerS, r.RawP50us, r.RawP99us, r.Ratio)
+	return fmt.Sprintf("writers=%-3d %s %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | raw file %9.0f events/s  p50 %7.0fµs  p99 %7.0fµs | ratio %.2f",
+		r.Writers, r.Store, r.EventsPerS, r.P50us, r.P99us, r.RawEventsPerS, r.RawP50us, r.RawP99us, r.Ratio)
 }
 
-// Store measures the embedded store's append rate next to a raw
-// group-committed file on the same disk, once per writer count, and hands
-// each result to emit as soon as it is measured.
+// Store measures the embedded store's append rate (the Postgres store's,
+// with cfg.Postgres) next to a raw group-committed file on the same disk,
+// once per writer count, and hands each result to emit as soon as it is
+// measured.
 func Store(ctx context.Context, cfg StoreConfig, emit func(StoreResult) error) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -90,8 +99,17 @@ func Store(ctx context.Context, cfg StoreConfig, emit func(StoreResult) error) e
 	cfg.Progress.note("bench store: %d-byte events, %s per measurement, files under %s", EventSize, cfg.Duration, base)
 	for _, n := range counts {
 		run := filepath.Join(base, fmt.Sprintf("w%d", n))
-		cfg.Progress.note("  %d writer(s): embedded store...", n)
-		st, err := benchEmbedded(ctx, filepath.Join(run, "store"), n, cfg.Duration)
+		name := "embedded"
+		if cfg.Postgres != "" {
+			name = "postgres"
+		}
+		cfg.Progress.note("  %d writer(s): %s store...", n, name)
+		var st measurement
+		if cfg.Postgres != "" {
+			st, err = benchPostgres(ctx, cfg.Postgres, n, cfg.Duration)
+		} else {
+			st, err = benchEmbedded(ctx, filepath.Join(run, "store"), n, cfg.Duration)
+		}
 		if err != nil {
 			return err
 		}
@@ -101,7 +119,7 @@ func Store(ctx context.Context, cfg StoreConfig, emit func(StoreResult) error) e
 			return err
 		}
 		r := StoreResult{
-			Store: "embedded", Writers: n, DurationS: st.elapsed.Seconds(), Events: st.events,
+			Store: name, Writers: n, DurationS: st.elapsed.Seconds(), Events: st.events,
 			EventsPerS: st.rate(), P50us: st.pct(50), P99us: st.pct(99),
 			RawEventsPerS: raw.rate(), RawP50us: raw.pct(50), RawP99us: raw.pct(99),
 			EventSizeBytes: EventSize, CPUusPerEvent: st.cpuPerEvent(), RawCPUusPerEvent: raw.cpuPerEvent(),
@@ -191,6 +209,23 @@ func benchEmbedded(ctx context.Context, dir string, writers int, d time.Duration
 		return measurement{}, err
 	}
 	defer s.Close()
+	return benchAppends(ctx, s, "task-bench", writers, d)
+}
+
+// benchPostgres measures the Postgres store at url, on streams of this
+// run's own.
+func benchPostgres(ctx context.Context, url string, writers int, d time.Duration) (measurement, error) {
+	s, err := postgres.Open(ctx, url, postgres.Options{MaxConns: 4})
+	if err != nil {
+		return measurement{}, err
+	}
+	defer s.Close()
+	return benchAppends(ctx, s, "task-bench-"+uuid.NewString()[:8], writers, d)
+}
+
+// benchAppends has writers append one event at a time, each to its own
+// stream, with the expected version.
+func benchAppends(ctx context.Context, s events.Store, prefix string, writers int, d time.Duration) (measurement, error) {
 	body := make([]byte, EventSize)
 	for i := range body {
 		body[i] = 'a' + byte(i%26)
@@ -198,7 +233,7 @@ func benchEmbedded(ctx context.Context, dir string, writers int, d time.Duration
 	at := time.Now().UTC()
 	streams := make([]string, writers)
 	for w := range streams {
-		streams[w] = fmt.Sprintf("task-bench-%04d", w)
+		streams[w] = fmt.Sprintf("%s-%04d", prefix, w)
 	}
 	return drive(ctx, writers, d, func(w int, seq uint64) error {
 		exp := events.NoStream

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/events/postgres"
 	"github.com/google/uuid"
 )
 
@@ -45,6 +46,14 @@ type KillConfig struct {
 	SettleTimeout time.Duration
 	// Workers is passed to serve --workers [8].
 	Workers int
+	// Postgres, when set, is the URL of an empty PostgreSQL database: the
+	// daemon runs on the Postgres store there (serve --store postgres)
+	// instead of a data directory, and the checker reads the log from it.
+	Postgres string
+	// RestartStore, when set, is called once, in the middle life of the
+	// daemon while its load runs, to stop the store's server and start it
+	// again (the daemon must ride it out). Postgres only.
+	RestartStore func() error
 	// Progress, if set, gets one line per life.
 	Progress io.Writer
 }
@@ -88,6 +97,8 @@ func (c KillConfig) withDefaults() KillConfig {
 // KillReport is what a kill run measured and found.
 type KillReport struct {
 	Kills, EarlyKills int
+	// StoreRestarts counts the restarts of the store's server (Postgres).
+	StoreRestarts int
 	// Restarts are the times from a start to /healthz answering 200.
 	Restarts     []time.Duration
 	Creates      int
@@ -197,7 +208,11 @@ func Kill(ctx context.Context, cfg KillConfig) (*KillReport, error) {
 	l := &load{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x10ad)), sink: sink, ops: map[uuid.UUID][]Op{}, status: map[uuid.UUID]string{}, rep: rep}
 	daemon := func() Daemon {
 		tick := []time.Duration{100 * time.Millisecond, 150 * time.Millisecond, 200 * time.Millisecond}[rnd.IntN(3)]
-		return Daemon{Bin: cfg.Bin, Data: data, Addr: addr, Tick: tick, Args: []string{"--workers", fmt.Sprint(cfg.Workers)}}
+		args := []string{"--workers", fmt.Sprint(cfg.Workers)}
+		if cfg.Postgres != "" {
+			args = append(args, "--store", "postgres", "--postgres", cfg.Postgres)
+		}
+		return Daemon{Bin: cfg.Bin, Data: data, Addr: addr, Tick: tick, Args: args}
 	}
 	client := NewClient("http://"+addr, 5*time.Second)
 
@@ -256,6 +271,16 @@ func Kill(ctx context.Context, cfg KillConfig) (*KillReport, error) {
 				}
 			}
 		}()
+		if cfg.RestartStore != nil && life == cfg.Kills/2 {
+			if err := cfg.RestartStore(); err != nil {
+				p.Kill()
+				stopLoad()
+				<-loadDone
+				return nil, fmt.Errorf("life %d: restart the store: %w", life, err)
+			}
+			rep.StoreRestarts++
+			fmt.Fprintf(cfg.Progress, "life %d: the store's server restarted\n", life)
+		}
 		time.Sleep(time.Until(lifeEnd))
 		p.Kill()
 		stopLoad()
@@ -278,6 +303,17 @@ func Kill(ctx context.Context, cfg KillConfig) (*KillReport, error) {
 		return nil, err
 	}
 	rep.Restarts = append(rep.Restarts, took)
+	if cfg.Postgres != "" {
+		// The view is rebuilt in memory at start: task queries answer 503
+		// until it is ready.
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := waitReady(rctx, d.URL())
+		cancel()
+		if err != nil {
+			p.Kill()
+			return nil, fmt.Errorf("the last life: %w\n%s", err, p.Logs.Tail(20))
+		}
+	}
 	statusAt, err := settle(ctx, client, cfg.SettleTimeout, rep)
 	if err != nil {
 		p.Kill()
@@ -290,7 +326,12 @@ func Kill(ctx context.Context, cfg KillConfig) (*KillReport, error) {
 		return nil, fmt.Errorf("the daemon did not stop within a minute of SIGTERM:\n%s", p.Logs.Tail(20))
 	}
 	rep.FinalExit = code
-	log, err := ReadLogCopy(ctx, data, filepath.Join(cfg.Dir, "copy"))
+	var log []events.Recorded
+	if cfg.Postgres != "" {
+		log, err = readPostgresLog(ctx, cfg.Postgres)
+	} else {
+		log, err = ReadLogCopy(ctx, data, filepath.Join(cfg.Dir, "copy"))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -378,6 +419,49 @@ func ReadLogCopy(ctx context.Context, dir, scratch string) ([]events.Recorded, e
 		}
 		out = append(out, page...)
 		after = page[len(page)-1].Position
+	}
+}
+
+// readPostgresLog reads the whole global log of the Postgres store at url.
+func readPostgresLog(ctx context.Context, url string) ([]events.Recorded, error) {
+	s, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("chaos: open the Postgres store: %w", err)
+	}
+	defer s.Close()
+	var out []events.Recorded
+	after := events.Start
+	for {
+		page, err := s.ReadAll(ctx, after, 10000)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			return out, nil
+		}
+		out = append(out, page...)
+		after = page[len(page)-1].Position
+	}
+}
+
+// waitReady polls /healthz until its status is "ok" (the view ready).
+func waitReady(ctx context.Context, url string) error {
+	client := &http.Client{Timeout: time.Second}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
+		if resp, err := client.Do(req); err == nil {
+			var body struct{ Status string }
+			derr := json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if derr == nil && body.Status == "ok" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("chaos: daemon not ready (/healthz status ok): %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

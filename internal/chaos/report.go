@@ -20,6 +20,9 @@ func WriteKillReport(w io.Writer, r *KillReport) {
 	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
 	fmt.Fprintln(tw, "kill run\t")
 	row("kills (SIGKILL)", fmt.Sprintf("%d (%d during start-up)", r.Kills, r.EarlyKills))
+	if r.StoreRestarts > 0 {
+		row("store server restarts", r.StoreRestarts)
+	}
 	row("tasks created (acknowledged/sent)", fmt.Sprintf("%d/%d", r.CreatesAcked, r.Creates))
 	row("tasks in the log", res.Tasks)
 	row("pause/resume/delete (acknowledged/sent)", fmt.Sprintf("%d/%d", r.OpsAcked, r.Ops))

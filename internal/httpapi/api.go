@@ -8,9 +8,11 @@
 // with the reason and Retry-After; writes still answer their task's row,
 // folded from the task's own events; /healthz answers 200 with status
 // "degraded" (see docs/projections.md). While the event store refuses
-// appends (events.ErrUnwritable: its disk is full or read-only, or a write
-// failed), /healthz answers 503 and writes 503 or 507, naming the condition
-// (storefault.go, docs/operations.md).
+// appends (events.ErrUnwritable: its disk is full or read-only, a write
+// failed, its EventStoreDB server cannot be reached), /healthz answers 503
+// and writes 503 or 507, naming the condition (storefault.go,
+// docs/operations.md). Before the API can serve — the daemon still
+// starting — Starting answers every request at once with 503 (starting.go).
 //
 // Concurrency: the handler is safe for concurrent requests.
 package httpapi
@@ -54,6 +56,11 @@ type Config struct {
 	// View is nil; otherwise View.AsOf serves them from its snapshots.
 	ViewConfig crontasks.Config
 	Store      events.Store
+	// StoreCheck, when set, asks whether the store's server answers (a
+	// store on a server of its own has one: Postgres); /healthz reports
+	// what it says, within 2 s. Nil: the store is in process, nothing to
+	// check.
+	StoreCheck func(context.Context) error
 	// Token, if set, is required as "Authorization: Bearer <token>" on /v1.
 	Token   string
 	Logger  *slog.Logger
@@ -69,6 +76,11 @@ type Config struct {
 	// TracerProvider, if set, makes every request a span (trace.go). Nil: no
 	// tracing.
 	TracerProvider trace.TracerProvider
+	// MaxAsOf bounds the requests with ?as_of= served at once: each opens
+	// a view of the past and folds the log into it. Past it, a request gets
+	// 429 with an error naming the bound (caps.go). Default
+	// DefaultMaxAsOf; negative: no bound.
+	MaxAsOf int
 }
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
@@ -85,7 +97,8 @@ func New(cfg Config) http.Handler {
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = 30 * time.Second
 	}
-	a := &api{cfg: cfg}
+	a := &api{cfg: cfg, streams: newLimiter(cfg.Stream.MaxSubscribers, DefaultMaxSubscribers),
+		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tasks", a.create)
 	mux.HandleFunc("GET /v1/tasks", a.list)
@@ -119,7 +132,12 @@ func New(cfg Config) http.Handler {
 	return h
 }
 
-type api struct{ cfg Config }
+type api struct {
+	cfg Config
+	// streams and asOfs count the requests of each capped kind in flight
+	// (caps.go).
+	streams, asOfs *limiter
+}
 
 func (a *api) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -392,7 +410,7 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 	if s.MaxWaiting, err = maxWaiting(b.MaxWaiting); err != nil {
 		return s, err
 	}
-	pol, err := b.policyBody.parse(false)
+	pol, err := b.policyBody.parse(false, false)
 	if err != nil {
 		return s, err
 	}
@@ -581,19 +599,40 @@ func (a *api) waitFor(ctx context.Context, pos events.Position) error {
 }
 
 // health is GET /healthz: 200 while the process serves. status is "ok", or
-// "degraded" while the view is not ready (the scheduler runs on; a
-// supervisor must not restart the daemon for it); view says how far a
-// rebuild is. While the event store refuses appends (its disk is full or
+// "degraded" while the view is not ready or the store's server does not
+// answer (the scheduler runs on; a supervisor must not restart the daemon
+// for it); view says how far a rebuild is, store whether the server
+// answers. While the event store refuses appends (its disk is full or
 // read-only, or a write failed) it answers 503 with status "failing" and a
 // store object saying why (storeHealth): the daemon records nothing, and a
 // load balancer or an operator's alert must see it.
 func (a *api) health(w http.ResponseWriter, r *http.Request) {
 	code, body := http.StatusOK, map[string]any{"status": "ok"}
-	if store := a.storeHealth(); store != nil {
-		body["store"] = store
-		if store["writable"] == false {
-			code, body["status"] = http.StatusServiceUnavailable, "failing"
+	store := a.storeHealth()
+	if store != nil && store["writable"] == false {
+		code, body["status"] = http.StatusServiceUnavailable, "failing"
+	}
+	if a.cfg.StoreCheck != nil {
+		if store == nil {
+			store = map[string]any{}
 		}
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		err := a.cfg.StoreCheck(ctx)
+		cancel()
+		if err != nil {
+			// The details (host, user) go to the log: /healthz is public.
+			a.cfg.Logger.Warn("health: the store does not answer", "error", err)
+			if code == http.StatusOK {
+				body["status"] = "degraded"
+			}
+			store["state"] = "unavailable"
+			store["message"] = "the event store's server does not answer: appends fail until it is back (the daemon's log has the error)"
+		} else {
+			store["state"] = "ok"
+		}
+	}
+	if store != nil {
+		body["store"] = store
 	}
 	if a.cfg.Keeper == nil {
 		writeJSON(w, code, body)
@@ -639,6 +678,11 @@ func (a *api) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if asOf := r.URL.Query().Get("as_of"); asOf != "" {
+		if !a.asOfs.acquire() {
+			a.tooMany(w, a.asOfs, "as_of")
+			return
+		}
+		defer a.asOfs.release()
 		v, err := a.asOf(r.Context(), live, asOf)
 		if err != nil {
 			a.fail(w, err)
@@ -710,6 +754,11 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if asOf := q.Get("as_of"); asOf != "" {
+		if !a.asOfs.acquire() {
+			a.tooMany(w, a.asOfs, "as_of")
+			return
+		}
+		defer a.asOfs.release()
 		if v, err = a.asOf(r.Context(), v, asOf); err != nil {
 			a.fail(w, err)
 			return
@@ -817,7 +866,7 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		}
 		u.MaxWaiting = &n
 	}
-	pol, err := b.policyBody.parse(nullField(raw, "retry"))
+	pol, err := b.policyBody.parse(nullField(raw, "retry"), nullField(raw, "pause_after_failures"))
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -931,10 +980,14 @@ const (
 	EventsMaxLimit = 10000
 )
 
-// events is GET /v1/tasks/{id}/events?limit=N&after=V: the task's events
-// with stream version above V (from the first when after is absent), at most
-// N of them (EventsDefaultLimit, at most EventsMaxLimit). When more follow,
-// the answer's "next" is the after of the next page.
+// events is GET /v1/tasks/{id}/events?limit=N&after=V|before=V: the
+// task's events with stream version above V (from the first when neither
+// is given), or the latest of those below V with before (before=end: the
+// latest events of the stream), at most N of them (EventsDefaultLimit, at
+// most EventsMaxLimit). When more follow, the answer's "next" is the after
+// of the next page; when events come before it, "prev" is the before of
+// the page before. A page costs its own events, whatever the stream's
+// length.
 func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	if err != nil {
@@ -943,7 +996,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	for k := range q {
-		if k != "limit" && k != "after" {
+		if k != "limit" && k != "after" && k != "before" {
 			a.fail(w, &fieldErr{k, "unknown query parameter"})
 			return
 		}
@@ -955,7 +1008,13 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if q.Has("after") && q.Has("before") {
+		a.fail(w, &fieldErr{"before", "give after or before, not both"})
+		return
+	}
+	stream := events.TaskStream(id)
 	var from uint64
+	var recs []events.Recorded
 	if s := q.Get("after"); s != "" {
 		after, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || after == ^uint64(0) {
@@ -964,19 +1023,45 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		}
 		from = after + 1
 	}
-	// One more than the page tells whether another page follows.
-	recs, err := a.cfg.Store.ReadStream(r.Context(), events.TaskStream(id), from, limit+1)
-	if errors.Is(err, events.ErrStreamNotFound) {
-		a.fail(w, scheduler.ErrTaskNotFound)
-		return
-	}
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	more := len(recs) > limit
-	if more {
-		recs = recs[:limit]
+	more := false
+	if q.Has("before") {
+		before, err := parseBefore(q.Get("before"))
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		head, err := events.StreamVersion(r.Context(), a.cfg.Store, stream)
+		if errors.Is(err, events.ErrStreamNotFound) {
+			a.fail(w, scheduler.ErrTaskNotFound)
+			return
+		}
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		end := min(before, head+1)
+		from = end - min(end, uint64(limit))
+		if end > from {
+			if recs, err = a.cfg.Store.ReadStream(r.Context(), stream, from, int(end-from)); err != nil {
+				a.fail(w, err)
+				return
+			}
+		}
+		more = len(recs) > 0 && recs[len(recs)-1].Version < head
+	} else {
+		// One more than the page tells whether another page follows.
+		recs, err = a.cfg.Store.ReadStream(r.Context(), stream, from, limit+1)
+		if errors.Is(err, events.ErrStreamNotFound) {
+			a.fail(w, scheduler.ErrTaskNotFound)
+			return
+		}
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		if more = len(recs) > limit; more {
+			recs = recs[:limit]
+		}
 	}
 	list, err := history.ListJSON(id, recs)
 	if err != nil {
@@ -986,5 +1071,21 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 	if more {
 		list.Next = strconv.FormatUint(recs[len(recs)-1].Version, 10)
 	}
+	if len(recs) > 0 && recs[0].Version > 0 {
+		list.Prev = strconv.FormatUint(recs[0].Version, 10)
+	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// parseBefore reads a before parameter: a stream version, or "end" for
+// the latest page.
+func parseBefore(s string) (uint64, error) {
+	if s == "end" {
+		return ^uint64(0), nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, &fieldErr{"before", fmt.Sprintf("must be a stream version (the \"prev\" of the next page) or end, got %q", s)}
+	}
+	return v, nil
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/projections/audit"
 	"github.com/cronactor/cronactor/projections/history"
 	"github.com/google/uuid"
 )
@@ -34,6 +34,8 @@ type HistoryRow struct {
 	Detail   string     `json:"detail,omitempty"`
 	Deadline *time.Time `json:"deadline,omitempty"`
 	Position string     `json:"position"`
+	// Version is the event's stream version: what before and after name.
+	Version uint64 `json:"version"`
 	// Attempt is set on the rows of a retry (attempt > 1, R13), RetryOf
 	// on its enqueue; Trigger is "manual" on a manually triggered run's
 	// rows (R15). A failure or forced end that is retried gives the retry's
@@ -46,25 +48,35 @@ type HistoryRow struct {
 	NoRetry string     `json:"no_retry,omitempty"`
 }
 
-// HistoryBody is GET /v1/tasks/{id}/history?since=RFC3339&limit=N: the rows
-// decided at or after since (default: all), at most limit of the latest
-// (default and maximum 10000; truncated says rows were left out).
+// HistoryBody is GET /v1/tasks/{id}/history?since=RFC3339&limit=N
+// [&before=V|&after=V]: a page of the task's rows, read from the end of
+// its stream (the latest limit rows; before=V: the latest below stream
+// version V; after=V: the first above V), without the rows decided before
+// since. limit defaults to and is at most 10000. Truncated says older rows
+// (at or after since) were left out; Prev, when set, is the before of the
+// page of older rows, Next the after of the page of newer ones. A page
+// costs its rows and a look-back (history.Lookback), whatever the stream's
+// length.
 type HistoryBody struct {
 	TaskID    uuid.UUID    `json:"task_id"`
 	Task      string       `json:"task"`
 	Rows      []HistoryRow `json:"rows"`
 	Truncated bool         `json:"truncated"`
+	Prev      string       `json:"prev,omitempty"`
+	Next      string       `json:"next,omitempty"`
+	// Head is the stream version of the task's latest event.
+	Head uint64 `json:"head"`
 }
 
 // maxHistoryRows bounds one history answer.
 const maxHistoryRows = 10000
 
-func (a *api) taskRecords(ctx context.Context, id uuid.UUID) ([]events.Recorded, error) {
-	recs, err := a.cfg.Store.ReadStream(ctx, events.TaskStream(id), 0, 0)
-	if errors.Is(err, events.ErrStreamNotFound) {
-		return nil, scheduler.ErrTaskNotFound
+// auditErr maps the audit reader's errors to the API's.
+func auditErr(err error) error {
+	if errors.Is(err, audit.ErrNotFound) {
+		return scheduler.ErrTaskNotFound
 	}
-	return recs, err
+	return err
 }
 
 func onlyParams(r *http.Request, names ...string) error {
@@ -83,7 +95,7 @@ func onlyParams(r *http.Request, names ...string) error {
 func (a *api) history(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	if err == nil {
-		err = onlyParams(r, "since", "limit")
+		err = onlyParams(r, "since", "limit", "before", "after")
 	}
 	if err != nil {
 		a.fail(w, err)
@@ -95,39 +107,62 @@ func (a *api) history(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	limit := maxHistoryRows
+	rg := audit.Range{Limit: maxHistoryRows}
 	if l := q.Get("limit"); l != "" {
-		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > maxHistoryRows {
+		if rg.Limit, err = strconv.Atoi(l); err != nil || rg.Limit < 1 || rg.Limit > maxHistoryRows {
 			a.fail(w, &fieldErr{"limit", fmt.Sprintf("must be a number from 1 to %d", maxHistoryRows)})
 			return
 		}
 	}
-	recs, err := a.taskRecords(r.Context(), id)
-	if err != nil {
-		a.fail(w, err)
+	if q.Has("after") && q.Has("before") {
+		a.fail(w, &fieldErr{"before", "give after or before, not both"})
 		return
 	}
-	rows, err := history.Rows(recs)
+	if q.Has("before") {
+		v, err := parseBefore(q.Get("before"))
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		rg.Before = &v
+	}
+	if s := q.Get("after"); q.Has("after") {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			a.fail(w, &fieldErr{"after", fmt.Sprintf("must be a stream version (the \"next\" of the previous page), got %q", s)})
+			return
+		}
+		rg.After = &v
+	}
+	page, err := audit.ReadPage(r.Context(), a.cfg.Store, id, rg)
 	if err != nil {
-		a.fail(w, err)
+		a.fail(w, auditErr(err))
 		return
 	}
-	body := HistoryBody{TaskID: id, Rows: []HistoryRow{}}
+	rows := page.Rows
+	body := HistoryBody{TaskID: id, Rows: []HistoryRow{}, Head: page.Head}
 	if len(rows) > 0 {
-		body.Task = rows[0].Task
+		body.Task = rows[len(rows)-1].Task
 	}
 	first := 0
 	for first < len(rows) && rows[first].At.Before(since) {
 		first++
 	}
-	if len(rows)-first > limit {
-		first, body.Truncated = len(rows)-limit, true
+	if first == 0 && page.Older() {
+		// Older rows exist; they count as left out when they are at or
+		// after since (the row just before the page is decided no later
+		// than the page's first).
+		body.Truncated = len(rows) > 0 && !rows[0].At.Before(since)
+		body.Prev = strconv.FormatUint(page.Events[0].Version, 10)
+	}
+	if page.Newer() {
+		body.Next = strconv.FormatUint(page.Events[len(page.Events)-1].Version, 10)
 	}
 	tf := history.Absolute()
 	for _, row := range rows[first:] {
 		hr := HistoryRow{At: row.At, Event: row.Event, Text: row.Text(tf), Run: row.Run, NextRun: row.NextRun,
 			LastRun: row.LastRun, Status: row.Status, Reason: row.Reason, Detail: row.Detail,
-			Deadline: row.Deadline, Position: row.Position.String()}
+			Deadline: row.Deadline, Position: row.Position.String(), Version: row.Version}
 		if row.Run > 0 {
 			rid := row.RunID
 			hr.RunID = &rid
@@ -228,14 +263,9 @@ func (a *api) explain(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, &fieldErr{"window", "must not be negative"})
 		return
 	}
-	recs, err := a.taskRecords(r.Context(), id)
+	ex, err := audit.Explain(r.Context(), a.cfg.Store, id, at, window)
 	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	ex, err := history.Explain(recs, at, window)
-	if err != nil {
-		a.fail(w, err)
+		a.fail(w, auditErr(err))
 		return
 	}
 	tf := history.Absolute()

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/cronactor/cronactor/actors/scheduler"
@@ -24,6 +25,11 @@ type policyBody struct {
 	MissedAfter      *string    `json:"missed_after"`
 	StartDeadline    *string    `json:"start_deadline"`
 	HeartbeatTimeout *string    `json:"heartbeat_timeout"`
+	// Overlap is "skip" (default), "buffer_one", "cancel_other" or
+	// "allow"; PauseAfterFailures at least 1 (in a PATCH, null turns
+	// pausing off). DESIGN §8.4.
+	Overlap            *string `json:"overlap"`
+	PauseAfterFailures *int    `json:"pause_after_failures"`
 }
 
 // retryBody is {"max_attempts":3,"initial_backoff":"1s","max_backoff":"1m","multiplier":2}.
@@ -39,12 +45,23 @@ type parsedPolicy struct {
 	queue, missedRunPolicy                   *string
 	retry                                    *scheduler.RetryPolicy
 	missedAfter, startDeadline, heartbeatTTL *time.Duration
+	overlap                                  *string
+	pauseAfterFailures                       *int
 }
 
-// parse reads the fields, naming the one that is wrong. retryNull says the
-// body's retry was JSON null (PATCH: turn retries off).
-func (b policyBody) parse(retryNull bool) (parsedPolicy, error) {
-	p := parsedPolicy{queue: b.Queue, missedRunPolicy: b.MissedRunPolicy}
+// parse reads the fields, naming the one that is wrong. retryNull and
+// pauseNull say the body's retry or pause_after_failures was JSON null
+// (PATCH: turn retries or pausing off).
+func (b policyBody) parse(retryNull, pauseNull bool) (parsedPolicy, error) {
+	p := parsedPolicy{queue: b.Queue, missedRunPolicy: b.MissedRunPolicy, overlap: b.Overlap}
+	switch n := b.PauseAfterFailures; {
+	case n != nil && *n < 1:
+		return p, &fieldErr{"pause_after_failures", fmt.Sprintf("must be at least 1, got %d", *n)}
+	case n != nil:
+		p.pauseAfterFailures = n
+	case pauseNull:
+		p.pauseAfterFailures = new(int)
+	}
 	for _, f := range []struct {
 		name string
 		in   *string
@@ -107,12 +124,17 @@ func (p parsedPolicy) spec(s *scheduler.TaskSpec) {
 	s.Queue, s.MissedRunPolicy = deref(p.queue), deref(p.missedRunPolicy)
 	s.Retry = p.retry
 	s.MissedAfter, s.StartDeadline, s.HeartbeatTimeout = derefDur(p.missedAfter), derefDur(p.startDeadline), derefDur(p.heartbeatTTL)
+	s.Overlap = deref(p.overlap)
+	if p.pauseAfterFailures != nil {
+		s.PauseAfterFailures = *p.pauseAfterFailures
+	}
 }
 
 // update puts the policy into a PATCH's update.
 func (p parsedPolicy) update(u *scheduler.TaskUpdate) {
 	u.Queue, u.MissedRunPolicy, u.Retry = p.queue, p.missedRunPolicy, p.retry
 	u.MissedAfter, u.StartDeadline, u.HeartbeatTimeout = p.missedAfter, p.startDeadline, p.heartbeatTTL
+	u.Overlap, u.PauseAfterFailures = p.overlap, p.pauseAfterFailures
 }
 
 func derefDur(d *time.Duration) time.Duration {
@@ -129,6 +151,12 @@ func samePolicy(t scheduler.Task, s scheduler.TaskSpec) bool {
 		return false
 	}
 	if s.MissedRunPolicy != "" && or(t.MissedRunPolicy, "run_once") != s.MissedRunPolicy {
+		return false
+	}
+	if s.Overlap != "" && or(t.Overlap, "skip") != s.Overlap {
+		return false
+	}
+	if s.PauseAfterFailures != 0 && t.PauseAfterFailures != s.PauseAfterFailures {
 		return false
 	}
 	if s.Retry != nil && !sameRetry(t.Retry, s.Retry) {

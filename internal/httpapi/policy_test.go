@@ -127,6 +127,11 @@ func TestPolicyBadInput(t *testing.T) {
 		{"missed_after negative", `"missed_after":"-5s"`, "missed_after", ""},
 		{"unknown missed_run_policy", `"missed_run_policy":"sometimes"`, "missed_run_policy", ""},
 		{"queue with a space", `"queue":"my queue"`, "queue", ""},
+		{"unknown overlap", `"overlap":"sometimes"`, "overlap", ""},
+		{"overlap in another case", `"overlap":"Skip"`, "overlap", ""},
+		{"pause_after_failures 0", `"pause_after_failures":0`, "pause_after_failures", "at least 1"},
+		{"pause_after_failures negative", `"pause_after_failures":-2`, "pause_after_failures", "at least 1"},
+		{"pause_after_failures a string", `"pause_after_failures":"3"`, "pause_after_failures", ""},
 		// What the API itself reads.
 		{"backoff not a duration", retry(`"max_attempts":3,"initial_backoff":"soon","max_backoff":"1m","multiplier":2`), "retry.initial_backoff", "duration"},
 		{"start_deadline not a duration", `"start_deadline":"soon"`, "start_deadline", "duration"},
@@ -195,5 +200,53 @@ func TestOverLargeBodyIs413(t *testing.T) {
 	}
 	if a := call(t, srv, "POST", "/v1/tasks", pad(100<<10)); a.code == 413 {
 		t.Errorf("100 KiB: %d %s", a.code, a.body)
+	}
+}
+
+// overlap and pause_after_failures (DESIGN §8.4) go through POST and PATCH
+// and come back on the row with the defaults when not given (overlap skip,
+// pause_after_failures null), with the count of failed slots and the pause
+// reason (null while active); a PATCH null turns pausing off.
+func TestOverlapAndPauseFields(t *testing.T) {
+	srv := server(t, "")
+	type row struct {
+		Overlap             *string         `json:"overlap"`
+		PauseAfterFailures  json.RawMessage `json:"pause_after_failures"`
+		ConsecutiveFailures *int            `json:"consecutive_failures"`
+		PauseReason         json.RawMessage `json:"pause_reason"`
+	}
+	read := func(a answer) row {
+		t.Helper()
+		var r row
+		if err := json.Unmarshal([]byte(a.body), &r); err != nil || r.Overlap == nil || r.PauseAfterFailures == nil ||
+			r.ConsecutiveFailures == nil || r.PauseReason == nil {
+			t.Fatalf("row lacks overlap, pause_after_failures, consecutive_failures or pause_reason (%v): %s", err, a.body)
+		}
+		return r
+	}
+	def := read(call(t, srv, "POST", "/v1/tasks", `{`+good+`}`))
+	if *def.Overlap != "skip" || string(def.PauseAfterFailures) != "null" || *def.ConsecutiveFailures != 0 || string(def.PauseReason) != "null" {
+		t.Fatalf("defaults: %+v", def)
+	}
+	other := strings.Replace(good, `"poll"`, `"poll2"`, 1)
+	a := call(t, srv, "POST", "/v1/tasks", `{`+other+`,"overlap":"cancel_other","pause_after_failures":3}`)
+	if r := read(a); a.code != 201 || *r.Overlap != "cancel_other" || string(r.PauseAfterFailures) != "3" {
+		t.Fatalf("create: %d %s", a.code, a.body)
+	}
+	// The same create again is the same task; another overlap is another spec.
+	if a := call(t, srv, "POST", "/v1/tasks", `{`+other+`,"overlap":"cancel_other","pause_after_failures":3}`); a.code != 200 {
+		t.Fatalf("same create again: %d %s", a.code, a.body)
+	}
+	if a := call(t, srv, "POST", "/v1/tasks", `{`+other+`,"overlap":"allow","pause_after_failures":3}`); a.code != 409 {
+		t.Fatalf("create with another overlap: %d %s", a.code, a.body)
+	}
+	pid := created(t, a)
+	a = call(t, srv, "PATCH", "/v1/tasks/"+pid, `{"overlap":"buffer_one","pause_after_failures":1}`)
+	if r := read(a); a.code != 200 || *r.Overlap != "buffer_one" || string(r.PauseAfterFailures) != "1" {
+		t.Fatalf("patch: %d %s", a.code, a.body)
+	}
+	a = call(t, srv, "PATCH", "/v1/tasks/"+pid, `{"overlap":"","pause_after_failures":null}`)
+	if r := read(a); a.code != 200 || *r.Overlap != "skip" || string(r.PauseAfterFailures) != "null" {
+		t.Fatalf("patch back to the defaults: %d %s", a.code, a.body)
 	}
 }

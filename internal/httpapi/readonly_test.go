@@ -182,6 +182,18 @@ func TestReadOnlyStoreIs503(t *testing.T) {
 		t.Fatalf("healthz after a failed write: %d %s", hz.code, hz.body)
 	}
 
+	// A networked store's server unreachable (issue 38 item 12): 503 and
+	// why, and the pause is refused with a Retry-After (it resumes by
+	// itself).
+	st.set(events.ErrUnreachable, false)
+	if hz := call(t, srv, "GET", "/healthz", ""); hz.code != http.StatusServiceUnavailable || getHealth(t, hz).Status != "failing" ||
+		getHealth(t, hz).Store.Condition != "unreachable" || !strings.Contains(getHealth(t, hz).Store.Message, "server cannot be reached") {
+		t.Fatalf("healthz with the store's server unreachable: %d %s", hz.code, hz.body)
+	}
+	if a := call(t, srv, "POST", "/v1/tasks/"+task.ID+"/pause", ""); a.code != http.StatusServiceUnavailable || !strings.Contains(a.body, "server cannot be reached") {
+		t.Fatalf("pause with the store's server unreachable: %d %s", a.code, a.body)
+	}
+
 	st.set(nil, false)
 	if hz := call(t, srv, "GET", "/healthz", ""); hz.code != http.StatusOK || getHealth(t, hz).Status != "ok" {
 		t.Fatalf("healthz once writable again: %d %s", hz.code, hz.body)

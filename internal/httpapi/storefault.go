@@ -26,11 +26,15 @@ func (a *api) writeStatus() (events.WriteStatus, bool) {
 // store refuses appends, the condition, a message, the count of appends
 // refused and whether a restart is needed. Nil when the store cannot say.
 // Like the rest of /healthz it shows no path (the log has it).
-func (a *api) storeHealth() map[string]any {
-	st, ok := a.writeStatus()
+func (a *api) storeHealth() map[string]any { return storeHealthOf(a.cfg.Store) }
+
+// storeHealthOf is storeHealth of store (nil: none).
+func storeHealthOf(store events.Store) map[string]any {
+	r, ok := store.(events.WriteStatusReader)
 	if !ok {
 		return nil
 	}
+	st := r.WriteStatus()
 	if st.Err == nil {
 		return map[string]any{"writable": true}
 	}
@@ -69,6 +73,8 @@ func storeMessage(err error, restart bool) string {
 		return "store: data directory is read-only: changes are refused until its file system is writable again, then accepted again without a restart (after a disk error the kernel keeps it read-only: stop the daemon, check the file system, mount it again, start); reads still work"
 	case errors.Is(err, events.ErrReadOnly):
 		return "store: data directory is read-only: changes are refused until the file system is writable and the daemon restarted (restart needed); reads still work"
+	case errors.Is(err, events.ErrUnreachable):
+		return "the event store's server cannot be reached: changes are refused and nothing is recorded until it answers; the daemon reconnects by itself (its log names the address and the error of each attempt)"
 	}
 	return "store: a write to the event store failed: changes are refused until the disk is checked and the daemon restarted (restart needed); reads still work"
 }

@@ -38,6 +38,11 @@ type StreamConfig struct {
 	// Disconnected, if set, is called with the reason each stream ended:
 	// one of the Stream* reasons. Tests wait on it; the daemon may count.
 	Disconnected func(reason string)
+	// MaxSubscribers bounds the streams open at once: each holds a store
+	// subscription, a goroutine and a buffer of up to Buffer events. Past
+	// it, a request gets 429 with an error naming the bound (caps.go).
+	// Default DefaultMaxSubscribers; negative: no bound.
+	MaxSubscribers int
 }
 
 // Reasons a stream ends (StreamConfig.Disconnected).
@@ -107,6 +112,11 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
+	if !a.streams.acquire() {
+		a.tooMany(w, a.streams, "")
+		return
+	}
+	defer a.streams.release()
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -57,8 +57,9 @@ func TestOlderFormatIsRebuilt(t *testing.T) {
 		}
 	}
 	stale := ownerKey("o", "old-layout", uuid.MustParse("e0000000-0000-4000-8000-0000000000ee"))
-	// Format 3 rows have no run policy or run state (format 4).
-	for _, marker := range []string{"cronactor-view 1", "cronactor-view 3"} {
+	// Format 3 rows have no run policy or run state (format 4); format 4
+	// rows no last_run_number, outcome attempt or per-incarnation counts (5).
+	for _, marker := range []string{"cronactor-view 1", "cronactor-view 3", "cronactor-view 4"} {
 		rewrite(marker, stale)
 		v, err = Open(cfg)
 		if err != nil {
@@ -80,7 +81,7 @@ func TestOlderFormatIsRebuilt(t *testing.T) {
 		v.Close()
 	}
 
-	for _, marker := range []string{"cronactor-view 5", "cronactor-view x", "something else"} {
+	for _, marker := range []string{"cronactor-view 6", "cronactor-view x", "something else"} {
 		rewrite(marker)
 		if _, err := Open(cfg); !errors.Is(err, ErrForeignDB) {
 			t.Errorf("marker %q: %v, want ErrForeignDB", marker, err)

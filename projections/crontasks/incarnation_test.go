@@ -52,9 +52,9 @@ func recreatedLog(t *testing.T) (uuid.UUID, []events.Recorded, time.Time) {
 }
 
 // A task created again after a delete is a new incarnation: its row has no
-// trace of the deletion, no lastRun, no checkpoint, no last outcome, even
-// once a run of the old incarnation ends; the counters still count every
-// run of the stream once, with its one outcome.
+// trace of the deletion, no lastRun, no checkpoint, no last outcome and
+// counts from zero (README: it "starts clean"), even once a run of the old
+// incarnation ends; its own runs count from there.
 func TestRecreatedTaskRowStartsClean(t *testing.T) {
 	id, log, recreated := recreatedLog(t)
 	store, err := embedded.OpenMemory()
@@ -85,7 +85,40 @@ func TestRecreatedTaskRowStartsClean(t *testing.T) {
 	if got.Priority != 4 || got.NextRun == nil || !got.NextRun.Equal(recreated.Add(130*time.Second)) || !got.CreatedAt.Equal(recreated) {
 		t.Errorf("priority %d next_run %v created_at %s, want the new incarnation's", got.Priority, got.NextRun, got.CreatedAt)
 	}
-	if got.RunCount != 3 || got.CompletedCount != 1 || got.DroppedCount != 2 || got.PendingCount != 0 {
-		t.Errorf("runs %d completed %d dropped %d pending %d, want 3, 1, 2, 0", got.RunCount, got.CompletedCount, got.DroppedCount, got.PendingCount)
+	if got.Incarnation != 2 {
+		t.Errorf("incarnation %d, want 2", got.Incarnation)
+	}
+	if got.RunCount != 0 || got.StartedCount != 0 || got.CompletedCount != 0 || got.DroppedCount != 0 || got.PendingCount != 0 || got.LastRunNumber != 0 {
+		t.Errorf("runs %d started %d completed %d dropped %d pending %d last_run_number %d, want all 0: the old incarnation's counts carried over",
+			got.RunCount, got.StartedCount, got.CompletedCount, got.DroppedCount, got.PendingCount, got.LastRunNumber)
+	}
+
+	// The new incarnation's first run counts as its first.
+	stream, n := events.TaskStream(id), uint64(len(log))
+	run4 := events.RunID(id, 4)
+	for i, e := range []events.Event{
+		events.RunEnqueued{RunID: run4, Run: 4, Due: recreated.Add(130 * time.Second), NextRun: recreated.Add(190 * time.Second)},
+		events.RunStarted{RunID: run4, Run: 4, Deadline: recreated.Add(180 * time.Second)},
+		events.RunFailed{RunID: run4, Run: 4, Error: "boom"},
+	} {
+		at := recreated.Add(time.Duration(130+i) * time.Second)
+		p, err := events.Propose(e, uuid.Nil, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ver := n + uint64(i)
+		if err := v.Apply([]events.Recorded{{Metadata: events.Metadata{Stream: stream, Version: ver, At: at,
+			Position: events.Position{Commit: ver + 1, Prepare: ver + 1}}, Type: p.Type, Schema: p.Schema, Data: p.Data}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err = v.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RunCount != 1 || got.StartedCount != 1 || got.FailedCount != 1 || got.PendingCount != 0 || got.LastRunNumber != 4 ||
+		got.LastOutcome == nil || got.LastOutcome.Run != 4 {
+		t.Errorf("after the new incarnation's first run: runs %d started %d failed %d pending %d last_run_number %d last_outcome %+v, want 1, 1, 1, 0, 4, run 4",
+			got.RunCount, got.StartedCount, got.FailedCount, got.PendingCount, got.LastRunNumber, got.LastOutcome)
 	}
 }

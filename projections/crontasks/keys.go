@@ -25,7 +25,7 @@ var (
 
 // formatValue marks a view database; the number changes when the fold or
 // the layout does, and an older view is then rebuilt.
-const formatValue = formatName + "4"
+const formatValue = formatName + "5"
 
 const formatName = "cronactor-view "
 

@@ -64,12 +64,18 @@ type Task struct {
 	// Status is active, paused, finished or deleted.
 	Status string `json:"status"`
 	// NextRun is when the task is next due; LastRun the start of the latest
-	// run that started (nil before the first).
-	NextRun *time.Time `json:"next_run"`
-	LastRun *time.Time `json:"last_run"`
-	// RunCount counts runs enqueued; each ends in exactly one of completed,
-	// dropped, forced or failed, and PendingCount are those not ended yet
-	// (queued or running).
+	// scheduled first attempt that started (R3; nil before the first) and
+	// LastRunNumber that run's number (null in the JSON before the first).
+	// How the latest run that ended, ended is LastOutcome: another run,
+	// often (a retry, a trigger, or the run that started last still runs).
+	NextRun       *time.Time `json:"next_run"`
+	LastRun       *time.Time `json:"last_run"`
+	LastRunNumber int        `json:"last_run_number"`
+	// The counters are this incarnation's: a task created again after a
+	// delete starts them at zero, and runs of the earlier incarnation that
+	// end later are not counted. RunCount counts runs enqueued; each ends
+	// in exactly one of completed, dropped, forced or failed, and
+	// PendingCount are those not ended yet (queued or running).
 	RunCount       int64 `json:"run_count"`
 	StartedCount   int64 `json:"started_count"`
 	CompletedCount int64 `json:"completed_count"`
@@ -101,6 +107,17 @@ type Task struct {
 	MissedAfter      *events.Duration `json:"missed_after"`
 	StartDeadline    *events.Duration `json:"start_deadline"`
 	HeartbeatTimeout *events.Duration `json:"heartbeat_timeout"`
+	// Overlap is the overlap policy in force ("skip" unless the task names
+	// another, DESIGN §8.4); PauseAfterFailures the task's
+	// pause_after_failures, null when unset; ConsecutiveFailures the slots
+	// in a row whose run failed after its retries (0 after a success or a
+	// resume); PauseReason "failures" while the task is paused because
+	// they reached pause_after_failures, null otherwise (active, or
+	// paused by a user).
+	Overlap             string  `json:"overlap"`
+	PauseAfterFailures  *int    `json:"pause_after_failures"`
+	ConsecutiveFailures int     `json:"consecutive_failures"`
+	PauseReason         *string `json:"pause_reason"`
 	// RetryCount counts the runs enqueued as retries of a failed run (R13;
 	// each is also in RunCount), TriggerCount those a manual trigger
 	// enqueued (R15).
@@ -124,8 +141,14 @@ type Task struct {
 	// Checkpoint is the one the next run is handed (R5): what the latest
 	// run of this incarnation that ended left.
 	Checkpoint json.RawMessage `json:"checkpoint"`
-	// LastOutcome is how the latest run that ended, ended.
-	LastOutcome *Outcome   `json:"last_outcome"`
+	// LastOutcome is how the latest run of this incarnation that ended,
+	// ended (null before the first). The JSON repeats its run and time as
+	// last_outcome_run and last_outcome_at (MarshalJSON).
+	LastOutcome *Outcome `json:"last_outcome"`
+	// Incarnation counts the task's creations: 1, or 2 once it was
+	// deleted and created again (same owner and name), … The counts and
+	// CreatedAt are the current incarnation's.
+	Incarnation int        `json:"incarnation"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	DeletedAt   *time.Time `json:"deleted_at,omitempty"`
@@ -158,10 +181,14 @@ type Retry struct {
 	Multiplier     float64         `json:"multiplier"`
 }
 
-// Outcome is how one run ended.
+// Outcome is how one run ended. Attempt is the run's attempt (R13: 1 for
+// a first try, 2 for its first retry, …); Trigger "manual" for a run a
+// trigger enqueued (R15).
 type Outcome struct {
 	Run     int       `json:"run"`
 	RunID   uuid.UUID `json:"run_id"`
+	Attempt int       `json:"attempt"`
+	Trigger string    `json:"trigger,omitempty"`
 	Outcome string    `json:"outcome"`
 	At      time.Time `json:"at"`
 	Reason  string    `json:"reason,omitempty"`
@@ -183,10 +210,12 @@ func tp(t time.Time) *time.Time {
 // The row's shared fields (spec, status, nextRun, lastRun, checkpoint,
 // created_at) are the task's state as the one fold of a task stream
 // (events/taskstate) leaves it; the row keeps that state beside it (Fold)
-// and adds only counters, the last outcome and the deletion's time and
-// reason. Counters span every incarnation of the stream, so that each run
-// enqueued is counted once with its one outcome; the last outcome, the
-// deletion and everything the state holds belong to the current one.
+// and adds only counters, the last outcome, the last start's run number
+// and the deletion's time and reason. Everything but the deletion belongs
+// to the current incarnation: a TaskCreated after a delete starts the
+// counters at zero, and a run of the earlier incarnation that starts or
+// ends afterwards counts in none of them (it was counted, enqueued, in
+// the incarnation it belonged to).
 func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	at := m.At.UTC()
 	// The row and the state it keeps share one allocation: a fold
@@ -207,18 +236,29 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	}
 	rf.fold = taskstate.Evolve(prev, m, ev)
 	st := &rf.fold
-	// end records an outcome: counted always, the last outcome only for a
-	// run of the current incarnation.
-	end := func(run int, id uuid.UUID, outcome, reason, detail string) {
-		if r, ok := prev.Run(id); ok && !prev.Current(r) {
-			return
+	// current reports whether run id belongs to this incarnation (a run
+	// the state does not know counts as this incarnation's).
+	current := func(id uuid.UUID) bool {
+		r, ok := prev.Run(id)
+		return !ok || prev.Current(r)
+	}
+	// end records an outcome of a run of this incarnation: counted, and
+	// the last outcome. It reports false for an earlier incarnation's.
+	end := func(run int, id uuid.UUID, outcome, reason, detail string) bool {
+		r, ok := prev.Run(id)
+		if ok && !prev.Current(r) {
+			return false
 		}
-		t.LastOutcome = &Outcome{Run: run, RunID: id, Outcome: outcome, At: at, Reason: reason, Detail: detail}
+		t.LastOutcome = &Outcome{Run: run, RunID: id, Attempt: max(r.Attempt, 1), Trigger: r.Trigger,
+			Outcome: outcome, At: at, Reason: reason, Detail: detail}
+		return true
 	}
 	switch e := ev.(type) {
 	case events.TaskCreated:
-		// A new incarnation: no trace of the deletion or the old outcomes.
-		t.DeletedAt, t.DeleteReason, t.LastOutcome = nil, "", nil
+		// A new incarnation starts clean: no trace of the deletion, the
+		// old outcomes or the old counts.
+		t.DeletedAt, t.DeleteReason, t.LastOutcome, t.LastRunNumber = nil, "", nil, 0
+		t.resetCounts()
 	case events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskFinished:
 	case events.SlotsMissed:
 		// R14 skip: no run, the slots count as missed.
@@ -235,27 +275,43 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 			t.TriggerCount++
 		}
 	case events.RunStarted:
-		t.StartedCount++
+		if current(e.RunID) {
+			t.StartedCount++
+		}
+		// The run whose start is lastRun (taskstate's rule: a scheduled
+		// first attempt of this incarnation).
+		if r, ok := prev.Run(e.RunID); !ok || (prev.Current(r) && r.First()) {
+			t.LastRunNumber = e.Run
+		}
 	case events.RunCompleted:
-		t.CompletedCount++
-		end(e.Run, e.RunID, OutcomeCompleted, "", "")
+		if end(e.Run, e.RunID, OutcomeCompleted, "", "") {
+			t.CompletedCount++
+		}
 	case events.RunFailed:
-		t.FailedCount++
-		end(e.Run, e.RunID, OutcomeFailed, "", e.Error)
+		if end(e.Run, e.RunID, OutcomeFailed, "", e.Error) {
+			t.FailedCount++
+		}
 	case events.RunDropped:
-		t.DroppedCount++
-		end(e.Run, e.RunID, OutcomeDropped, e.Reason, e.Detail)
+		if end(e.Run, e.RunID, OutcomeDropped, e.Reason, e.Detail) {
+			t.DroppedCount++
+		}
 	case events.RunForcedEnd:
-		t.ForcedCount++
-		end(e.Run, e.RunID, OutcomeForcedEnd, e.Reason, e.Detail)
+		if end(e.Run, e.RunID, OutcomeForcedEnd, e.Reason, e.Detail) {
+			t.ForcedCount++
+		}
 	case events.CheckpointSaved:
 	case events.TaskCompacted:
 		if cur == nil {
 			// The stream begins here: the events before were removed
 			// (history retention). The state is exact; the counters
 			// count what remains, the runs open at the cut as enqueued
-			// (so pending_count stays exact; docs/decisions/0021-retention.md).
-			t.RunCount = int64(len(st.Open))
+			// (so pending_count stays exact; docs/decisions/0023-retention.md).
+			t.RunCount = 0
+			for _, r := range st.Open {
+				if st.Current(r) {
+					t.RunCount++
+				}
+			}
 			if st.Status == taskstate.StatusDeleted {
 				t.DeletedAt, t.DeleteReason = tp(st.DeletedAt), st.DeleteReason
 			}
@@ -272,18 +328,29 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.HistoryRetention = events.Duration(st.Spec.HistoryRetention)
 	t.CompactedAt = tp(st.CompactedAt)
 	t.setPolicy(st.Spec.Policy)
+	t.ConsecutiveFailures = st.Failures
+	t.PauseReason = nil
+	if st.Status == taskstate.StatusPaused && st.PauseReason != "" {
+		t.PauseReason = &st.PauseReason
+	}
 	t.setRunState(st)
 	next, _ := st.NextRetry()
 	t.NextRetry = tpKeep(t.NextRetry, next)
 	t.NextRun, t.LastRun = tpKeep(t.NextRun, st.NextRun), tpKeep(t.LastRun, st.LastRun)
 	t.Checkpoint = st.Checkpoint
-	t.CreatedAt = st.CreatedAt.UTC()
+	t.CreatedAt, t.Incarnation = st.CreatedAt.UTC(), st.Incarnation
 	t.PendingCount = t.RunCount - t.CompletedCount - t.DroppedCount - t.ForcedCount - t.FailedCount
 	t.UpdatedAt = at
 	t.Version = m.Version
 	t.Position = m.Position.String()
 	t.fold = st
 	return t, nil
+}
+
+// resetCounts starts the counters of a new incarnation.
+func (t *Task) resetCounts() {
+	t.RunCount, t.StartedCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount = 0, 0, 0, 0, 0, 0
+	t.MissedCount, t.RetryCount, t.TriggerCount = 0, 0, 0
 }
 
 // rowFold is a row and the task state it derives from, allocated together.
@@ -335,6 +402,15 @@ func (t *Task) setPolicy(p events.Policy) {
 	}
 	t.MissedAfter, t.StartDeadline, t.HeartbeatTimeout = durPtr(t.MissedAfter, p.MissedAfter),
 		durPtr(t.StartDeadline, p.StartDeadline), durPtr(t.HeartbeatTimeout, p.HeartbeatTimeout)
+	t.Overlap = p.Overlap
+	if t.Overlap == "" {
+		t.Overlap = events.OverlapSkip
+	}
+	if n := p.PauseAfterFailures; n == 0 {
+		t.PauseAfterFailures = nil
+	} else if t.PauseAfterFailures == nil || *t.PauseAfterFailures != n {
+		t.PauseAfterFailures = &n
+	}
 }
 
 // durPtr is d as the row shows it, nil when unset, reusing old when it
@@ -444,11 +520,19 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		EndAt      *time.Time       `json:"end_at"`
 		MaxRuns    *int             `json:"max_runs"`
 		Jitter     *events.Duration `json:"jitter"`
+		// The latest start's run and the latest outcome's run and time,
+		// null when there is none.
+		LastRunNumber  *int       `json:"last_run_number"`
+		LastOutcomeRun *int       `json:"last_outcome_run"`
+		LastOutcomeAt  *time.Time `json:"last_outcome_at"`
 		plain
 	}{ID: t.ID, Name: t.Name, Owner: t.Owner, Kind: t.Kind, Payload: t.Payload,
 		Interval: unlessZero(&t.Interval), Cron: t.Cron, At: t.At, Timezone: unlessZero(&t.Timezone),
 		DSTGap: unlessZero(&t.DSTGap), DSTOverlap: unlessZero(&t.DSTOverlap), Exclude: t.Exclude, StartAt: t.StartAt, EndAt: t.EndAt,
-		MaxRuns: unlessZero(&t.MaxRuns), Jitter: unlessZero(&t.Jitter), plain: plain(t)}
+		MaxRuns: unlessZero(&t.MaxRuns), Jitter: unlessZero(&t.Jitter), LastRunNumber: unlessZero(&t.LastRunNumber), plain: plain(t)}
+	if o := t.LastOutcome; o != nil {
+		w.LastOutcomeRun, w.LastOutcomeAt = &o.Run, &o.At
+	}
 	return json.Marshal(w)
 }
 

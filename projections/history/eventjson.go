@@ -41,11 +41,14 @@ type EventJSON struct {
 
 // EventList is the body of GET /v1/tasks/{id}/events: one page of the
 // task's events in stream order. Next, when set, is the "after" parameter
-// that fetches the following page; the last page has none.
+// that fetches the following page; the last page has none. Prev, when set,
+// is the "before" parameter that fetches the page before (older events);
+// the first page has none.
 type EventList struct {
 	TaskID uuid.UUID   `json:"task_id"`
 	Events []EventJSON `json:"events"`
 	Next   string      `json:"next,omitempty"`
+	Prev   string      `json:"prev,omitempty"`
 }
 
 func optID(id uuid.UUID) *uuid.UUID {

@@ -55,6 +55,10 @@ func (d Decision) Text(tf TimeFormat) string {
 	case "TaskFinished":
 		return fmt.Sprintf("%s finished%s: %s; it enqueues nothing more, and its open runs still end", r.Task, rule, r.Detail)
 	case "TaskPaused":
+		if r.Reason == events.PauseFailures {
+			return fmt.Sprintf("%s paused itself%s: the runs of %s in a row failed after their retries, its pause_after_failures; it enqueues nothing, and waiting runs are dropped, until it is resumed",
+				r.Task, rule, plural(r.Failures, "slot"))
+		}
 		return fmt.Sprintf("%s was paused%s: it enqueues nothing, and waiting runs are dropped", r.Task, rule)
 	case "TaskResumed":
 		return fmt.Sprintf("%s was resumed%s: next due at %s", r.Task, rule, next())
@@ -153,8 +157,11 @@ func (r Row) forcedWords(tf TimeFormat) string {
 	s := r.Detail
 	if s == "" {
 		s = r.Reason
-		if r.Reason == events.ForcedHeartbeat {
+		switch r.Reason {
+		case events.ForcedHeartbeat:
 			s = "no heartbeat within the task's heartbeat_timeout"
+		case events.ForcedReplaced:
+			s = "another run of the task asked to start and replaced it (overlap cancel_other)"
 		}
 	}
 	if r.Deadline != nil {
@@ -210,12 +217,19 @@ func ruleOf(r Row) string {
 			rule = "R9"
 		case events.ForcedHeartbeat:
 			rule = "R16"
+		case events.ForcedReplaced:
+			rule = "R12"
 		}
 		if r.RetryAt != nil || r.NoRetry != "" {
 			rule += ", R13"
 		}
 		return rule
-	case "TaskPaused", "TaskResumed", "TaskDeleted":
+	case "TaskPaused":
+		if r.Reason == events.PauseFailures {
+			return "R7, pause_after_failures"
+		}
+		return "R7"
+	case "TaskResumed", "TaskDeleted":
 		return "R7"
 	case "SlotsMissed":
 		return "R14"
@@ -296,12 +310,34 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 	if len(recs) == 0 {
 		return Explanation{}, ErrNoEvents
 	}
+	return ExplainFrom(recs[0], recs, at, window)
+}
+
+// ExplainFrom is Explain for consecutive events of a task stream that may
+// start past version 0 (a reader that reads only around at): the fold then
+// starts from created, the stream's TaskCreated, as Tracker.Seed says, and
+// the status found before the first of recs is taken to hold since the
+// task was created when it is active, since the first of recs otherwise.
+func ExplainFrom(created events.Recorded, recs []events.Recorded, at time.Time, window time.Duration) (Explanation, error) {
+	if len(recs) == 0 {
+		return Explanation{}, ErrNoEvents
+	}
 	if window < 0 {
 		return Explanation{}, fmt.Errorf("history: negative window %s", window)
 	}
 	at = at.UTC()
 	// The task's state as of at is the one fold's (the pending retries).
 	var tr Tracker
+	seeded := recs[0].Version > 0
+	var seed taskstate.State
+	if seeded {
+		if err := tr.Seed(created, recs); err != nil {
+			return Explanation{}, err
+		}
+		if id, err := events.TaskIDFromStream(created.Stream); err == nil {
+			seed, _ = tr.State(id)
+		}
+	}
 	rows := make([]Row, 0, len(recs))
 	var asOf taskstate.State
 	for _, rec := range recs {
@@ -314,7 +350,14 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 			asOf, _ = tr.State(row.TaskID)
 		}
 	}
-	ex := Explanation{TaskID: rows[0].TaskID, Task: rows[0].Task, At: at, created: rows[0].At}
+	ex := Explanation{TaskID: rows[0].TaskID, Task: rows[0].Task, At: at, created: created.At.UTC()}
+	if seeded && !at.Before(ex.created) {
+		ex.Exists, ex.Status, ex.Since = true, seed.Status.String(), ex.created
+		if seed.Status != taskstate.StatusActive {
+			ex.Since = recs[0].At.UTC()
+		}
+		ex.NextRun, ex.LastRun, ex.MaxWaiting = tz(seed.NextRun), tz(seed.LastRun), seed.Spec.WaitingBound()
+	}
 	queued := map[int]RunState{}
 	running := map[int]RunState{}
 	backoff := map[uuid.UUID]time.Duration{} // failed run → the backoff its failure chose

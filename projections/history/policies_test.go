@@ -191,3 +191,69 @@ func TestRetryOfUnseenRun(t *testing.T) {
 		t.Errorf("explain:\n%s", b.String())
 	}
 }
+
+// overlap cancel_other's replaced forced end and a pause after failures
+// (DESIGN §8.4) in the table, the JSON lines and explain.
+func TestReplacedAndPausedWords(t *testing.T) {
+	l := newTaskLog(t, memStore(t), "A")
+	l.add("00:00", events.TaskCreated{TaskID: l.id, Name: "A", Owner: "test/1", Kind: "http",
+		Schedule: events.Schedule{Interval: events.Duration(time.Minute)}, Tolerance: events.Duration(5 * time.Second),
+		Timebox: events.Duration(time.Minute), NextRun: at("00:30"),
+		Policy: events.Policy{Overlap: events.OverlapCancelOther, PauseAfterFailures: 1}})
+	l.enqueued("00:30", 1, "00:30", "01:30", 0)
+	l.started("00:30", 1, time.Minute)
+	l.add("00:40", events.RunEnqueued{RunID: l.run(2), Run: 2, Due: at("00:40"), NextRun: at("01:30"), Trigger: events.TriggerManual})
+	l.add("00:40", events.RunForcedEnd{RunID: l.run(1), Run: 1, Reason: events.ForcedReplaced, Deadline: at("01:30"),
+		Detail: "run 2 asked to start after this one ran 10s (overlap cancel_other)"})
+	l.add("00:40", events.RunStarted{RunID: l.run(2), Run: 2, Deadline: at("01:40")})
+	l.completed("00:41", 2)
+	l.enqueued("01:30", 3, "01:30", "02:30", 0)
+	l.started("01:30", 3, time.Minute)
+	l.add("01:31", events.RunFailed{RunID: l.run(3), Run: 3, Error: "HTTP 500"})
+	l.add("01:31", events.TaskPaused{Reason: events.PauseFailures, Failures: 1})
+	recs := l.read()
+	rows, err := history.Rows(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := history.Relative(t0)
+	var table, lines bytes.Buffer
+	if err := history.WriteTable(&table, rows, tf); err != nil {
+		t.Fatal(err)
+	}
+	if err := history.WriteLines(&lines, rows, tf, history.LineFields{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| 00:40 | A1 is forced to end (replaced: run 2 asked to start after this one ran 10s (overlap cancel_other)) |",
+		"| 01:31 | A is paused (1 slot failed in a row: pause_after_failures) |",
+	} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	for _, want := range []string{
+		`{"at":"00:40","task":"A","event":"RunForcedEnd","run":1,"next_run":"01:30","last_run":"00:30","reason":"replaced"}`,
+		`{"at":"01:31","task":"A","event":"TaskPaused","next_run":"02:30","last_run":"01:30","reason":"failures"}`,
+	} {
+		if !strings.Contains(lines.String(), want+"\n") {
+			t.Errorf("lines lack %s:\n%s", want, lines.String())
+		}
+	}
+	ex, err := history.Explain(recs, at("01:31"), 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := ex.Write(&b, tf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"00:40: A1 was forced to end (R12): run 2 asked to start after this one ran 10s (overlap cancel_other)",
+		"01:31: A paused itself (R7, pause_after_failures): the runs of 1 slot in a row failed after their retries",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("explanation lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -69,8 +69,11 @@ type Row struct {
 	// starts clean; see package events/taskstate).
 	Incarnation int
 	// Reason is the machine reason of a drop or forced end
-	// (events.DropTooSoon, events.ForcedTimebox, …).
-	Reason string
+	// (events.DropTooSoon, events.ForcedTimebox, …), or of a pause the task
+	// decided itself (events.PauseFailures, with Failures the count of
+	// consecutive failed slots).
+	Reason   string
+	Failures int
 	// Detail is the reason in words: a drop's or forced end's detail, a
 	// failure's error, a deletion's reason.
 	Detail string
@@ -188,7 +191,9 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 	var spacing time.Duration // a cron or at run's spacing, shown as its interval
 	row := Row{At: at, TaskID: id, Event: ev.EventType(), Position: m.Position, Version: m.Version}
 	switch e := ev.(type) {
-	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed:
+	case events.TaskCreated, events.TaskUpdated, events.TaskResumed:
+	case events.TaskPaused:
+		row.Reason, row.Failures = e.Reason, e.Failures
 	case events.TaskFinished:
 		row.Detail = e.Reason
 	case events.TaskDeleted:

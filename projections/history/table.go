@@ -108,6 +108,9 @@ func (r Row) Text(tf TimeFormat) string {
 		}
 		return fmt.Sprintf("%s is updated (interval %s, tolerance %s, timebox %s)", r.Task, span(r.Interval), span(r.Tolerance), span(r.Timebox))
 	case "TaskPaused":
+		if r.Reason == events.PauseFailures {
+			return fmt.Sprintf("%s is paused (%s failed in a row: pause_after_failures)", r.Task, plural(r.Failures, "slot"))
+		}
 		return r.Task + " is paused"
 	case "TaskResumed":
 		return r.Task + " is resumed"
@@ -253,6 +256,11 @@ func (r Row) forcedWhy(tf TimeFormat) string {
 			return "heartbeat timeout: " + r.Detail
 		}
 		return "heartbeat timeout"
+	case events.ForcedReplaced:
+		if r.Detail != "" {
+			return "replaced: " + r.Detail
+		}
+		return "replaced by a newer run (overlap cancel_other)"
 	}
 	if r.Detail != "" {
 		return r.Detail

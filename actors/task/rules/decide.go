@@ -131,6 +131,10 @@ type Update struct {
 	MissedAfter      *time.Duration
 	StartDeadline    *time.Duration
 	HeartbeatTimeout *time.Duration
+	// Overlap, when not nil, replaces the task's overlap ("" restores
+	// skip); PauseAfterFailures its pause_after_failures (0: never pause).
+	Overlap            *string
+	PauseAfterFailures *int
 	// HistoryRetention, when not nil, replaces the task's history
 	// retention (DESIGN §8.3); 0 restores the scheduler's default.
 	HistoryRetention *time.Duration
@@ -160,7 +164,13 @@ type Delete struct {
 type Tick struct{}
 
 // RequestStart is a worker asking to start a waiting run (R3, R7).
-type RequestStart struct{ RunID uuid.UUID }
+// Buffered is the run the actor holds waiting for the running run's
+// outcome under overlap buffer_one, if any (see Buffer): holding is not
+// recorded, so the actor says which run it holds.
+type RequestStart struct {
+	RunID    uuid.UUID
+	Buffered uuid.UUID
+}
 
 // Complete records a run that ended without error.
 type Complete struct {
@@ -455,7 +465,7 @@ func decide(sp *State, cmd Command, now time.Time) ([]events.Event, error) {
 		}
 		f := events.RunFailed{RunID: c.RunID, Run: r.Number, Error: c.Error, Checkpoint: c.Checkpoint, Fatal: c.Fatal}
 		f.RetryAt, f.Backoff, f.NoRetry = retryOf(s, r, c.Fatal, now)
-		return []events.Event{f}, nil
+		return pauseAfterFailures(&s, r, f.RetryAt != nil, f), nil
 	case Trigger:
 		return decideTrigger(s, now)
 	case Heartbeat:
@@ -644,6 +654,12 @@ func updatedPolicy(p events.Policy, c Update) events.Policy {
 	}
 	if c.MissedRunPolicy != nil {
 		p.MissedRunPolicy = *c.MissedRunPolicy
+	}
+	if c.Overlap != nil {
+		p.Overlap = *c.Overlap
+	}
+	if c.PauseAfterFailures != nil {
+		p.PauseAfterFailures = *c.PauseAfterFailures
 	}
 	for _, f := range []struct {
 		from *time.Duration
@@ -978,8 +994,34 @@ func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error
 			return []events.Event{drop}, nil
 		}
 	}
-	for _, o := range s.Open {
-		if o.Started && s.Current(o) {
+	var out []events.Event
+	if o, ok := runningRun(s); ok {
+		switch s.Spec.Policy.Overlap {
+		case events.OverlapAllow:
+		case events.OverlapBufferOne:
+			if w, ok := s.Run(c.Buffered); ok && !w.Started && w.ID != r.ID {
+				drop.Reason = events.DropOverlap
+				drop.Detail = fmt.Sprintf("run %d is still running and run %d waits for it already (overlap buffer_one: at most one waits)",
+					o.Number, w.Number)
+				return []events.Event{drop}, nil
+			}
+			if dropped, late := tooLate(s, r, drop, now); late {
+				return []events.Event{dropped}, nil
+			}
+			return nil, nil // held: see Buffer
+		case events.OverlapCancelOther:
+			for _, o := range s.Open {
+				if o.Started && s.Current(o) {
+					f := events.RunForcedEnd{RunID: o.ID, Run: o.Number, Deadline: o.Deadline, Reason: events.ForcedReplaced,
+						Detail:     fmt.Sprintf("run %d asked to start after this one ran %s (overlap cancel_other)", r.Number, now.Sub(o.StartedAt)),
+						Checkpoint: o.Checkpoint}
+					if retries(*s) {
+						f.NoRetry = fmt.Sprintf("replaced by run %d", r.Number)
+					}
+					out = append(out, f)
+				}
+			}
+		default:
 			drop.Reason = events.DropOverlap
 			left := fmt.Sprintf("its deadline %s away", o.Deadline.Sub(now))
 			if !now.Before(o.Deadline) {
@@ -989,12 +1031,48 @@ func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error
 			return []events.Event{drop}, nil
 		}
 	}
+	if dropped, late := tooLate(s, r, drop, now); late {
+		return []events.Event{dropped}, nil // a run too late to start replaces nothing
+	}
+	return append(out, events.RunStarted{RunID: r.ID, Run: r.Number, Deadline: now.Add(s.Spec.Timebox)}), nil
+}
+
+// runningRun is the first run of the task's current incarnation that is
+// running, if any (R12).
+func runningRun(s *State) (Run, bool) {
+	for _, o := range s.Open {
+		if o.Started && s.Current(o) {
+			return o, true
+		}
+	}
+	return Run{}, false
+}
+
+// Buffers reports whether run id waits, held by the actor, for the running
+// run's outcome (overlap buffer_one): it is waiting, the task's overlap is
+// buffer_one and a run of the task is running. Decide answers its
+// RequestStart with no event, and Effects with Buffer.
+func Buffers(s *State, id uuid.UUID) bool {
+	if s.Spec.Policy.Overlap != events.OverlapBufferOne || (s.Status != StatusActive && s.Status != StatusFinished) {
+		return false
+	}
+	r, ok := s.Run(id)
+	if !ok || r.Started || !s.Current(r) {
+		return false
+	}
+	_, running := runningRun(s)
+	return running
+}
+
+// tooLate is R14's start deadline: drop, with reason too_late, when run r
+// asks later than it fell due + start_deadline.
+func tooLate(s *State, r Run, drop events.RunDropped, now time.Time) (events.RunDropped, bool) {
 	if sd := s.Spec.Policy.StartDeadline.D(); sd > 0 && now.After(r.Due.Add(sd)) {
 		drop.Reason = events.DropTooLate
 		drop.Detail = fmt.Sprintf("asked to start %s after it fell due; start_deadline %s", now.Sub(r.Due), sd)
-		return []events.Event{drop}, nil
+		return drop, true
 	}
-	return []events.Event{events.RunStarted{RunID: r.ID, Run: r.Number, Deadline: now.Add(s.Spec.Timebox)}}, nil
+	return drop, false
 }
 
 func startedRun(s *State, id uuid.UUID) (Run, error) {
@@ -1057,5 +1135,19 @@ func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) 
 	f := events.RunForcedEnd{RunID: r.ID, Run: r.Number, Deadline: r.Deadline,
 		Reason: c.Reason, Detail: detail, Checkpoint: r.Checkpoint}
 	f.RetryAt, f.Backoff, f.NoRetry = retryOf(s, r, false, now)
-	return []events.Event{f}, nil
+	return pauseAfterFailures(&s, r, f.RetryAt != nil, f), nil
+}
+
+// pauseAfterFailures is ended (the failure or forced end of run r) and,
+// when it is the last attempt of a slot that makes the task's
+// pause_after_failures consecutive failed slots, the TaskPaused (reason
+// failures, with the count) of an active task (DESIGN §8.4). A retry
+// promised (retried) leaves the slot's outcome open; a manual trigger is
+// no slot.
+func pauseAfterFailures(s *State, r Run, retried bool, ended events.Event) []events.Event {
+	n := s.Spec.Policy.PauseAfterFailures
+	if n < 1 || retried || s.Status != StatusActive || !s.Current(r) || r.Trigger != "" || s.Failures+1 < n {
+		return []events.Event{ended}
+	}
+	return []events.Event{ended, events.TaskPaused{Reason: events.PauseFailures, Failures: s.Failures + 1}}
 }

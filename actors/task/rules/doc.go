@@ -28,7 +28,20 @@
 //   - R12: a run whose worker asks while another run of the task (of its
 //     current incarnation) is running is dropped as overlap — slot runs,
 //     retries and manual runs alike. A run started counts as running until
-//     its outcome is recorded, its deadline passed or not.
+//     its outcome is recorded, its deadline passed or not. That is overlap
+//     skip, the default; the task's overlap may choose instead buffer_one
+//     (Decide records nothing and Effects says Buffer: the actor holds the
+//     run and puts it back on the queue once nothing runs; a second run
+//     asking meanwhile, RequestStart.Buffered naming the held one, is
+//     dropped as overlap), cancel_other (the running run's RunForcedEnd
+//     with reason replaced, never retried, then the asking run's
+//     RunStarted, in one decision, unless R14 drops the asking run) or
+//     allow (no check).
+//   - pause_after_failures N: the failure (RunFailed or RunForcedEnd, not
+//     replaced, promising no retry) of a slot's last attempt that makes N
+//     slots failed in a row (State.Failures + 1) records TaskPaused with
+//     reason failures and the count in the same decision, for an active
+//     task.
 //   - The drop checks of RequestStart, in order (the first that applies is
 //     recorded): R7 paused or deleted, R3 too_soon, R12 overlap, R14
 //     too_late — R1–R9 stay exactly as written, and the newer reasons

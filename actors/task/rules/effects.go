@@ -27,6 +27,16 @@ type ArmDeadline struct {
 	Reason   string // events.ForcedTimebox or events.ForcedProcessLost
 }
 
+// Buffer says the actor holds waiting run RunID until the running run of
+// its task has its outcome (overlap buffer_one): its RequestStart recorded
+// nothing, the worker that asked is free, and once no run of the task is
+// running the actor puts the run back on the queue (as Enqueue does), so
+// that it starts then. Holding is not recorded: a restarted actor puts
+// every waiting run back on the queue anyway (Recover). The actor names
+// the run it holds in its next RequestStart (RequestStart.Buffered), so
+// that at most one run waits so.
+type Buffer struct{ RunID uuid.UUID }
+
 // StopTimer stops the timers (deadline, heartbeat) of a run that has its
 // outcome.
 type StopTimer struct{ RunID uuid.UUID }
@@ -61,6 +71,7 @@ type Track struct {
 type Passivate struct{}
 
 func (Enqueue) effect()       {}
+func (Buffer) effect()        {}
 func (ArmDeadline) effect()   {}
 func (StopTimer) effect()     {}
 func (ArmHeartbeat) effect()  {}
@@ -101,6 +112,10 @@ func AppendEffects(out []Effect, cmd Command, after *State, evs []events.Event) 
 		track = true
 	case Heartbeat:
 		out = noteHeartbeat(out, s, c.RunID)
+	case RequestStart:
+		if len(evs) == 0 && Buffers(s, c.RunID) {
+			out = append(out, Buffer{RunID: c.RunID})
+		}
 	}
 	for _, e := range evs {
 		switch e.(type) {

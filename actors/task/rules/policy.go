@@ -54,6 +54,15 @@ func validatePolicy(s Spec) error {
 	default:
 		return &FieldError{"missed_run_policy", fmt.Sprintf("must be %q or %q, got %q", events.MissedRunOnce, events.MissedSkip, p.MissedRunPolicy)}
 	}
+	switch p.Overlap {
+	case "", events.OverlapSkip, events.OverlapBufferOne, events.OverlapCancelOther, events.OverlapAllow:
+	default:
+		return &FieldError{"overlap", fmt.Sprintf("must be %q, %q, %q or %q, got %q", events.OverlapSkip,
+			events.OverlapBufferOne, events.OverlapCancelOther, events.OverlapAllow, p.Overlap)}
+	}
+	if p.PauseAfterFailures < 0 {
+		return &FieldError{"pause_after_failures", fmt.Sprintf("must be at least 1 (leave it out: never pause), got %d", p.PauseAfterFailures)}
+	}
 	if d := p.MissedAfter.D(); d < 0 {
 		return &FieldError{"missed_after", fmt.Sprintf("must not be negative (0: one spacing), got %s", d)}
 	}
@@ -108,6 +117,9 @@ func samePolicy(a, b events.Policy) bool {
 		}
 		if p.MissedRunPolicy == events.MissedRunOnce {
 			p.MissedRunPolicy = ""
+		}
+		if p.Overlap == events.OverlapSkip {
+			p.Overlap = ""
 		}
 		if r := p.Retry; r != nil && *r == (events.Retry{MaxAttempts: 1}) {
 			p.Retry = nil

@@ -6,7 +6,12 @@ import { h, clear } from "./dom.js";
 import { relative, exact, schedule, zone, utc, parseDuration, durationWords } from "./fmt.js";
 import { runsOf, drawTimeline, legend, describe } from "./timeline.js";
 
-const ZOOMS = [["1h", 3600e3], ["6h", 6 * 3600e3], ["24h", 86400e3], ["7d", 7 * 86400e3], ["30d", 30 * 86400e3]];
+// TRAIL_PAGE is how many audit rows a page of the trail asks for (the
+// page's ?trail_page=N changes it, for tests); "Older" loads the page
+// before, so a task with years of events costs one page at a time.
+const TRAIL_PAGE = Number(new URLSearchParams(location.search).get("trail_page")) || 500;
+
+const ZOOMS = [["5m", 5 * 60e3], ["15m", 15 * 60e3], ["1h", 3600e3], ["6h", 6 * 3600e3], ["24h", 86400e3], ["7d", 7 * 86400e3], ["30d", 30 * 86400e3]];
 
 // retryWords is a retry policy in words: "3 attempts, 1s × 2 up to 1m0s".
 function retryWords(r) {
@@ -29,8 +34,22 @@ function runState(task, when) {
   return out;
 }
 
+// lastOutcome is how the latest run that ended, ended: its outcome, run,
+// attempt, time and reason. It is often another run than the last start's
+// (a retry, a trigger, or the run that started last still runs).
+function lastOutcome(lo, when) {
+  if (!lo) return ["-"];
+  const why = [lo.reason, lo.detail].filter(Boolean).join(": ");
+  return [h("span", { class: `badge o-${lo.outcome}`, text: lo.outcome }),
+    ` run ${lo.run}${lo.attempt > 1 ? `, attempt ${lo.attempt}` : ""}${lo.trigger === "manual" ? " (triggered)" : ""}, at `, when(lo.at),
+    why ? ` — ${why}` : ""];
+}
+
 export function taskPage(root, id) {
-  let task = null, rows = [], zoom = 0, autoZoom = true, seq = 0;
+  // rows are the audit rows shown, oldest first; prev is the "before" of
+  // the page older than them ("" when none), oldest the version of the
+  // first row loaded by "Older" (null while only the latest page is).
+  let task = null, rows = [], zoom = 0, autoZoom = true, seq = 0, stickRight = true, prev = "", oldest = null;
   const title = h("h1", { text: "Task" });
   const status = h("span.badge");
   const actionMsg = h("p.error#action-error", { role: "alert" });
@@ -48,6 +67,7 @@ export function taskPage(root, id) {
   const zoomSel = h("div.zoom", { role: "group", "aria-label": "Timeline span" });
   const trail = h("tbody#trail");
   const trailNote = h("p.note");
+  const olderBtn = h("button#trail-older", { type: "button", text: "Older", hidden: true, onclick: () => older() });
   const loadMsg = h("p.error", { role: "alert" });
   const exAt = h("input#explain-at", { type: "text", name: "at", required: true, placeholder: "2026-11-22T02:03:00Z",
     value: new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(".000Z", "Z"), spellcheck: "false" });
@@ -77,23 +97,28 @@ export function taskPage(root, id) {
     h("section", { "aria-labelledby": "h-explain" }, h("h2#h-explain", { text: "Why did or didn't it run?" }), exForm, exOut),
     h("section", { "aria-labelledby": "h-trail" }, h("h2#h-trail", { text: "Audit trail" }), trailNote,
       h("div.scroll", { tabindex: "0", role: "region", "aria-label": "Audit trail" },
-        h("table.trail", {}, h("thead", {}, h("tr", {}, ["Time", "Event", "nextRun", "lastRun"].map((c) => h("th", { scope: "col", text: c })))), trail))),
+        h("table.trail", {}, h("thead", {}, h("tr", {}, ["Time", "Event", "nextRun", "lastRun"].map((c) => h("th", { scope: "col", text: c })))), trail)),
+      olderBtn),
   );
 
+  timeline.addEventListener("scroll", () => { stickRight = timeline.scrollLeft + timeline.clientWidth >= timeline.scrollWidth - 2; });
   exForm.addEventListener("submit", (e) => { e.preventDefault(); explain(exAt.value.trim()); });
 
   async function load() {
     const my = ++seq;
     try {
-      const [t, hist] = await Promise.all([
-        api("GET", `/v1/tasks/${id}`),
-        api("GET", `/v1/tasks/${id}/history?since=${encodeURIComponent(new Date(Date.now() - 30 * 86400e3).toISOString())}`),
-      ]);
+      // The latest page of the last 30 days; once older pages were
+      // loaded, every row from the oldest loaded on (at most 10000).
+      const q = oldest === null
+        ? `limit=${TRAIL_PAGE}&since=${encodeURIComponent(new Date(Date.now() - 30 * 86400e3).toISOString())}`
+        : oldest > 0 ? `limit=10000&after=${oldest - 1}` : "limit=10000";
+      const [t, hist] = await Promise.all([api("GET", `/v1/tasks/${id}`), api("GET", `/v1/tasks/${id}/history?${q}`)]);
       if (my !== seq) return;
       loadMsg.textContent = "";
       task = t;
       rows = hist.rows || [];
-      trailNote.textContent = "As `cronactor history` prints it, newest first" + (hist.truncated ? "; only the latest rows are shown." : ".");
+      if (oldest === null || !rows.length || rows[0].version <= oldest) prev = hist.prev || "";
+      trailNote.textContent = "As `cronactor history` prints it, newest first" + (prev ? "; older rows: press Older." : ".");
       render();
       loadSlots(my);
     } catch (e) {
@@ -101,11 +126,32 @@ export function taskPage(root, id) {
     }
   }
 
+  // older loads the page of rows before those shown.
+  async function older() {
+    if (!prev) return;
+    olderBtn.disabled = true;
+    try {
+      const page = await api("GET", `/v1/tasks/${id}/history?limit=${TRAIL_PAGE}&before=${prev}`);
+      const got = page.rows || [];
+      const first = rows.length ? rows[0].version : Infinity;
+      rows = got.filter((r) => r.version < first).concat(rows);
+      prev = page.prev || "";
+      if (rows.length) oldest = rows[0].version;
+      trailNote.textContent = "As `cronactor history` prints it, newest first" + (prev ? "; older rows: press Older." : "; from the task's first event.");
+      render();
+    } catch (e) {
+      loadMsg.textContent = "Could not load older rows: " + e.message;
+    } finally {
+      olderBtn.disabled = false;
+    }
+  }
+
   function render() {
+    olderBtn.hidden = !prev;
     document.title = `${task.name} · cronactor`;
     title.textContent = task.name;
     status.className = `badge s-${task.status}`;
-    status.textContent = task.status;
+    status.textContent = task.status === "paused" && task.pause_reason ? `paused (${task.pause_reason})` : task.status;
     pauseBtn.hidden = task.status !== "active";
     resumeBtn.hidden = task.status !== "paused";
     const gone = task.status === "deleted";
@@ -124,10 +170,13 @@ export function taskPage(root, id) {
       ...fact("Retry", h("span#f-retry", { text: retryWords(task.retry) })),
       ...fact("Missed runs", h("span#f-missed", { text: `${task.missed_run_policy || "run_once"}; missed after ${task.missed_after || "one spacing"}` })),
       ...fact("Start deadline / heartbeat", h("span#f-deadlines", { text: `${task.start_deadline || "none"} / ${task.heartbeat_timeout || "none"}` })),
+      ...fact("Overlap / pause", h("span#f-overlap", { text: `${task.overlap || "skip"}; ${task.pause_after_failures ? `pause after ${task.pause_after_failures} failed slots in a row (${task.consecutive_failures || 0} now)` : "never pauses by itself"}` })),
       ...fact("Run state", h("span#f-runstate", {}, ...runState(task, when))),
       ...fact("Next run", task.status === "active" ? when(task.next_run) : `- (${task.status})`),
-      ...fact("Last run", when(task.last_run), task.last_outcome ? [" ", h("span", { class: `badge o-${task.last_outcome.outcome}`, text: task.last_outcome.outcome })] : ""),
-      ...fact("Runs", `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.retry_count || 0} retries, ${task.trigger_count || 0} triggered; ${task.missed_count} missed`),
+      ...fact("Last run", h("span#f-laststart", {}, task.last_run ? ["started ", when(task.last_run), task.last_run_number ? `, run ${task.last_run_number}` : ""] : "-")),
+      ...fact("Last outcome", h("span#f-lastoutcome", {}, ...lastOutcome(task.last_outcome, when))),
+      ...fact("Runs", h("span#f-runs", {}, `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.retry_count || 0} retries, ${task.trigger_count || 0} triggered; ${task.missed_count} missed`,
+        task.incarnation > 1 ? [" — counted since it was created again ", when(task.created_at)] : "")),
       ...fact("Payload", h("code.json", { text: task.payload === null || task.payload === undefined ? "-" : JSON.stringify(task.payload) })),
       ...fact("Checkpoint", h("code.json", { text: task.checkpoint === null || task.checkpoint === undefined ? "-" : JSON.stringify(task.checkpoint) })),
       ...fact("ID", h("code", { text: task.id })),
@@ -157,6 +206,9 @@ export function taskPage(root, id) {
       explain(exAt.value);
     });
     if (!n) timeline.append(h("p.note", { text: `No runs in the last ${ZOOMS[zoom][0]}.` }));
+    // On a narrow screen the timeline scrolls sideways: keep the newest end
+    // (now, at the right) in view unless the reader scrolled away from it.
+    if (stickRight) timeline.scrollLeft = timeline.scrollWidth;
     clear(runsTable);
     for (const r of runs.slice().reverse().slice(0, 200)) {
       runsTable.append(h("tr", { "data-outcome": r.outcome },
@@ -171,7 +223,7 @@ export function taskPage(root, id) {
   async function loadSlots(my) {
     const fill = (list, note) => {
       clear(slots);
-      for (const s of list) slots.append(h("li", {}, h("time", { datetime: s, title: exact(s), text: `${utc(s)} (${relative(s)})` })));
+      for (const s of list) slots.append(h("li", {}, h("time.rel", { datetime: s, "data-full": "1", title: exact(s), text: `${utc(s)} (${relative(s)})` })));
       slotNote.textContent = note;
     };
     if (task.status !== "active") return fill([], `No slots while the task is ${task.status}.`);

@@ -46,14 +46,14 @@ export function drawTimeline(el, runs, span, now, onPick) {
   const height = TOP + lanes * (LANE + PAD) + 4;
   const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, class: "timeline", role: "img",
     "aria-label": `Run timeline of the last ${short(span)}: ${visible.length} runs` });
-  // Axis: six ticks.
+  // Axis: six ticks, in UTC like every other time on the dashboard, the
+  // zone named on the newest one.
   for (let i = 0; i <= 6; i++) {
     const t = from + (span * i) / 6;
-    const d = new Date(t);
-    const label = span > 2 * 86400e3 ? d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
-      : d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+    const label = axisLabel(t, span, from, now) + (i === 6 ? " UTC" : "");
+    const half = label.length * 3.3;
     svg.append(s("line", { x1: x(t), x2: x(t), y1: TOP - 4, y2: height, class: "grid" }),
-      s("text", { x: Math.min(Math.max(x(t), 30), W - 30), y: 12, "text-anchor": "middle", class: "axis", text: label }));
+      s("text", { x: Math.min(Math.max(x(t), half), W - half), y: 12, "text-anchor": "middle", class: "axis", text: label }));
   }
   for (const { r, lane, start, end } of placed) {
     const y = TOP + lane * (LANE + PAD);
@@ -86,6 +86,22 @@ export function drawTimeline(el, runs, span, now, onPick) {
   });
   el.append(svg);
   return visible.length;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+// axisLabel is tick t in UTC, 24-hour: "14:05", with seconds when the span
+// is 15 minutes or less ("14:05:30"), and with the date ("Nov 27 23:50")
+// when [from, now] crosses a UTC day.
+export function axisLabel(t, span, from, now) {
+  const d = new Date(t);
+  const p2 = (n) => String(n).padStart(2, "0");
+  let label = `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}`;
+  if (span <= 15 * 60e3) label += `:${p2(d.getUTCSeconds())}`;
+  if (new Date(from).toISOString().slice(0, 10) !== new Date(now).toISOString().slice(0, 10)) {
+    label = `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${label}`;
+  }
+  return label;
 }
 
 export function describe(r) {

@@ -1,0 +1,366 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Append implements events.Store: the append joins the committer's next
+// group; it returns once that group's transaction has committed, or failed.
+func (s *Store) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
+	req := &appendReq{done: make(chan struct{}, 1)}
+	if err := s.handOver(ctx, req, stream, expected, evs); err != nil {
+		return events.AppendResult{}, err
+	}
+	// Once queued, the append is decided by the committer: wait for the
+	// outcome even if ctx ends, so a durable append is never reported failed.
+	<-req.done
+	return req.result, req.err
+}
+
+// AppendAsync implements events.AsyncAppender: queued as Append queues, and
+// done is called by the committer after the group's commit. An append
+// refused before it is queued gets its error through done before
+// AppendAsync returns.
+func (s *Store) AppendAsync(ctx context.Context, stream string, expected events.ExpectedVersion, evs []events.Proposed, done func(events.AppendResult, error)) {
+	req := &appendReq{cb: done}
+	if err := s.handOver(ctx, req, stream, expected, evs); err != nil {
+		done(events.AppendResult{}, err)
+	}
+}
+
+func (s *Store) handOver(ctx context.Context, req *appendReq, stream string, expected events.ExpectedVersion, evs []events.Proposed) error {
+	if err := events.ValidateStream(stream); err != nil {
+		return err
+	}
+	if len(evs) == 0 {
+		return events.ErrNoEvents
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	req.stream, req.expected, req.evs = stream, expected, evs
+	// Queued under mu: Close cannot mark the store closed meanwhile, so the
+	// committer, which drains the queue before it ends, sees this append.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return events.ErrClosed
+	}
+	s.intake.put(req)
+	return nil
+}
+
+func (s *Store) commitLoop() {
+	defer close(s.stopped)
+	for {
+		batch := s.intake.take(s.opts.MaxBatchEvents)
+		if len(batch) == 0 {
+			select {
+			case <-s.intake.wake:
+				continue
+			case <-s.done:
+			}
+			// Closed: decide what was queued before Close, then stop.
+			if batch = s.intake.take(s.opts.MaxBatchEvents); len(batch) == 0 {
+				return
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// commit decides one group in one transaction and answers its appends.
+func (s *Store) commit(batch []*appendReq) {
+	var last uint64
+	var err error
+	for attempt := 0; ; attempt++ {
+		last, err = s.commitTx(batch)
+		if err == nil || attempt == 2 || !retryable(err) {
+			break
+		}
+		// A deadlock or serialisation failure decided nothing: again.
+		s.log.Warn("postgres append group retried", "error", err, "attempt", attempt+1)
+		for _, r := range batch {
+			r.result, r.err = events.AppendResult{}, nil
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("postgres: append: %w", classify(err))
+		s.log.Error("postgres append group failed", "error", err, "appends", len(batch))
+	} else if last > 0 {
+		s.advance(last)
+	}
+	for _, r := range batch {
+		if err != nil {
+			r.result, r.err = events.AppendResult{}, err
+		}
+		r.answer()
+	}
+}
+
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+// streamState is a stream's last version during a group (-1: no events).
+type streamState struct{ version int64 }
+
+// commitTx runs the group's transaction; it sets each append's result or
+// its own error (a conflict), and returns the last position written (0:
+// none) or the error that failed the whole group.
+func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
+	defer cancel()
+	// BEGIN goes with the locks, COMMIT with the writes: two round trips
+	// for a group that conflicts nowhere. A connection given back in the
+	// middle of a transaction (any error below) is closed by the pool.
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Release()
+	tx := conn.Conn()
+
+	// Lock the group's streams in name order (a row per stream, created
+	// empty if new), so two groups, of this process or another, wait for
+	// each other instead of deadlocking.
+	names := make([]string, 0, len(batch))
+	for _, r := range batch {
+		names = append(names, r.stream)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	lock := &pgx.Batch{}
+	lock.Queue(`BEGIN`)
+	lock.Queue(`INSERT INTO cronactor_streams (stream, version) SELECT unnest($1::text[]), -1 ON CONFLICT (stream) DO NOTHING`, names)
+	lock.Queue(`SELECT stream, version FROM cronactor_streams WHERE stream = ANY($1::text[]) ORDER BY stream FOR UPDATE`, names)
+	heads := make(map[string]*streamState, len(names))
+	br := tx.SendBatch(ctx, lock)
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return 0, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return 0, err
+	}
+	for rows.Next() {
+		var name string
+		var v int64
+		if err := rows.Scan(&name, &v); err != nil {
+			rows.Close()
+			br.Close()
+			return 0, err
+		}
+		heads[name] = &streamState{version: v}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		br.Close()
+		return 0, err
+	}
+	if err := br.Close(); err != nil {
+		return 0, err
+	}
+
+	// Decide each append against its stream as the group leaves it.
+	var w writeSet
+	accepted := make([]*appendReq, 0, len(batch))
+	for _, r := range batch {
+		h := heads[r.stream]
+		var cur uint64
+		exists := h.version >= 0
+		if exists {
+			cur = uint64(h.version)
+		}
+		if r.expected.IsAny() || !r.expected.Allows(cur, exists) {
+			res, ok, err := s.retried(ctx, tx, r, cur, exists)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				r.result = res
+				continue
+			}
+			if !r.expected.IsAny() {
+				r.err = &events.VersionConflictError{Stream: r.stream, Expected: r.expected, Actual: cur, ActualExists: exists}
+				continue
+			}
+		}
+		first := h.version + 1
+		w.add(r, first)
+		h.version = first + int64(len(r.evs)) - 1
+		accepted = append(accepted, r)
+	}
+	if len(accepted) == 0 {
+		_, err := tx.Exec(ctx, "COMMIT")
+		return 0, err
+	}
+	touched := make([]string, 0, len(names))
+	versions := make([]int64, 0, len(names))
+	for _, n := range names {
+		touched = append(touched, n)
+		versions = append(versions, heads[n].version)
+	}
+
+	// Take the positions last, so the head row, which serialises every
+	// appending transaction, is held only for the write and the commit.
+	total := int64(len(w.stream))
+	wb := &pgx.Batch{}
+	wb.Queue(`UPDATE cronactor_head SET position = position + $1 WHERE id = 1 RETURNING position`, total)
+	wb.Queue(`INSERT INTO cronactor_events (position, stream, version, id, type, schema, at, at_nanos, causation_id, correlation_id, data)
+		SELECT h.position - $1 + e.ord, e.stream, e.version, e.id, e.type, e.schema, e.at, e.at_nanos, e.causation_id, e.correlation_id, e.data
+		FROM cronactor_head h,
+			unnest($2::text[], $3::bigint[], $4::uuid[], $5::text[], $6::integer[], $7::timestamptz[], $8::smallint[], $9::uuid[], $10::uuid[], $11::bytea[])
+			WITH ORDINALITY AS e(stream, version, id, type, schema, at, at_nanos, causation_id, correlation_id, data, ord)
+		WHERE h.id = 1`,
+		total, w.stream, w.version, w.id, w.typ, w.schema, w.at, w.atNanos, w.causation, w.correlation, w.data)
+	wb.Queue(`UPDATE cronactor_streams AS s SET version = u.version
+		FROM unnest($1::text[], $2::bigint[]) AS u(stream, version) WHERE s.stream = u.stream AND s.version <> u.version`, touched, versions)
+	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
+	wb.Queue(`COMMIT`)
+	br = tx.SendBatch(ctx, wb)
+	var headPos int64
+	if err := br.QueryRow().Scan(&headPos); err != nil {
+		br.Close()
+		return 0, err
+	}
+	for range 3 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return 0, err
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
+	}
+	if err := br.Close(); err != nil {
+		return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
+	}
+	base := uint64(headPos) - uint64(total)
+	for i, r := range accepted {
+		end := base + uint64(w.ends[i])
+		r.result = events.AppendResult{Version: uint64(w.version[w.ends[i]-1]), Position: events.Position{Commit: end, Prepare: end}}
+	}
+	return uint64(headPos), nil
+}
+
+// writeSet is the group's accepted events as columns.
+type writeSet struct {
+	stream      []string
+	version     []int64
+	id          []uuid.UUID
+	typ         []string
+	schema      []int32
+	at          []time.Time
+	atNanos     []int16
+	causation   []uuid.UUID
+	correlation []uuid.UUID
+	data        [][]byte
+	ends        []int // per accepted append: index after its last event
+}
+
+func (w *writeSet) add(r *appendReq, first int64) {
+	for i, e := range r.evs {
+		id := e.ID
+		if id == uuid.Nil {
+			id = uuid.New()
+		}
+		at, nanos := splitTime(e.At)
+		data := e.Data
+		if data == nil {
+			data = []byte{}
+		}
+		w.stream = append(w.stream, r.stream)
+		w.version = append(w.version, first+int64(i))
+		w.id = append(w.id, id)
+		w.typ = append(w.typ, e.Type)
+		w.schema = append(w.schema, int32(e.Schema))
+		w.at = append(w.at, at)
+		w.atNanos = append(w.atNanos, nanos)
+		w.causation = append(w.causation, e.CausationID)
+		w.correlation = append(w.correlation, e.CorrelationID)
+		w.data = append(w.data, data)
+	}
+	w.ends = append(w.ends, len(w.stream))
+}
+
+// splitTime splits t into the microseconds timestamptz keeps and the
+// nanoseconds beyond them.
+func splitTime(t time.Time) (time.Time, int16) {
+	ns := t.Nanosecond() % 1000
+	return t.Add(-time.Duration(ns)), int16(ns)
+}
+
+func joinTime(t time.Time, nanos int16) time.Time {
+	return t.Add(time.Duration(nanos)).UTC()
+}
+
+// retried recognises a repeated append: the events stored right after the
+// expected version (for AnyVersion: the stream's last events) carry the
+// same IDs. It reads inside the group's transaction, under the stream's
+// lock.
+func (s *Store) retried(ctx context.Context, tx *pgx.Conn, r *appendReq, cur uint64, exists bool) (events.AppendResult, bool, error) {
+	if !exists {
+		return events.AppendResult{}, false, nil
+	}
+	n := uint64(len(r.evs))
+	var from uint64
+	if v, ok := r.expected.Exact(); ok {
+		from = v + 1
+	} else if r.expected.IsAny() {
+		if cur+1 < n {
+			return events.AppendResult{}, false, nil
+		}
+		from = cur + 1 - n
+	}
+	for _, e := range r.evs {
+		if e.ID == uuid.Nil {
+			return events.AppendResult{}, false, nil
+		}
+	}
+	if from+n-1 > cur {
+		return events.AppendResult{}, false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id, version, position FROM cronactor_events
+		WHERE stream = $1 AND version >= $2 AND version < $3 ORDER BY version`, r.stream, int64(from), int64(from+n))
+	if err != nil {
+		return events.AppendResult{}, false, err
+	}
+	defer rows.Close()
+	i := 0
+	var version, pos int64
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id, &version, &pos); err != nil {
+			return events.AppendResult{}, false, err
+		}
+		if i >= len(r.evs) || id != r.evs[i].ID {
+			rows.Close()
+			return events.AppendResult{}, false, rows.Err()
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil {
+		return events.AppendResult{}, false, err
+	}
+	if i != len(r.evs) {
+		return events.AppendResult{}, false, nil
+	}
+	p := uint64(pos)
+	return events.AppendResult{Version: uint64(version), Position: events.Position{Commit: p, Prepare: p}}, true, nil
+}

@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/postgres/pgtest"
+	"github.com/google/uuid"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func ev(label string) events.Proposed {
+	return events.Proposed{ID: uuid.New(), Type: "TestHappened", Schema: 1, At: time.Unix(0, 1234567891).UTC(), Data: []byte(label)}
+}
+
+// One group carries appends to several streams, one of them conflicting and
+// two to the same stream: the conflict fails alone, the rest land, in the
+// group's order, at contiguous positions.
+func TestGroupConflictFailsOnlyItsAppend(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.URL(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, b := events.TaskStream(uuid.New()), events.TaskStream(uuid.New())
+	if _, err := s.Append(ctx, b, events.NoStream, ev("b0")); err != nil {
+		t.Fatal(err)
+	}
+	req := func(stream string, exp events.ExpectedVersion, label string) *appendReq {
+		return &appendReq{stream: stream, expected: exp, evs: []events.Proposed{ev(label)}, done: make(chan struct{}, 1)}
+	}
+	batch := []*appendReq{
+		req(a, events.NoStream, "a0"),
+		req(b, events.NoStream, "b-conflict"), // b exists
+		req(a, events.Exactly(0), "a1"),       // after a0, in the same group
+		req(b, events.Exactly(0), "b1"),
+	}
+	s.commit(batch)
+	for i, r := range batch {
+		<-r.done
+		if i == 1 {
+			var vc *events.VersionConflictError
+			if !errors.As(r.err, &vc) || !vc.ActualExists || vc.Actual != 0 {
+				t.Fatalf("append 1: %v, want a conflict at version 0", r.err)
+			}
+			continue
+		}
+		if r.err != nil {
+			t.Fatalf("append %d: %v", i, r.err)
+		}
+	}
+	if batch[0].result.Version != 0 || batch[2].result.Version != 1 || batch[3].result.Version != 1 {
+		t.Fatalf("versions %d %d %d, want 0 1 1", batch[0].result.Version, batch[2].result.Version, batch[3].result.Version)
+	}
+	p0 := batch[0].result.Position.Commit
+	if batch[2].result.Position.Commit != p0+1 || batch[3].result.Position.Commit != p0+2 {
+		t.Fatalf("positions %d %d %d: want contiguous in group order", p0, batch[2].result.Position.Commit, batch[3].result.Position.Commit)
+	}
+	recs, err := s.ReadStream(ctx, b, 0, 0)
+	if err != nil || len(recs) != 2 || string(recs[1].Data) != "b1" {
+		t.Fatalf("stream b: %v, %v", recs, err)
+	}
+	if h := s.Head(); h.Commit != p0+2 {
+		t.Fatalf("head %s after the group, want %d", h, p0+2)
+	}
+}

@@ -1,0 +1,47 @@
+// Package postgres is an events.Store on PostgreSQL (through jackc/pgx v5):
+// the event log in a database most Go teams already run, shared by every
+// process that opens it.
+//
+// Schema: Open creates and migrates its tables (cronactor_events, the
+// global log with a position and a unique (stream, version);
+// cronactor_streams, each stream's last version, the row an append locks;
+// cronactor_head, the one-row counter of the global log; cronactor_snapshot,
+// the snapshot table; cronactor_schema, the applied migrations). Migrations
+// run in one transaction under a transaction-level advisory lock, so several
+// processes opening the same database at once apply each exactly once.
+//
+// One order no reader can skip: a position is taken from the head row
+// (UPDATE … RETURNING) in the appending transaction, as its last step before
+// commit. The row lock serialises the transactions that append: the next one
+// gets its positions only after the one before it committed and became
+// visible, so positions become visible in order, without gaps. A bigserial
+// would not do: with two transactions in flight a reader can see position 11
+// committed before 10, go past it, and never see 10.
+// docs/decisions/0021-postgres-store.md gives the reasons.
+//
+// Group commit: a single committer goroutine per Store takes the appends
+// waiting at that moment (up to Options.MaxBatchEvents events) and decides
+// them in one transaction: it locks the batch's stream rows (SELECT … FOR
+// UPDATE, in stream order, so two processes cannot deadlock), checks each
+// append's expected version in the order the appends came, and writes the
+// ones that pass. A conflict fails only its own append. Appends are
+// answered after the commit returns, so an acknowledged append is durable
+// (synchronous_commit as the server has it: on by default). AppendAsync
+// (events.AsyncAppender) queues an append the same way and calls the
+// caller's callback instead of waking a goroutine.
+//
+// Followers: Subscribe reads the global log in pages and then waits for new
+// events, woken by the store's own commits, by LISTEN/NOTIFY (appends of
+// other processes), and by a poll (Options.PollInterval) should a
+// notification be lost. Head (events.HeadReader) is the highest position
+// the store knows of, without a round trip.
+//
+// Faults: while the server cannot be reached, appends and reads fail with
+// an error matching ErrUnavailable (and the driver's error); nothing is
+// retried behind the caller's back except Subscribe, which waits and reads
+// again for as long as its context lasts. Check reports whether the server
+// answers. An append whose commit was sent but not answered may have landed:
+// retrying it with the same event IDs is recognised as a retry.
+//
+// Concurrency: a Store is safe for concurrent use.
+package postgres

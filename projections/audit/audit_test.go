@@ -1,0 +1,239 @@
+package audit_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/events"
+	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/projections/audit"
+	"github.com/cronactor/cronactor/projections/history"
+	"github.com/google/uuid"
+)
+
+var t0 = time.Date(2026, 1, 5, 2, 0, 0, 0, time.UTC)
+
+// counting counts the events a store's reads return.
+type counting struct {
+	events.Store
+	read atomic.Int64
+}
+
+func (c *counting) ReadStream(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error) {
+	recs, err := c.Store.ReadStream(ctx, stream, from, limit)
+	c.read.Add(int64(len(recs)))
+	return recs, err
+}
+
+// longTask writes a task of cycles runs (enqueued, started, completed,
+// now and then failed, or dropped while the task is paused for a while)
+// into a real in-memory store.
+func longTask(t *testing.T, cycles int) (events.Store, uuid.UUID) {
+	t.Helper()
+	st, err := embedded.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	id := uuid.New()
+	stream := events.TaskStream(id)
+	now := t0
+	var batch []events.Proposed
+	add := func(e events.Event) {
+		p, err := events.Propose(e, uuid.Nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, p)
+	}
+	flush := func() {
+		if _, err := st.Append(context.Background(), stream, events.AnyVersion, batch...); err != nil {
+			t.Fatal(err)
+		}
+		batch = batch[:0]
+	}
+	add(events.TaskCreated{TaskID: id, Name: "A", Owner: "o", Kind: "noop", Schedule: events.Schedule{Interval: events.Duration(time.Minute)},
+		Tolerance: events.Duration(5 * time.Second), Timebox: events.Duration(30 * time.Second), NextRun: now.Add(time.Minute)})
+	for n := 1; n <= cycles; n++ {
+		now = now.Add(time.Minute)
+		rid := events.RunID(id, n)
+		add(events.RunEnqueued{RunID: rid, Run: n, Due: now, NextRun: now.Add(time.Minute), Slot: now})
+		if n%97 == 0 {
+			now = now.Add(time.Second)
+			add(events.TaskPaused{})
+			now = now.Add(time.Second)
+			add(events.RunDropped{RunID: rid, Run: n, Reason: events.DropPaused, Detail: "the task was paused"})
+			now = now.Add(10 * time.Minute)
+			add(events.TaskResumed{NextRun: now.Add(time.Minute)})
+			continue
+		}
+		now = now.Add(time.Second)
+		add(events.RunStarted{RunID: rid, Run: n, Deadline: now.Add(30 * time.Second)})
+		now = now.Add(3 * time.Second)
+		if n%13 == 0 {
+			add(events.RunFailed{RunID: rid, Run: n, Error: "boom"})
+		} else {
+			add(events.RunCompleted{RunID: rid, Run: n})
+		}
+		if len(batch) > 900 {
+			flush()
+		}
+	}
+	flush()
+	return st, id
+}
+
+func readAll(t *testing.T, st events.Store, id uuid.UUID) ([]events.Recorded, []history.Row) {
+	t.Helper()
+	recs, err := st.ReadStream(context.Background(), events.TaskStream(id), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := history.Rows(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, rows
+}
+
+func u64(v uint64) *uint64 { return &v }
+
+// Paging from the end with before, and from the start with after, gives
+// the rows of the whole fold, page by page; each page reads the look-back
+// and the page, not the stream.
+func TestPagesMatchTheWholeFold(t *testing.T) {
+	st, id := longTask(t, 1200)
+	recs, whole := readAll(t, st, id)
+	ctx := context.Background()
+	c := &counting{Store: st}
+	const limit = 700
+
+	var back []history.Row
+	rg := audit.Range{Limit: limit}
+	pages := 0
+	for {
+		c.read.Store(0)
+		p, err := audit.ReadPage(ctx, c, id, rg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.read.Load(); n > int64(history.Lookback+limit+64) {
+			t.Fatalf("a page of %d read %d events", limit, n)
+		}
+		if p.Head != uint64(len(recs)-1) {
+			t.Fatalf("head %d, want %d", p.Head, len(recs)-1)
+		}
+		if pages == 0 && p.Newer() {
+			t.Fatal("the latest page says newer events follow")
+		}
+		back = append(append([]history.Row(nil), p.Rows...), back...)
+		pages++
+		if !p.Older() {
+			break
+		}
+		rg.Before = u64(p.Events[0].Version)
+	}
+	if pages != (len(recs)+limit-1)/limit {
+		t.Fatalf("%d pages for %d events", pages, len(recs))
+	}
+	sameRows(t, "paging back", back, whole)
+
+	var fwd []history.Row
+	rg = audit.Range{Limit: limit, After: nil}
+	p, err := audit.ReadPage(ctx, c, id, audit.Range{Limit: limit, Before: u64(limit)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd = append(fwd, p.Rows...)
+	for p.Newer() {
+		if p, err = audit.ReadPage(ctx, c, id, audit.Range{Limit: limit, After: u64(p.Events[len(p.Events)-1].Version)}); err != nil {
+			t.Fatal(err)
+		}
+		fwd = append(fwd, p.Rows...)
+	}
+	sameRows(t, "paging forward", fwd, whole)
+}
+
+func sameRows(t *testing.T, what string, got, want []history.Row) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	tf := history.Absolute()
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Text(tf) != w.Text(tf) || g.Status != w.Status || !same(g.NextRun, w.NextRun) || !same(g.LastRun, w.LastRun) ||
+			g.Version != w.Version || g.Waiting != w.Waiting {
+			t.Fatalf("%s: row %d:\n got %+v\nwant %+v", what, i, g, w)
+		}
+	}
+}
+
+func same(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
+
+// An explanation read around the time asked about says what the fold of
+// the whole stream says, at times in runs, in pauses, before the task
+// existed and after its last event, and reads a bounded part of the stream.
+func TestExplainAroundMatchesTheWholeFold(t *testing.T) {
+	st, id := longTask(t, 1200)
+	recs, _ := readAll(t, st, id)
+	ctx := context.Background()
+	c := &counting{Store: st}
+	last := recs[len(recs)-1].At
+	times := []time.Time{t0.Add(-time.Hour), t0, t0.Add(30 * time.Second)}
+	for _, f := range []float64{0.1, 0.5, 0.9, 0.999} {
+		times = append(times, t0.Add(time.Duration(f*float64(last.Sub(t0)))).Truncate(time.Second))
+	}
+	// Inside the pause of run 97*20 and right at its resume.
+	pauses := 0
+	for _, r := range recs {
+		if r.Type == "TaskPaused" && pauses < 3 {
+			times = append(times, r.At.Add(time.Minute))
+		}
+		if r.Type == "TaskResumed" && pauses < 3 {
+			times = append(times, r.At)
+			pauses++
+		}
+	}
+	times = append(times, last, last.Add(time.Hour))
+	for _, at := range times {
+		// 10h holds more decisions than the look-back.
+		for _, window := range []time.Duration{0, 5 * time.Minute, 10 * time.Hour} {
+			want, err := history.Explain(recs, at, window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.read.Store(0)
+			got, err := audit.Explain(ctx, c, id, at, window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := c.read.Load(); window < time.Hour && n > int64(history.Lookback+400) {
+				t.Errorf("explain at %s read %d events", at, n)
+			}
+			var gw, ww strings.Builder
+			got.Write(&gw, history.Absolute())
+			want.Write(&ww, history.Absolute())
+			if gw.String() != ww.String() || got.Status != want.Status || len(got.Queued) != len(want.Queued) || len(got.Running) != len(want.Running) {
+				t.Fatalf("explain at %s, window %s:\n got %s\nwant %s", at, window, gw.String(), ww.String())
+			}
+			if want.Status == history.StatusPaused && !got.Since.Equal(want.Since) {
+				t.Errorf("explain at %s: paused since %s, want %s", at, got.Since, want.Since)
+			}
+		}
+	}
+}
+
+// A task with no events is not found.
+func TestUnknownTask(t *testing.T) {
+	st, _ := longTask(t, 1)
+	if _, err := audit.ReadPage(context.Background(), st, uuid.New(), audit.Range{Limit: 10}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("page of an unknown task: %v", err)
+	}
+	if _, err := audit.Explain(context.Background(), st, uuid.New(), t0, 0); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("explain of an unknown task: %v", err)
+	}
+}
