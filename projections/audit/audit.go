@@ -47,7 +47,9 @@ type Range struct {
 // Page is a page of a task's audit trail.
 type Page struct {
 	TaskID uuid.UUID
-	// Created is the stream's first event (its TaskCreated).
+	// Created is the stream's first event: its TaskCreated, or the
+	// TaskCompacted it begins with once history retention removed the
+	// events before it (docs/decisions/0023-retention.md).
 	Created events.Recorded
 	// Events are the page's events, oldest first; Rows their rows.
 	Events []events.Recorded
@@ -57,7 +59,7 @@ type Page struct {
 }
 
 // Older reports whether events come before the page.
-func (p Page) Older() bool { return len(p.Events) > 0 && p.Events[0].Version > 0 }
+func (p Page) Older() bool { return len(p.Events) > 0 && p.Events[0].Version > p.Created.Version }
 
 // Newer reports whether events come after the page.
 func (p Page) Newer() bool { return len(p.Events) > 0 && p.Events[len(p.Events)-1].Version < p.Head }
@@ -128,10 +130,13 @@ func ReadPage(ctx context.Context, st events.Store, id uuid.UUID, rg Range) (Pag
 	if p.Created, err = r.at(0); err != nil {
 		return Page{}, err
 	}
+	// Nothing is left before the stream's first event (retention).
+	first := p.Created.Version
+	lo = max(lo, first)
 	if lo >= hi {
 		return p, nil
 	}
-	start := lo - min(lo, history.Lookback)
+	start := max(lo-min(lo, history.Lookback), first)
 	recs, err := r.read(start, int(hi-start))
 	if err != nil {
 		return Page{}, err

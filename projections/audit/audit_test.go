@@ -9,6 +9,7 @@ import (
 
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/events/taskstate"
 	"github.com/cronactor/cronactor/projections/audit"
 	"github.com/cronactor/cronactor/projections/history"
 	"github.com/google/uuid"
@@ -235,5 +236,52 @@ func TestUnknownTask(t *testing.T) {
 	}
 	if _, err := audit.Explain(context.Background(), st, uuid.New(), t0, 0); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("explain of an unknown task: %v", err)
+	}
+}
+
+// After history retention removed the events before a TaskCompacted, the
+// pages stop at it: the oldest page begins with it and says nothing is
+// older, a page asked for before it is empty, and the rows from it on are
+// those of the whole stream (but for what its own row says was removed).
+func TestPagesAfterRetention(t *testing.T) {
+	st, id := longTask(t, 300)
+	ctx := context.Background()
+	stream := events.TaskStream(id)
+	recs, _ := readAll(t, st, id)
+	s, err := taskstate.Replay(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.MarshalBinary()
+	p, err := events.Propose(events.TaskCompacted{State: b, Events: len(recs), ToVersion: s.Version, FromAt: s.FirstAt, ToAt: s.UpdatedAt}, uuid.Nil, s.UpdatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Append(ctx, stream, events.Exactly(s.Version), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := res.Version
+	_, whole := readAll(t, st, id)
+	if err := st.(events.Truncater).TruncateBefore(ctx, stream, cut); err != nil {
+		t.Fatal(err)
+	}
+	page, err := audit.ReadPage(ctx, st, id, audit.Range{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != 1 || page.Events[0].Type != "TaskCompacted" || page.Older() || page.Created.Version != cut {
+		t.Fatalf("the page after retention: %d events, older %v, created at %d", len(page.Events), page.Older(), page.Created.Version)
+	}
+	if got, want := page.Rows[0], whole[cut]; got.Status != want.Status || !same(got.NextRun, want.NextRun) || !same(got.LastRun, want.LastRun) ||
+		!strings.Contains(got.Detail, "removed") {
+		t.Fatalf("the TaskCompacted row %+v, want the state of %+v", got, want)
+	}
+	older, err := audit.ReadPage(ctx, st, id, audit.Range{Limit: 50, Before: u64(cut)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(older.Events) != 0 || len(older.Rows) != 0 {
+		t.Fatalf("a page before the cut has %d events", len(older.Events))
 	}
 }
