@@ -285,3 +285,64 @@ func TestPagesAfterRetention(t *testing.T) {
 		t.Fatalf("a page before the cut has %d events", len(older.Events))
 	}
 }
+
+// Explain reads a stream whose events before a TaskCompacted were removed:
+// at a time after the cut it says what the whole stream says of the task's
+// state; at a time before it, it answers from what is left, without error.
+func TestExplainAfterRetention(t *testing.T) {
+	st, id := longTask(t, 300)
+	ctx := context.Background()
+	stream := events.TaskStream(id)
+	recs, _ := readAll(t, st, id)
+	s, err := taskstate.Replay(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.MarshalBinary()
+	now := s.UpdatedAt.Add(time.Minute)
+	var ps []events.Proposed
+	add := func(e events.Event) {
+		p, err := events.Propose(e, uuid.Nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+		now = now.Add(20 * time.Second)
+	}
+	add(events.TaskCompacted{State: b, Events: len(recs), ToVersion: s.Version, FromAt: s.FirstAt, ToAt: s.UpdatedAt})
+	for n := 301; n <= 320; n++ {
+		rid := events.RunID(id, n)
+		add(events.RunEnqueued{RunID: rid, Run: n, Due: now, NextRun: now.Add(time.Minute), Slot: now})
+		add(events.RunStarted{RunID: rid, Run: n, Deadline: now.Add(30 * time.Second)})
+		add(events.RunCompleted{RunID: rid, Run: n})
+	}
+	if _, err := st.Append(ctx, stream, events.Exactly(s.Version), ps...); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := readAll(t, st, id)
+	cut := s.Version + 1
+	if err := st.(events.Truncater).TruncateBefore(ctx, stream, cut); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Time{whole[cut].At, whole[cut+5].At.Add(time.Second), whole[len(whole)-1].At, whole[len(whole)-1].At.Add(time.Hour)} {
+		for _, window := range []time.Duration{0, 5 * time.Minute} {
+			want, err := history.Explain(whole, at, window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := audit.Explain(ctx, st, id, at, window)
+			if err != nil {
+				t.Fatalf("explain at %s after retention: %v", at, err)
+			}
+			if got.Status != want.Status || len(got.Queued) != len(want.Queued) || len(got.Running) != len(want.Running) {
+				t.Fatalf("explain at %s, window %s: status %s, %d queued, %d running; want %s, %d, %d", at, window,
+					got.Status, len(got.Queued), len(got.Running), want.Status, len(want.Queued), len(want.Running))
+			}
+		}
+	}
+	for _, at := range []time.Time{t0, whole[cut/2].At, whole[cut-1].At} {
+		if _, err := audit.Explain(ctx, st, id, at, 0); err != nil {
+			t.Fatalf("explain at %s, before the cut: %v", at, err)
+		}
+	}
+}
