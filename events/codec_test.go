@@ -74,7 +74,14 @@ var samples = []events.Event{
 	events.SlotsMissed{Due: at.Add(7 * time.Second), Slot: at, Missed: 3, MissedAfter: events.Duration(time.Hour),
 		NextRun: endAt.Add(3 * time.Second), NextSlot: &endAt, NextSpacing: events.Duration(time.Hour),
 		Detail: "found 3h0m7s after it fell due, later than missed_after 1h0m0s"},
+	// History retention (DESIGN §8.3).
+	events.TaskCompacted{State: []byte{2, 0, 1, 0xff}, Events: 40, FromVersion: 0, ToVersion: 39, FromAt: at, ToAt: endAt,
+		Retention: events.Duration(24 * time.Hour)},
 }
+
+// v2Samples is what events-v2.jsonl (written before history retention)
+// holds: every sample but TaskCompacted.
+var v2Samples = samples[:len(samples)-1]
 
 // v1Samples is what the schema 1 golden stream (testdata/events-v1.jsonl,
 // written before schedules) decodes to today: the same values, a

@@ -375,6 +375,8 @@ func decodeTaskCreated(body []byte) (Event, bool) {
 			e.Overlap, ok = v.string()
 		case "pause_after_failures":
 			e.PauseAfterFailures, ok = v.int()
+		case "history_retention":
+			e.HistoryRetention, ok = v.duration()
 		default:
 			return nil, false
 		}

@@ -27,7 +27,7 @@ type goldenLine struct {
 // TestGoldenStreamStillDecodes pins the wire form of every event type: each
 // file was written once and must keep decoding to the same values forever.
 // New schema versions append new golden files; old ones are never edited
-// (-update rewrites only the newest, events-v2.jsonl).
+// (-update rewrites only the newest, events-v3.jsonl).
 func TestGoldenStreamStillDecodes(t *testing.T) {
 	for _, g := range []struct {
 		file    string
@@ -39,7 +39,9 @@ func TestGoldenStreamStillDecodes(t *testing.T) {
 		{"events-v1.jsonl", v1Samples, false, nil},
 		// Schedules: RunEnqueued at schema 2 (slot required), TaskFinished
 		// new, TaskCreated and TaskUpdated with optional schedule fields.
-		{"events-v2.jsonl", samples, true, map[string]int{"TaskCreated": 1, "TaskUpdated": 1, "RunEnqueued": 2}},
+		{"events-v2.jsonl", v2Samples, false, map[string]int{"TaskCreated": 1, "TaskUpdated": 1, "RunEnqueued": 2}},
+		// History retention: TaskCompacted new.
+		{"events-v3.jsonl", samples, true, map[string]int{"TaskCreated": 1, "TaskUpdated": 1, "RunEnqueued": 2, "TaskCompacted": 1}},
 	} {
 		t.Run(g.file, func(t *testing.T) {
 			path := filepath.Join("testdata", g.file)

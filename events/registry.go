@@ -37,6 +37,8 @@ var Default = func() *Registry {
 	r.Register(TaskFinished{}, 1, nil)
 	// Run policies (R14): a slot skipped under missed_run_policy skip.
 	r.Register(SlotsMissed{}, 1, nil)
+	// History retention (DESIGN §8.3): the state at a cut.
+	r.Register(TaskCompacted{}, 1, nil)
 	return r
 }()
 

@@ -429,3 +429,30 @@ func StreamVersion(ctx context.Context, s Store, stream string) (uint64, error) 
 	}
 	return lo, nil
 }
+
+// Truncater is implemented by stores that remove the start of a stream
+// (both shipped stores do): history retention (DESIGN §8.3) removes a
+// task's events before its TaskCompacted event. Callers test for it with a
+// type assertion; with a store that lacks it, tasks keep their whole
+// history (the scheduler logs that once).
+//
+// After TruncateBefore(stream, v) returns, ReadStream of stream yields
+// nothing with a version below v: a read from 0 starts at v. Versions are
+// not renumbered, the stream's version and expected-version checks are as
+// before, and appends go on from the last version. Whether the global log
+// (ReadAll, Subscribe) still holds the removed events is the backend's
+// (the embedded store removes them; EventStoreDB keeps them in $all until
+// it scavenges): a reader of the global log must fold a TaskCompacted as
+// the start of its stream either way.
+type Truncater interface {
+	// TruncateBefore removes the events of stream with a version below
+	// before, durably. before must not be above the stream's last version
+	// (a stream always keeps its last event): a larger one yields
+	// ErrTruncateRange and removes nothing. Removing what is already
+	// removed is not an error. A stream with no events yields
+	// ErrStreamNotFound.
+	TruncateBefore(ctx context.Context, stream string, before uint64) error
+}
+
+// ErrTruncateRange: TruncateBefore would remove a stream's last event.
+var ErrTruncateRange = errors.New("events: truncation past the stream's last event")

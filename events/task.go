@@ -289,6 +289,10 @@ type TaskCreated struct {
 	MaxWaiting int `json:"max_waiting,omitempty"`
 	// Policy is how runs are run (R12–R16); absent fields are defaults.
 	Policy
+	// HistoryRetention is how long the task's events are kept (DESIGN
+	// §8.3); absent (0) means the scheduler's default, which keeps
+	// everything unless set.
+	HistoryRetention Duration `json:"history_retention,omitempty"`
 }
 
 // TaskUpdated replaces the task's spec; every field is the value after the
@@ -313,6 +317,9 @@ type TaskUpdated struct {
 	MaxWaiting int `json:"max_waiting,omitempty"`
 	// Policy is the run policy after the update (R12–R16).
 	Policy
+	// HistoryRetention is the retention after the update (DESIGN §8.3);
+	// absent (0) means the scheduler's default.
+	HistoryRetention Duration `json:"history_retention,omitempty"`
 }
 
 // TaskPaused stops a task from enqueueing runs (R7). A pause asked for by
@@ -419,6 +426,30 @@ type SlotsMissed struct {
 	Detail string `json:"detail"`
 }
 
+// TaskCompacted: history retention (DESIGN §8.3) removes every event of
+// the task's stream before this one. It carries the task's state folded up
+// to the event before it, so a stream that now begins with it folds from
+// that state (the fold sets state := State and goes on), and a fold of the
+// whole stream, which already holds that state there, is unchanged by it.
+// The removal itself happens once the last event it covers is older than
+// the task's retention (docs/decisions/0023-retention.md); until then the
+// events before it stay readable.
+type TaskCompacted struct {
+	// State is the folded state in package taskstate's binary form (its
+	// first byte is the form's version; the reader keeps reading every
+	// version), base64 in JSON.
+	State []byte `json:"state"`
+	// Events counts the events it covers: versions FromVersion through
+	// ToVersion, decided between FromAt and ToAt.
+	Events      int       `json:"events"`
+	FromVersion uint64    `json:"from_version"`
+	ToVersion   uint64    `json:"to_version"`
+	FromAt      time.Time `json:"from_at"`
+	ToAt        time.Time `json:"to_at"`
+	// Retention is the task's history retention when it was decided.
+	Retention Duration `json:"retention"`
+}
+
 // RunStarted: a worker was granted permission (R3); the event's time is the
 // task's new lastRun.
 type RunStarted struct {
@@ -506,6 +537,7 @@ func (RunForcedEnd) EventType() string    { return "RunForcedEnd" }
 func (CheckpointSaved) EventType() string { return "CheckpointSaved" }
 func (TaskFinished) EventType() string    { return "TaskFinished" }
 func (SlotsMissed) EventType() string     { return "SlotsMissed" }
+func (TaskCompacted) EventType() string   { return "TaskCompacted" }
 
 func (e TaskCreated) check() error {
 	for _, f := range []struct {
@@ -571,8 +603,14 @@ func checkRun(id uuid.UUID, run int) error {
 	return required("run", run < 1)
 }
 
-func (e RunEnqueued) check() error  { return checkRun(e.RunID, e.Run) }
-func (e SlotsMissed) check() error  { return required("due", e.Due.IsZero()) }
+func (e RunEnqueued) check() error { return checkRun(e.RunID, e.Run) }
+func (e SlotsMissed) check() error { return required("due", e.Due.IsZero()) }
+func (e TaskCompacted) check() error {
+	if err := required("state", len(e.State) == 0); err != nil {
+		return err
+	}
+	return required("events", e.Events < 1)
+}
 func (e RunStarted) check() error   { return checkRun(e.RunID, e.Run) }
 func (e RunCompleted) check() error { return checkRun(e.RunID, e.Run) }
 func (e RunFailed) check() error    { return checkRun(e.RunID, e.Run) }

@@ -164,6 +164,14 @@ type Config struct {
 	// stream. Default DefaultRecordEvery; negative: only rests are
 	// recorded. Used only with snapshots (SnapshotEvery).
 	RecordEvery int
+	// HistoryRetention is how long the events of a task that sets no
+	// retention of its own (TaskSpec.HistoryRetention) are kept (DESIGN
+	// §8.3, docs/decisions/0023-retention.md): older ones leave its
+	// stream after a TaskCompacted that carries its state. Zero (the
+	// default) keeps everything; not negative. It needs a store that
+	// implements events.Truncater (both shipped stores do); with another,
+	// every task keeps its whole history and Start logs that once.
+	HistoryRetention time.Duration
 	// Loaders bounds the task loads that read the store at once (each on
 	// a goroutine of its own, never a dispatcher's): the rest wait their
 	// turn. Default DefaultLoaders; 1–10,000.
@@ -227,6 +235,8 @@ func (c Config) Validate() error {
 		return &FieldError{Field: "StoreTimeout", Message: "must not be negative"}
 	case c.Loaders < 0 || c.Loaders > 10000:
 		return &FieldError{Field: "Loaders", Message: fmt.Sprintf("must be between 1 and 10000, got %d", c.Loaders)}
+	case c.HistoryRetention < 0:
+		return &FieldError{Field: "HistoryRetention", Message: fmt.Sprintf("must not be negative, got %s", c.HistoryRetention)}
 	case c.LoadRetry < 0:
 		return &FieldError{Field: "LoadRetry", Message: "must not be negative"}
 	case c.LoadRetryMax < 0 || (c.LoadRetryMax != 0 && c.LoadRetryMax < max(c.LoadRetry, time.Millisecond)):
@@ -354,6 +364,9 @@ type TaskSpec struct {
 	// many consecutive slots have failed, each after its retries (0: never).
 	Overlap            string
 	PauseAfterFailures int
+	// HistoryRetention is how long the task's events are kept (DESIGN
+	// §8.3); zero: the scheduler's Config.HistoryRetention.
+	HistoryRetention time.Duration
 }
 
 // RetryPolicy is R13's retry policy: a failed run with attempts left is
@@ -422,7 +435,8 @@ func (spec TaskSpec) rulesSpec() rules.Spec {
 		Policy: events.Policy{Queue: spec.Queue, Retry: spec.Retry.events(), MissedRunPolicy: spec.MissedRunPolicy,
 			MissedAfter: events.Duration(spec.MissedAfter), StartDeadline: events.Duration(spec.StartDeadline),
 			HeartbeatTimeout: events.Duration(spec.HeartbeatTimeout), Overlap: spec.Overlap,
-			PauseAfterFailures: spec.PauseAfterFailures}}
+			PauseAfterFailures: spec.PauseAfterFailures},
+		HistoryRetention: spec.HistoryRetention}
 }
 
 func utc(ts []time.Time) []time.Time {
@@ -495,6 +509,9 @@ type TaskUpdate struct {
 	// TaskSpec); "" restores skip, 0 turns pausing off.
 	Overlap            *string
 	PauseAfterFailures *int
+	// HistoryRetention, when not nil, replaces the task's history
+	// retention; 0 restores the scheduler's default.
+	HistoryRetention *time.Duration
 }
 
 // command is the update as the rules' command.
@@ -529,6 +546,7 @@ func (u TaskUpdate) command() (rules.Update, error) {
 	c.Queue, c.Retry, c.MissedRunPolicy = u.Queue, u.Retry.events(), u.MissedRunPolicy
 	c.MissedAfter, c.StartDeadline, c.HeartbeatTimeout = u.MissedAfter, u.StartDeadline, u.HeartbeatTimeout
 	c.Overlap, c.PauseAfterFailures = u.Overlap, u.PauseAfterFailures
+	c.HistoryRetention = u.HistoryRetention
 	return c, nil
 }
 
@@ -588,6 +606,9 @@ type Task struct {
 	PauseAfterFailures int
 	Failures           int
 	PauseReason        string
+	// HistoryRetention is how long the task's events are kept (DESIGN
+	// §8.3); zero: the scheduler's Config.HistoryRetention.
+	HistoryRetention time.Duration
 }
 
 func taskFrom(s rules.State, pos events.Position) Task {
@@ -601,7 +622,8 @@ func taskFrom(s rules.State, pos events.Position) Task {
 		Queue: s.Spec.Policy.QueueName(), Retry: retryPolicy(s.Spec.Policy.Retry), MissedRunPolicy: missedRunPolicy(s.Spec.Policy),
 		MissedAfter: s.Spec.Policy.MissedAfter.D(), StartDeadline: s.Spec.Policy.StartDeadline.D(),
 		HeartbeatTimeout: s.Spec.Policy.HeartbeatTimeout.D(), Overlap: overlapPolicy(s.Spec.Policy),
-		PauseAfterFailures: s.Spec.Policy.PauseAfterFailures, Failures: s.Failures, PauseReason: s.PauseReason}
+		PauseAfterFailures: s.Spec.Policy.PauseAfterFailures, Failures: s.Failures, PauseReason: s.PauseReason,
+		HistoryRetention: s.Spec.HistoryRetention}
 }
 
 // overlapPolicy is the overlap policy in force: skip when the task names
@@ -954,6 +976,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		"resting: the others not deleted, kept as a record until due or asked)",
 		"tasks", len(states), "actors", len(ids), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
 		"queues", len(s.cfg.Queues))
+	if _, ok := s.cfg.Store.(events.Truncater); !ok {
+		// Once: the task actors skip retention on such a store in silence.
+		level := slog.LevelInfo
+		if s.cfg.HistoryRetention > 0 {
+			level = slog.LevelWarn
+		}
+		logger.Log(context.Background(), level, "history retention off: the store cannot remove events (no events.Truncater); every task keeps its whole history",
+			"history_retention", s.cfg.HistoryRetention)
+	}
 	return nil
 }
 
@@ -1147,7 +1178,8 @@ func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 // taskConfig is the configuration of task id's actor.
 func (s *Scheduler) taskConfig(id uuid.UUID) task.Config {
 	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Enqueue: s.enqueue, Shard: s.shardOf(id),
-		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true, Load: s.load}
+		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true, Load: s.load,
+		HistoryRetention: s.cfg.HistoryRetention}
 	if s.snap != nil && s.cfg.RecordEvery > 0 {
 		cfg.RecordEvery = s.cfg.RecordEvery
 	}

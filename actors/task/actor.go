@@ -261,6 +261,11 @@ type Config struct {
 	// its state to the Registry (Recorder) again, so that a later load
 	// reads at most about that many events after a snapshot. 0: never.
 	RecordEvery int
+	// HistoryRetention is the history retention of tasks that set none of
+	// their own (DESIGN §8.3); zero keeps everything. Retention needs a
+	// store that implements events.Truncater; with another, tasks keep
+	// their whole history (see retain.go).
+	HistoryRetention time.Duration
 	// Rest makes the actor of a resting task (rules.Rests, no timer, not
 	// pinned by Get.Pin) leave and stop after each message, its state
 	// handed to Registry.Left. False: only an actor whose task needs none
@@ -332,6 +337,11 @@ type Actor struct {
 	// the state lacks, until a reload reads it again. An unsure actor
 	// stopped from outside hands nothing over (handOver).
 	unsure bool
+	// truncated is the version before which this actor last asked the
+	// store to remove the task's events; compacting is set while a
+	// compactNow message it sent itself is on its way (retain.go).
+	truncated  uint64
+	compacting bool
 	// fl is the append in flight, if any; held the messages that arrived
 	// meanwhile, from held[heldNext] on (see Receive).
 	fl       *flight
@@ -579,6 +589,8 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 		a.execute(ctx, a.newFlight(afterDeadline, rules.ForceEnd{RunID: m.runID, Reason: m.reason}, context.Background(), a.cfg.Archetype.Clock.Now()))
 	case heartbeatDue:
 		a.checkHeartbeat(ctx, m.runID)
+	case compactNow:
+		a.compact(ctx)
 	case passivate:
 		a.passivate(ctx)
 		return stay
@@ -981,6 +993,10 @@ func (a *Actor) finish(ctx actor.Context, f *flight, evs []events.Event, err err
 		if err != nil && !errors.Is(err, rules.ErrNotCreated) {
 			a.tickFailed(ctx, err)
 		}
+	case afterCompact:
+		if err != nil {
+			a.cfg.Archetype.Logger.Warn("history compaction failed", "task_id", a.id, "stream", a.stream, "err", err)
+		}
 	case afterDeadline, afterHeartbeat:
 		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
 			fe := f.cmd.(rules.ForceEnd)
@@ -1033,6 +1049,7 @@ func (a *Actor) apply(ctx actor.Context, cmd rules.Command, evs []events.Event, 
 	}
 	a.stopRunners(ctx, evs)
 	a.doEffects(ctx, cmd, evs)
+	a.retain(now)
 }
 
 // logEnds logs, at WARN, each run the actor has just recorded forced to

@@ -73,6 +73,7 @@ const (
 	afterTick                   // report a failed tick
 	afterDeadline               // log a failed forced end (deadline timer)
 	afterHeartbeat              // log a failed forced end (heartbeat watch)
+	afterCompact                // log a failed TaskCompacted (retain.go)
 )
 
 // appended is the store's answer to a flight, sent by its callback to the

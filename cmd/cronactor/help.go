@@ -48,7 +48,8 @@ policy (docs/policies.md): --queue names the queue its runs wait in; the --retry
 failed run after a backoff (initial × multiplier^(attempt-1), at most the max), up to
 --retry-max-attempts tries; --missed-run-policy skip runs nothing for a slot found later than
 --missed-after; --start-deadline drops a run that would start too late; --heartbeat-timeout ends a
-run that stopped heartbeating. Creating a task whose owner and name exist returns the existing task
+run that stopped heartbeating. --history-retention keeps the task's events for that long (default:
+the server's --history-retention, none unless set). Creating a task whose owner and name exist returns the existing task
 when the spec is the same, and fails with 409 when it differs. Prints the task's row.`,
 		example: `cronactor task create --name inbox --owner channel/pop3/42 --kind http --interval 1m \
   --payload '{"url":"https://example.com/poll"}' --timebox 30s \
@@ -80,7 +81,7 @@ cronactor task list --all -o json`,
 window) recomputes the next run from it; --start-at '' or --end-at '' clears one. The retry
 policy is replaced whole: the --retry-* parts not given take their defaults (initial backoff 1s,
 max backoff 1m, multiplier 2); --retry-max-attempts 1 turns retries off. --queue '', --missed-run-policy '', and 0s for --missed-after, --start-deadline or
---heartbeat-timeout restore the default.`,
+--heartbeat-timeout restore the default; --history-retention 0s restores the server's.`,
 		example: `cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --interval 5m --priority 2
 cronactor task update 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --retry-max-attempts 5 --retry-initial-backoff 2s \
   --retry-max-backoff 1m --retry-multiplier 2 --heartbeat-timeout 30s`,

@@ -154,7 +154,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
 	sched, err := scheduler.New(scheduler.Config{Store: timed.withSnapshots(), Tick: cfg.tick, Workers: cfg.workers, Queues: cfg.queues, Clock: arch.Clock, Logger: arch.Logger,
-		TracerProvider: tracer.provider()})
+		TracerProvider: tracer.provider(), HistoryRetention: cfg.historyRetention})
 	if err != nil {
 		return err
 	}
@@ -384,6 +384,16 @@ func (t *timedSnapshotStore) ReadSnapshotKey(ctx context.Context, key []byte) ([
 		return r.ReadSnapshotKey(ctx, key)
 	}
 	return nil, false, nil
+}
+
+// TruncateBefore passes history retention's removal through
+// (events.Truncater; both stores serve has implement it).
+func (t *timedStore) TruncateBefore(ctx context.Context, stream string, before uint64) error {
+	tr, ok := t.Store.(events.Truncater)
+	if !ok {
+		return fmt.Errorf("%w: the %T store cannot remove events", errors.ErrUnsupported, t.Store)
+	}
+	return tr.TruncateBefore(ctx, stream, before)
 }
 
 // Head passes the embedded store's head through, for read-your-writes.

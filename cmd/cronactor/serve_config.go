@@ -46,6 +46,9 @@ type serveConfig struct {
 	// as_of requests served at once (0: no cap).
 	maxStreamClients int
 	maxAsOf          int
+	// historyRetention is how long the events of a task that sets no
+	// history_retention are kept (0: everything).
+	historyRetention time.Duration
 
 	// configFile is the file read, "" for none.
 	configFile string
@@ -195,6 +198,7 @@ var serveOptions = []serveOption{
 	stringOpt("log-file", "", "append logs to this `file` instead of stderr", func(c *serveConfig) *string { return &c.logFile }),
 	intOpt("max-stream-clients", "256", "event streams (GET /v1/events/stream) open at once; one more gets 429 (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.maxStreamClients }),
 	intOpt("max-as-of", "8", "requests with ?as_of= (views of the past, each folding the log) served at once; one more gets 429 (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.maxAsOf }),
+	durationOpt("history-retention", "0s", "keep the events of a task that sets no history_retention for this `duration` (0s: keep everything); older ones leave its stream after a TaskCompacted", func(c *serveConfig) *time.Duration { return &c.historyRetention }),
 	intOpt("view-rebuild-rate", "0", "events per second a background rebuild of a damaged cron_tasks view folds at most (a `number`; 0: no cap)", func(c *serveConfig) *int { return &c.viewRebuildRate }),
 }
 

@@ -18,7 +18,7 @@ type policyFlags struct {
 }
 
 // policyStrings are the policy flags that go into the body as given.
-var policyStrings = []string{"queue", "missed-run-policy", "missed-after", "start-deadline", "heartbeat-timeout", "overlap"}
+var policyStrings = []string{"queue", "missed-run-policy", "missed-after", "start-deadline", "heartbeat-timeout", "overlap", "history-retention"}
 
 func addPolicyFlags(fs *flagSet) *policyFlags {
 	f := &policyFlags{fs: fs}
@@ -33,6 +33,7 @@ func addPolicyFlags(fs *flagSet) *policyFlags {
 	fs.String("heartbeat-timeout", "", "force a run to end when it has not heartbeated for this `duration`")
 	fs.String("overlap", "", "`policy` for a run asking to start while another runs: skip (default: drop it), buffer_one (it waits; at most one does), cancel_other (the running one is cancelled, reason replaced) or allow")
 	fs.StringVar(&f.pauseAfterFailures, "pause-after-failures", "", "pause the task once the runs of this `number` (at least 1) of slots in a row have failed, each after its retries")
+	fs.String("history-retention", "", "keep the task's events for this `duration` (0s: the server's --history-retention)")
 	return f
 }
 

@@ -46,14 +46,14 @@ func TestTaskPolicyFlags(t *testing.T) {
 	code, _, errOut := cliRun(t, env, "task", "create", "--name", "n", "--owner", "o", "--kind", "http", "--interval", "1m",
 		"--queue", "reports", "--retry-max-attempts", "3", "--retry-initial-backoff", "1s", "--retry-max-backoff", "1m",
 		"--retry-multiplier", "2", "--missed-run-policy", "skip", "--missed-after", "10s", "--start-deadline", "20s", "--heartbeat-timeout", "5s",
-		"--overlap", "buffer_one", "--pause-after-failures", "3")
+		"--overlap", "buffer_one", "--pause-after-failures", "3", "--history-retention", "720h")
 	if code != 0 {
 		t.Fatalf("create: exit %d: %s", code, errOut)
 	}
 	want := map[string]any{"name": "n", "owner": "o", "kind": "http", "interval": "1m", "queue": "reports",
 		"retry":             map[string]any{"max_attempts": 3.0, "initial_backoff": "1s", "max_backoff": "1m", "multiplier": 2.0},
 		"missed_run_policy": "skip", "missed_after": "10s", "start_deadline": "20s", "heartbeat_timeout": "5s",
-		"overlap": "buffer_one", "pause_after_failures": 3.0}
+		"overlap": "buffer_one", "pause_after_failures": 3.0, "history_retention": "720h"}
 	if got := last(); !reflect.DeepEqual(got, want) {
 		t.Errorf("create body %v, want %v", got, want)
 	}

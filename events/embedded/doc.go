@@ -8,7 +8,9 @@
 // to Options.MaxBatchEvents events), checks expected versions in the order
 // it took them, and writes them all in one batch; the appends are answered
 // once that batch's log sync is done. Global positions are assigned by the
-// committer, so the global log has no gaps. Pebble shows a batch before its
+// committer, so the global log has no gaps — but for the events history
+// retention removed (TruncateBefore, truncate.go: a stream's index below
+// the cut and the records it points at). Pebble shows a batch before its
 // sync ends, so reads and subscriptions stop at the last durable position:
 // readers only ever see durable events.
 //

@@ -43,15 +43,21 @@ func (s *Store) ReadStream(ctx context.Context, stream string, from uint64, limi
 		return out, err
 	}
 	// Nothing from "from" on: tell an empty read past the end from a
-	// missing stream.
-	v, closer, err := s.db.Get(streamKey(stream, 0))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %q", events.ErrStreamNotFound, stream)
-	}
+	// missing stream. The stream's first entry is version 0, or a later
+	// one once its start was truncated (TruncateBefore).
+	prefix := streamPrefix(stream)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return nil, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
 	}
-	defer closer.Close()
+	defer it.Close()
+	if !it.First() {
+		if err := it.Error(); err != nil {
+			return nil, s.dbErr(fmt.Sprintf("read stream %q", stream), err)
+		}
+		return nil, fmt.Errorf("%w: %q", events.ErrStreamNotFound, stream)
+	}
+	v := it.Value()
 	if len(v) != 8 {
 		return nil, fmt.Errorf("%w: stream index entry of %q in %s", ErrCorrupt, stream, s.dbDir)
 	}
@@ -81,6 +87,14 @@ func (s *Store) readStream(stream string, from uint64, limit int, head uint64) (
 			break
 		}
 		rec, err := s.get(pos)
+		if errors.Is(err, errTruncated) && s.indexGone(it.Key()) {
+			// Removed by TruncateBefore since the index was read: so is
+			// every event read before it (a truncation removes a
+			// stream's start), and the read goes on as if it had begun
+			// after the truncation.
+			out = out[:0]
+			continue
+		}
 		if err != nil {
 			return out, err
 		}
@@ -95,7 +109,7 @@ func (s *Store) readStream(stream string, from uint64, limit int, head uint64) (
 func (s *Store) get(pos uint64) (events.Recorded, error) {
 	v, closer, err := s.db.Get(globalKey(pos))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return events.Recorded{}, fmt.Errorf("%w: global position %d is indexed but missing in %s", ErrCorrupt, pos, s.dbDir)
+		return events.Recorded{}, fmt.Errorf("%w: global position %d is indexed but missing in %s (%w)", ErrCorrupt, pos, s.dbDir, errTruncated)
 	}
 	if err != nil {
 		return events.Recorded{}, s.dbErr(fmt.Sprintf("read global position %d", pos), err)
@@ -106,6 +120,17 @@ func (s *Store) get(pos uint64) (events.Recorded, error) {
 		return rec, fmt.Errorf("%w: record at global position %d in %s: %v", ErrCorrupt, pos, s.dbDir, err)
 	}
 	return rec, nil
+}
+
+// indexGone reports whether the stream index entry at key is gone: a
+// record missing behind an entry read a moment ago was truncated, not
+// lost, when the entry went with it.
+func (s *Store) indexGone(key []byte) bool {
+	_, closer, err := s.db.Get(key)
+	if err == nil {
+		closer.Close()
+	}
+	return errors.Is(err, pebble.ErrNotFound)
 }
 
 // ReadAll implements events.Store.
@@ -134,7 +159,9 @@ func (s *Store) readAll(out []events.Recorded, after, head uint64, limit int) ([
 		return nil, s.dbErr("read global log", err)
 	}
 	defer it.Close()
-	// Positions are dense: the page holds head - after records, or limit.
+	// Positions are dense but where retention removed events
+	// (TruncateBefore): the page holds at most head - after records, or
+	// limit.
 	n := head - after
 	if limit > 0 && uint64(limit) < n {
 		n = uint64(limit)

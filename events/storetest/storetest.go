@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ClosedStore", testClosed},
 		{"AsyncAppend", testAsyncAppend},
 		{"StreamVersion", testStreamVersion},
+		{"TruncateBefore", testTruncateBefore},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -769,6 +770,83 @@ func testStreamVersion(t *testing.T, s events.Store) {
 			if err != nil || got != uint64(want-1) {
 				t.Fatalf("%s: version of a stream of %d events: %d, %v; want %d", via.name, want, got, err, want-1)
 			}
+		}
+	}
+}
+
+// testTruncateBefore: a store that implements events.Truncater removes the
+// start of one stream and nothing else; versions, expected-version checks
+// and appends go on as before. Stores without it skip the case.
+func testTruncateBefore(t *testing.T, s events.Store) {
+	tr, ok := s.(events.Truncater)
+	if !ok {
+		t.Skip("the store does not implement events.Truncater")
+	}
+	a, b := stream(), stream()
+	as, bs := evs("a", 10), evs("b", 3)
+	mustAppend(t, s, a, events.NoStream, as[:5]...)
+	mustAppend(t, s, b, events.NoStream, bs...)
+	mustAppend(t, s, a, events.Exactly(4), as[5:]...)
+	ctx := ctxT(t)
+	if err := tr.TruncateBefore(ctx, a, 4); err != nil {
+		t.Fatalf("truncate before 4: %v", err)
+	}
+	got := mustRead(t, s, a, 0, 0)
+	wantLabels(t, got, as[4:])
+	if got[0].Version != 4 || got[5].Version != 9 {
+		t.Fatalf("versions after truncation: %d..%d, want 4..9", got[0].Version, got[5].Version)
+	}
+	wantLabels(t, mustRead(t, s, a, 6, 2), as[6:8])
+	wantLabels(t, mustRead(t, s, a, 2, 3), as[4:7])
+	wantLabels(t, mustRead(t, s, b, 0, 0), bs)
+	// Removing what is removed already is not an error and changes nothing.
+	if err := tr.TruncateBefore(ctx, a, 2); err != nil {
+		t.Fatalf("truncate before 2 after 4: %v", err)
+	}
+	wantLabels(t, mustRead(t, s, a, 0, 0), as[4:])
+	// Versions and expected versions go on.
+	var conflict *events.VersionConflictError
+	if _, err := s.Append(ctx, a, events.Exactly(3), ev("late")); !errors.As(err, &conflict) || conflict.Actual != 9 {
+		t.Fatalf("append at a removed version: %v", err)
+	}
+	if _, err := s.Append(ctx, a, events.NoStream, ev("new")); !errors.Is(err, events.ErrVersionConflict) {
+		t.Fatalf("append with NoStream to a truncated stream: %v", err)
+	}
+	more := ev("a-10")
+	if res := mustAppend(t, s, a, events.Exactly(9), more); res.Version != 10 {
+		t.Fatalf("append after truncation landed at version %d, want 10", res.Version)
+	}
+	// The last event is never removed.
+	if err := tr.TruncateBefore(ctx, a, 11); !errors.Is(err, events.ErrTruncateRange) {
+		t.Fatalf("truncate past the last event: %v", err)
+	}
+	wantLabels(t, mustRead(t, s, a, 0, 0), append(as[4:10:10], more))
+	if err := tr.TruncateBefore(ctx, a, 10); err != nil {
+		t.Fatalf("truncate before the last event: %v", err)
+	}
+	wantLabels(t, mustRead(t, s, a, 0, 0), []events.Proposed{more})
+	if got, err := s.ReadStream(ctx, a, 11, 0); err != nil || len(got) != 0 {
+		t.Fatalf("read past the end of a truncated stream: %v, %v", labels(got), err)
+	}
+	if err := tr.TruncateBefore(ctx, stream(), 1); !errors.Is(err, events.ErrStreamNotFound) {
+		t.Fatalf("truncate a missing stream: %v", err)
+	}
+	// The global log still reads, in order, everything the streams hold.
+	all := readAllPaged(t, s, events.Start, 3)
+	var ga, gb []events.Recorded
+	for _, r := range all {
+		switch {
+		case r.Stream == b:
+			gb = append(gb, r)
+		case r.Stream == a && r.Version >= 10:
+			ga = append(ga, r)
+		}
+	}
+	wantLabels(t, gb, bs)
+	wantLabels(t, ga, []events.Proposed{more})
+	for i := 1; i < len(all); i++ {
+		if !all[i-1].Position.Less(all[i].Position) {
+			t.Fatalf("global log out of order at %d: %s then %s", i, all[i-1].Position, all[i].Position)
 		}
 	}
 }

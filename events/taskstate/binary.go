@@ -19,8 +19,11 @@ var ErrBinary = errors.New("taskstate: bad binary state")
 // layout takes a new one, and the reader keeps reading the older ones:
 // snapshot records written by an earlier build are read at the next start.
 // Version 1 had no schedule exclusions; version 2 no overlap,
-// pause_after_failures, failure count or pause reason.
-const binaryVersion = 3
+// pause_after_failures, failure count or pause reason; version 3 no
+// history retention (Spec.HistoryRetention and the compaction fields,
+// written last). Since TaskCompacted events carry this form, every version
+// stays readable.
+const binaryVersion = 4
 
 // The binary form is the compact copy of a State that a scheduler keeps
 // for a task with no actor in memory (docs/architecture.md). It is not a
@@ -70,6 +73,13 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	w.str(s.PauseReason)
 	w.time(s.CreatedAt)
 	w.time(s.UpdatedAt)
+	w.int(int64(s.Spec.HistoryRetention))
+	w.uint(s.Compacted)
+	w.time(s.CompactedAt)
+	w.time(s.CompactedThrough)
+	w.time(s.FirstAt)
+	w.time(s.DeletedAt)
+	w.str(s.DeleteReason)
 	return w.b, nil
 }
 
@@ -121,6 +131,15 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	}
 	st.CreatedAt = r.time()
 	st.UpdatedAt = r.time()
+	if r.version >= 4 {
+		st.Spec.HistoryRetention = time.Duration(r.int())
+		st.Compacted = r.uint()
+		st.CompactedAt = r.time()
+		st.CompactedThrough = r.time()
+		st.FirstAt = r.time()
+		st.DeletedAt = r.time()
+		st.DeleteReason = r.str()
+	}
 	if r.err != nil {
 		return r.err
 	}

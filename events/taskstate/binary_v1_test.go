@@ -23,6 +23,14 @@ func TestBinaryReadsVersion1(t *testing.T) { readOlder(t, "testdata/state_v1.hex
 // testdata made with that build's AppendBinary from random states).
 func TestBinaryReadsVersion2(t *testing.T) { readOlder(t, "testdata/state_v2.hex", 2) }
 
+// TestBinaryReadsVersion3 does the same for states of the build before
+// history retention (version 3). testdata/state_v3.hex was made from
+// random states with no retention fields, written by this build's
+// AppendBinary, cut of the retention fields (seven zero bytes at the end)
+// and marked version 3: the layout of version 3 is version 4's without
+// that tail.
+func TestBinaryReadsVersion3(t *testing.T) { readOlder(t, "testdata/state_v3.hex", 3) }
+
 func readOlder(t *testing.T, path string, version byte) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -47,16 +55,20 @@ func readOlder(t *testing.T, path string, version byte) {
 		if version == 1 && s.Spec.Schedule.Exclude != nil {
 			t.Fatalf("state %d: exclusions %q read from version 1", i, s.Spec.Schedule.Exclude)
 		}
-		if p := s.Spec.Policy; p.Overlap != "" || p.PauseAfterFailures != 0 || s.Failures != 0 || s.PauseReason != "" {
+		if p := s.Spec.Policy; version < 3 && (p.Overlap != "" || p.PauseAfterFailures != 0 || s.Failures != 0 || s.PauseReason != "") {
 			t.Fatalf("state %d: fields of version 3 read from version %d: %+v", i, version, s)
 		}
-		v3, err := s.AppendBinary(nil)
+		if s.Spec.HistoryRetention != 0 || s.Compacted != 0 || !s.CompactedAt.IsZero() || !s.CompactedThrough.IsZero() ||
+			!s.FirstAt.IsZero() || !s.DeletedAt.IsZero() || s.DeleteReason != "" {
+			t.Fatalf("state %d: fields of version 4 read from version %d: %+v", i, version, s)
+		}
+		v4, err := s.AppendBinary(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var again taskstate.State
-		if err := again.UnmarshalBinary(v3); err != nil || v3[0] != 3 {
-			t.Fatalf("state %d: written again (version %d): %v", i, v3[0], err)
+		if err := again.UnmarshalBinary(v4); err != nil || v4[0] != 4 {
+			t.Fatalf("state %d: written again (version %d): %v", i, v4[0], err)
 		}
 		if !reflect.DeepEqual(again, s) {
 			t.Fatalf("state %d: written again and read it is\n%+v\nnot\n%+v", i, again, s)

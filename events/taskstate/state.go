@@ -108,6 +108,9 @@ type Spec struct {
 	// ToleranceSet makes a zero Tolerance mean zero rather than "default"
 	// in a command. It is not recorded: events carry the tolerance itself.
 	ToleranceSet bool
+	// HistoryRetention is how long the task's events are kept (DESIGN
+	// §8.3); zero: the scheduler's default.
+	HistoryRetention time.Duration
 }
 
 // State is a task as its events leave it. It is a value: Evolve returns a
@@ -166,6 +169,21 @@ type State struct {
 	// that of the latest event.
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Compacted is the version of the stream's latest TaskCompacted (zero:
+	// none), CompactedAt the time it was decided, and CompactedThrough the
+	// time of the last event it covers: once that is older than the task's
+	// retention, the events before Compacted may be removed.
+	Compacted        uint64
+	CompactedAt      time.Time
+	CompactedThrough time.Time
+	// FirstAt is the time of the stream's first event (kept across a
+	// TaskCompacted, which carries it).
+	FirstAt time.Time
+	// DeletedAt and DeleteReason are the time and reason of this
+	// incarnation's TaskDeleted (zero while not deleted), so that a
+	// TaskCompacted carries them.
+	DeletedAt    time.Time
+	DeleteReason string
 }
 
 // Exists reports whether the task was created.
@@ -318,6 +336,9 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 func (s *State) Apply(meta events.Metadata, e events.Event) {
 	s.UpdatedAt = meta.At
 	s.Version = meta.Version
+	if meta.Version == 0 {
+		s.FirstAt = meta.At
+	}
 	switch ev := e.(type) {
 	case events.TaskCreated:
 		s.created(meta, e)
@@ -330,6 +351,7 @@ func (s *State) Apply(meta events.Metadata, e events.Event) {
 	case events.TaskResumed:
 		s.resumed(meta, e)
 	case events.TaskDeleted:
+		s.DeletedAt, s.DeleteReason = meta.At, e.(events.TaskDeleted).Reason
 		s.Status = StatusDeleted
 		s.Backlog = false
 		s.Retries = nil
@@ -348,7 +370,24 @@ func (s *State) Apply(meta events.Metadata, e events.Event) {
 		s.checkpointSaved(e)
 	case events.RunCompleted, events.RunFailed, events.RunForcedEnd, events.RunDropped:
 		s.ended(meta, e)
+	case events.TaskCompacted:
+		s.compacted(meta, e)
 	}
+}
+
+// compacted starts the fold again from the state the event carries: in a
+// stream whose events before it were removed, that is the state they left;
+// in a whole stream, it is the state the fold already holds there. A body
+// that does not hold a state (it cannot be decoded) leaves the state as it
+// is, with only the compaction noted.
+func (s *State) compacted(meta events.Metadata, ev events.Event) {
+	e := ev.(events.TaskCompacted)
+	var carried State
+	if err := carried.UnmarshalBinary(e.State); err == nil {
+		*s = carried
+	}
+	s.Version, s.UpdatedAt = meta.Version, meta.At
+	s.Compacted, s.CompactedAt, s.CompactedThrough = meta.Version, meta.At, e.ToAt
 }
 
 // ended closes the run e ended: a failure or a forced end keeps the retry
@@ -394,7 +433,7 @@ func (s *State) created(meta events.Metadata, ev events.Event) {
 	s.ID = e.TaskID
 	s.Spec = Spec{Name: e.Name, Owner: e.Owner, Kind: e.Kind, Payload: e.Payload, Schedule: e.Schedule,
 		Window: e.Window, Tolerance: e.Tolerance.D(), Timebox: e.Timebox.D(), Priority: e.Priority,
-		MaxWaiting: e.MaxWaiting, Policy: e.Policy}
+		MaxWaiting: e.MaxWaiting, Policy: e.Policy, HistoryRetention: e.HistoryRetention.D()}
 	s.Status = StatusActive
 	s.Backlog = false
 	s.NextRun = e.NextRun
@@ -404,6 +443,7 @@ func (s *State) created(meta events.Metadata, ev events.Event) {
 	s.Retries = nil
 	s.Failures, s.PauseReason = 0, ""
 	s.CreatedAt = meta.At
+	s.DeletedAt, s.DeleteReason = time.Time{}, ""
 }
 
 func (s *State) updated(ev events.Event) {
@@ -416,6 +456,7 @@ func (s *State) updated(ev events.Event) {
 	s.Spec.Priority = e.Priority
 	s.Spec.MaxWaiting = e.MaxWaiting
 	s.Spec.Policy = e.Policy
+	s.Spec.HistoryRetention = e.HistoryRetention.D()
 	if !e.NextRun.IsZero() { // an update without one keeps nextRun
 		s.NextRun = e.NextRun
 		s.NextSlot = nextSlot(e.NextRun, e.NextSlot)

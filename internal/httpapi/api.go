@@ -305,6 +305,24 @@ type createBody struct {
 	// MaxWaiting bounds the task's waiting runs (R18); absent: the default.
 	MaxWaiting *int `json:"max_waiting"`
 	policyBody
+	// HistoryRetention is how long the task's events are kept (DESIGN
+	// §8.3), a Go duration; absent or "0s": the server's default.
+	HistoryRetention *string `json:"history_retention"`
+}
+
+// historyRetention checks a history_retention the API is given.
+func historyRetention(s *string) (*time.Duration, error) {
+	if s == nil {
+		return nil, nil
+	}
+	d, err := parseDuration("history_retention", *s)
+	if err != nil {
+		return nil, err
+	}
+	if d < 0 {
+		return nil, &fieldErr{"history_retention", fmt.Sprintf("must not be negative, got %s", d)}
+	}
+	return &d, nil
 }
 
 // maxWaiting checks a max_waiting the API is given: the bound itself, never
@@ -397,6 +415,13 @@ func (b createBody) spec() (scheduler.TaskSpec, error) {
 		return s, err
 	}
 	pol.spec(&s)
+	hr, err := historyRetention(b.HistoryRetention)
+	if err != nil {
+		return s, err
+	}
+	if hr != nil {
+		s.HistoryRetention = *hr
+	}
 	return s, nil
 }
 
@@ -465,6 +490,9 @@ func sameSpec(t scheduler.Task, s scheduler.TaskSpec) bool {
 		return false
 	}
 	if s.MaxWaiting != 0 && t.MaxWaiting != s.MaxWaiting {
+		return false
+	}
+	if s.HistoryRetention != 0 && t.HistoryRetention != s.HistoryRetention {
 		return false
 	}
 	if !samePolicy(t, s) {
@@ -760,6 +788,9 @@ type updateBody struct {
 	// MaxWaiting replaces the bound on waiting runs (R18).
 	MaxWaiting *int `json:"max_waiting"`
 	policyBody
+	// HistoryRetention replaces the task's history retention; "0s"
+	// restores the server's default.
+	HistoryRetention *string `json:"history_retention"`
 }
 
 func (a *api) update(w http.ResponseWriter, r *http.Request) {
@@ -841,6 +872,10 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pol.update(&u)
+	if u.HistoryRetention, err = historyRetention(b.HistoryRetention); err != nil {
+		a.fail(w, err)
+		return
+	}
 	t, err := a.cfg.Scheduler.UpdateTask(r.Context(), id, u, opts...)
 	a.answer(w, r, t, err)
 }

@@ -47,7 +47,9 @@ type Range struct {
 // Page is a page of a task's audit trail.
 type Page struct {
 	TaskID uuid.UUID
-	// Created is the stream's first event (its TaskCreated).
+	// Created is the stream's first event: its TaskCreated, or the
+	// TaskCompacted it begins with once history retention removed the
+	// events before it (docs/decisions/0023-retention.md).
 	Created events.Recorded
 	// Events are the page's events, oldest first; Rows their rows.
 	Events []events.Recorded
@@ -57,7 +59,7 @@ type Page struct {
 }
 
 // Older reports whether events come before the page.
-func (p Page) Older() bool { return len(p.Events) > 0 && p.Events[0].Version > 0 }
+func (p Page) Older() bool { return len(p.Events) > 0 && p.Events[0].Version > p.Created.Version }
 
 // Newer reports whether events come after the page.
 func (p Page) Newer() bool { return len(p.Events) > 0 && p.Events[len(p.Events)-1].Version < p.Head }
@@ -67,6 +69,10 @@ type reader struct {
 	ctx    context.Context
 	st     events.Store
 	stream string
+	// first is the version of the stream's first event: 0, or that of the
+	// TaskCompacted it begins with once retention removed the events
+	// before it (docs/decisions/0023-retention.md).
+	first uint64
 }
 
 func (r reader) read(from uint64, limit int) ([]events.Recorded, error) {
@@ -128,10 +134,13 @@ func ReadPage(ctx context.Context, st events.Store, id uuid.UUID, rg Range) (Pag
 	if p.Created, err = r.at(0); err != nil {
 		return Page{}, err
 	}
+	// Nothing is left before the stream's first event (retention).
+	first := p.Created.Version
+	lo = max(lo, first)
 	if lo >= hi {
 		return p, nil
 	}
-	start := lo - min(lo, history.Lookback)
+	start := max(lo-min(lo, history.Lookback), first)
 	recs, err := r.read(start, int(hi-start))
 	if err != nil {
 		return Page{}, err
@@ -152,14 +161,14 @@ func ReadPage(ctx context.Context, st events.Store, id uuid.UUID, rg Range) (Pag
 // along a stream (one clock decides them), which the binary search relies
 // on.
 func (r reader) lastAtOrBefore(t time.Time, head uint64) (uint64, bool, error) {
-	first, err := r.at(0)
+	first, err := r.at(r.first)
 	if err != nil {
 		return 0, false, err
 	}
 	if first.At.After(t) {
 		return 0, false, nil
 	}
-	lo, hi := uint64(0), head+1 // At(lo) <= t; hi is past the answer
+	lo, hi := r.first, head+1 // At(lo) <= t; hi is past the answer
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		rec, err := r.at(mid)
@@ -189,10 +198,10 @@ func (r reader) lastAtOrBeforeNear(t time.Time, head, near uint64) (uint64, bool
 		// Back from near.
 		hi = near
 		for step := uint64(1); ; step *= 2 {
-			if hi == 0 {
+			if hi <= r.first {
 				return 0, false, nil
 			}
-			v := hi - min(hi, step)
+			v := hi - min(hi-r.first, step)
 			rec, err := r.at(v)
 			if err != nil {
 				return 0, false, err
@@ -250,6 +259,7 @@ func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, w
 	if err != nil {
 		return history.Explanation{}, err
 	}
+	r.first = created.Version
 	idx, ok, err := r.lastAtOrBefore(at, head)
 	if err != nil {
 		return history.Explanation{}, err
@@ -264,13 +274,13 @@ func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, w
 			}
 			window = ex.Window
 		}
-		hi := uint64(0)
+		hi := r.first
 		if h, ok, err := r.lastAtOrBefore(at.Add(window), head); err != nil {
 			return history.Explanation{}, err
 		} else if ok {
 			hi = h
 		}
-		recs, err := r.read(0, int(min(hi, MaxExplainEvents))+2)
+		recs, err := r.read(r.first, int(min(hi-r.first, MaxExplainEvents))+2)
 		if err != nil {
 			return history.Explanation{}, err
 		}
@@ -308,7 +318,7 @@ func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, w
 		return nil
 	}
 	fold := func(lo, hi uint64) (history.Explanation, error) {
-		start := lo - min(lo, history.Lookback)
+		start := max(lo-min(lo, history.Lookback), r.first)
 		if err := ensure(start, hi); err != nil {
 			return history.Explanation{}, err
 		}
@@ -321,12 +331,12 @@ func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, w
 		// that finds it starts windowFold events before at, or at the
 		// latest spec event of the look-back when that is earlier: one
 		// fold of a look-back, not two.
-		start := idx - min(idx, history.Lookback)
+		start := max(idx-min(idx, history.Lookback), r.first)
 		hi := min(idx+1, head)
 		if err := ensure(start, hi); err != nil {
 			return history.Explanation{}, err
 		}
-		s1 := idx - min(idx, windowFold)
+		s1 := max(idx-min(idx, windowFold), r.first)
 		for v := s1; v > start; v-- {
 			if t := have[v-1-from].Type; t == "TaskUpdated" || t == "TaskCreated" {
 				s1 = v - 1
@@ -343,7 +353,7 @@ func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, w
 	if l, ok, err := r.lastAtOrBeforeNear(at.Add(-window), head, idx); err != nil {
 		return history.Explanation{}, err
 	} else if !ok {
-		lo = 0 // the window starts before the task
+		lo = r.first // the window starts before the task (or what is left of it)
 	} else if l < lo {
 		lo = l
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/events/taskstate"
 	"github.com/cronactor/cronactor/projections/audit"
 	"github.com/cronactor/cronactor/projections/history"
 	"github.com/google/uuid"
@@ -235,5 +236,113 @@ func TestUnknownTask(t *testing.T) {
 	}
 	if _, err := audit.Explain(context.Background(), st, uuid.New(), t0, 0); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("explain of an unknown task: %v", err)
+	}
+}
+
+// After history retention removed the events before a TaskCompacted, the
+// pages stop at it: the oldest page begins with it and says nothing is
+// older, a page asked for before it is empty, and the rows from it on are
+// those of the whole stream (but for what its own row says was removed).
+func TestPagesAfterRetention(t *testing.T) {
+	st, id := longTask(t, 300)
+	ctx := context.Background()
+	stream := events.TaskStream(id)
+	recs, _ := readAll(t, st, id)
+	s, err := taskstate.Replay(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.MarshalBinary()
+	p, err := events.Propose(events.TaskCompacted{State: b, Events: len(recs), ToVersion: s.Version, FromAt: s.FirstAt, ToAt: s.UpdatedAt}, uuid.Nil, s.UpdatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.Append(ctx, stream, events.Exactly(s.Version), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := res.Version
+	_, whole := readAll(t, st, id)
+	if err := st.(events.Truncater).TruncateBefore(ctx, stream, cut); err != nil {
+		t.Fatal(err)
+	}
+	page, err := audit.ReadPage(ctx, st, id, audit.Range{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != 1 || page.Events[0].Type != "TaskCompacted" || page.Older() || page.Created.Version != cut {
+		t.Fatalf("the page after retention: %d events, older %v, created at %d", len(page.Events), page.Older(), page.Created.Version)
+	}
+	if got, want := page.Rows[0], whole[cut]; got.Status != want.Status || !same(got.NextRun, want.NextRun) || !same(got.LastRun, want.LastRun) ||
+		!strings.Contains(got.Detail, "removed") {
+		t.Fatalf("the TaskCompacted row %+v, want the state of %+v", got, want)
+	}
+	older, err := audit.ReadPage(ctx, st, id, audit.Range{Limit: 50, Before: u64(cut)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(older.Events) != 0 || len(older.Rows) != 0 {
+		t.Fatalf("a page before the cut has %d events", len(older.Events))
+	}
+}
+
+// Explain reads a stream whose events before a TaskCompacted were removed:
+// at a time after the cut it says what the whole stream says of the task's
+// state; at a time before it, it answers from what is left, without error.
+func TestExplainAfterRetention(t *testing.T) {
+	st, id := longTask(t, 300)
+	ctx := context.Background()
+	stream := events.TaskStream(id)
+	recs, _ := readAll(t, st, id)
+	s, err := taskstate.Replay(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.MarshalBinary()
+	now := s.UpdatedAt.Add(time.Minute)
+	var ps []events.Proposed
+	add := func(e events.Event) {
+		p, err := events.Propose(e, uuid.Nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+		now = now.Add(20 * time.Second)
+	}
+	add(events.TaskCompacted{State: b, Events: len(recs), ToVersion: s.Version, FromAt: s.FirstAt, ToAt: s.UpdatedAt})
+	for n := 301; n <= 320; n++ {
+		rid := events.RunID(id, n)
+		add(events.RunEnqueued{RunID: rid, Run: n, Due: now, NextRun: now.Add(time.Minute), Slot: now})
+		add(events.RunStarted{RunID: rid, Run: n, Deadline: now.Add(30 * time.Second)})
+		add(events.RunCompleted{RunID: rid, Run: n})
+	}
+	if _, err := st.Append(ctx, stream, events.Exactly(s.Version), ps...); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := readAll(t, st, id)
+	cut := s.Version + 1
+	if err := st.(events.Truncater).TruncateBefore(ctx, stream, cut); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Time{whole[cut].At, whole[cut+5].At.Add(time.Second), whole[len(whole)-1].At, whole[len(whole)-1].At.Add(time.Hour)} {
+		for _, window := range []time.Duration{0, 5 * time.Minute} {
+			want, err := history.Explain(whole, at, window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := audit.Explain(ctx, st, id, at, window)
+			if err != nil {
+				t.Fatalf("explain at %s after retention: %v", at, err)
+			}
+			if got.Status != want.Status || len(got.Queued) != len(want.Queued) || len(got.Running) != len(want.Running) {
+				t.Fatalf("explain at %s, window %s: status %s, %d queued, %d running; want %s, %d, %d", at, window,
+					got.Status, len(got.Queued), len(got.Running), want.Status, len(want.Queued), len(want.Running))
+			}
+		}
+	}
+	for _, at := range []time.Time{t0, whole[cut/2].At, whole[cut-1].At} {
+		if _, err := audit.Explain(ctx, st, id, at, 0); err != nil {
+			t.Fatalf("explain at %s, before the cut: %v", at, err)
+		}
 	}
 }

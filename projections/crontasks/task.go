@@ -95,6 +95,12 @@ type Task struct {
 	// attempt); MissedRunPolicy "run_once" (the default) or "skip";
 	// MissedAfter, StartDeadline and HeartbeatTimeout null when unset
 	// (their defaults: one spacing; no deadline; no heartbeat check).
+	// HistoryRetention is the task's own history retention (DESIGN
+	// §8.3); absent when it sets none (the scheduler's default applies).
+	HistoryRetention events.Duration `json:"history_retention,omitempty"`
+	// Compacted is when the task's history was last compacted: its events
+	// before then may have been removed (absent: never).
+	CompactedAt      *time.Time       `json:"compacted_at,omitempty"`
 	Queue            string           `json:"queue"`
 	Retry            *Retry           `json:"retry"`
 	MissedRunPolicy  string           `json:"missed_run_policy"`
@@ -294,6 +300,22 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 			t.ForcedCount++
 		}
 	case events.CheckpointSaved:
+	case events.TaskCompacted:
+		if cur == nil {
+			// The stream begins here: the events before were removed
+			// (history retention). The state is exact; the counters
+			// count what remains, the runs open at the cut as enqueued
+			// (so pending_count stays exact; docs/decisions/0023-retention.md).
+			t.RunCount = 0
+			for _, r := range st.Open {
+				if st.Current(r) {
+					t.RunCount++
+				}
+			}
+			if st.Status == taskstate.StatusDeleted {
+				t.DeletedAt, t.DeleteReason = tp(st.DeletedAt), st.DeleteReason
+			}
+		}
 	default:
 		return nil, fmt.Errorf("crontasks: %s %s@%d: no rule to fold this event type", ev.EventType(), m.Stream, m.Version)
 	}
@@ -303,6 +325,8 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.setSchedule(st.Spec.Schedule, st.Spec.Window)
 	t.Status = st.Status.String()
 	t.MaxWaiting = st.Spec.WaitingBound()
+	t.HistoryRetention = events.Duration(st.Spec.HistoryRetention)
+	t.CompactedAt = tp(st.CompactedAt)
 	t.setPolicy(st.Spec.Policy)
 	t.ConsecutiveFailures = st.Failures
 	t.PauseReason = nil
@@ -424,7 +448,16 @@ func (t *Task) setRunState(st *taskstate.State) {
 	}
 }
 
-func isCreated(ev events.Event) bool { _, ok := ev.(events.TaskCreated); return ok }
+// isCreated reports an event that may start a task's row: its
+// TaskCreated, or the TaskCompacted a stream begins with once history
+// retention removed the events before it.
+func isCreated(ev events.Event) bool {
+	switch ev.(type) {
+	case events.TaskCreated, events.TaskCompacted:
+		return true
+	}
+	return false
+}
 
 // Fold is the task's state as the one fold of its stream leaves it, which
 // the row derives from; nil for a row decoded from the API's JSON.

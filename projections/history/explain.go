@@ -68,6 +68,8 @@ func (d Decision) Text(tf TimeFormat) string {
 			s += " (" + r.Detail + ")"
 		}
 		return s
+	case "TaskCompacted":
+		return fmt.Sprintf("%s's history was compacted%s: %s; the state it carries is the state before it", r.Task, rule, r.Detail)
 	case "SlotsMissed":
 		return fmt.Sprintf("%s ran nothing for %s%s: %s; next due at %s", r.Task, plural(r.Missed, "missed slot"), rule, r.Detail, next())
 	case "RunEnqueued":

@@ -177,8 +177,10 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		}
 	}
 	st := t.tasks[id]
+	_, compacted := ev.(events.TaskCompacted)
+	removed := st == nil && compacted // the stream begins with it: history retention removed the events before it
 	if st == nil {
-		if _, ok := ev.(events.TaskCreated); !ok {
+		if _, ok := ev.(events.TaskCreated); !ok && !compacted {
 			return Row{}, fmt.Errorf("%w: %s %s@%d comes before TaskCreated", ErrUnknownTask, ev.EventType(), m.Stream, m.Version)
 		}
 		st = &taskstate.State{}
@@ -248,6 +250,8 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.RetryAt, row.Backoff, row.NoRetry = tpp(e.RetryAt), e.Backoff.D(), e.NoRetry
 	case events.CheckpointSaved:
 		row.Run, row.RunID = e.Run, e.RunID
+	case events.TaskCompacted:
+		row.Detail = compactedDetail(e, removed)
 	default:
 		return Row{}, fmt.Errorf("history: %s %s@%d: no rule to fold this event type", ev.EventType(), m.Stream, m.Version)
 	}
@@ -283,6 +287,22 @@ func fill(row *Row, st *taskstate.State) {
 func (r Row) held() bool {
 	return r.Event == EventTick && r.Status == StatusActive && r.NextRun != nil && !r.NextRun.After(r.At) &&
 		r.MaxWaiting > 0 && r.Waiting >= r.MaxWaiting
+}
+
+// compactedDetail says what a TaskCompacted covers (history retention,
+// DESIGN §8.3): how many events, which versions, over what time, and
+// whether they were removed (the stream begins with it) or are still there.
+func compactedDetail(e events.TaskCompacted, removed bool) string {
+	state := "removed"
+	if !removed {
+		state = "to be removed"
+	}
+	s := fmt.Sprintf("%s %s: versions %d–%d, decided %s – %s", plural(e.Events, "event"), state, e.FromVersion, e.ToVersion,
+		e.FromAt.UTC().Format(time.RFC3339), e.ToAt.UTC().Format(time.RFC3339))
+	if e.Retention > 0 {
+		s += ", retention " + e.Retention.D().String()
+	}
+	return s
 }
 
 // ScheduleText is a schedule in words: "every 1m0s", `cron "30 2 * * *" in

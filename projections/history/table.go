@@ -119,6 +119,8 @@ func (r Row) Text(tf TimeFormat) string {
 			return fmt.Sprintf("%s is finished (%s)", r.Task, r.Detail)
 		}
 		return r.Task + " is finished"
+	case "TaskCompacted":
+		return fmt.Sprintf("%s's history is compacted (%s)", r.Task, r.Detail)
 	case "TaskDeleted":
 		if r.Detail != "" {
 			return fmt.Sprintf("%s is deleted (%s)", r.Task, r.Detail)

@@ -135,6 +135,9 @@ type Update struct {
 	// skip); PauseAfterFailures its pause_after_failures (0: never pause).
 	Overlap            *string
 	PauseAfterFailures *int
+	// HistoryRetention, when not nil, replaces the task's history
+	// retention (DESIGN §8.3); 0 restores the scheduler's default.
+	HistoryRetention *time.Duration
 	// PayloadKind, when set, is the kind the new Payload was checked for
 	// (by the kind's handler, outside the rules): a task of another kind —
 	// deleted and created again since — refuses the update.
@@ -358,6 +361,9 @@ func validateSpec(s Spec) error {
 	if err := validateMaxWaiting(s.MaxWaiting); err != nil {
 		return err
 	}
+	if s.HistoryRetention < 0 {
+		return &FieldError{"history_retention", fmt.Sprintf("must not be negative, got %s", s.HistoryRetention)}
+	}
 	return validatePolicy(s)
 }
 
@@ -478,6 +484,8 @@ func decide(sp *State, cmd Command, now time.Time) ([]events.Event, error) {
 		return []events.Event{events.CheckpointSaved{RunID: c.RunID, Run: r.Number, Checkpoint: c.Checkpoint}}, nil
 	case ForceEnd:
 		return decideForceEnd(s, c, now)
+	case Compact:
+		return decideCompact(s, c)
 	}
 	return nil, fmt.Errorf("%w: %T", ErrUnknownCommand, cmd)
 }
@@ -585,6 +593,9 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	if c.MaxWaiting != nil {
 		spec.MaxWaiting = *c.MaxWaiting
 	}
+	if c.HistoryRetention != nil {
+		spec.HistoryRetention = *c.HistoryRetention
+	}
 	spec.Policy = updatedPolicy(spec.Policy, c)
 	if m := spec.Window.MaxRuns; rescheduled && m > 0 && s.Scheduled >= m {
 		return nil, &FieldError{"max_runs", fmt.Sprintf("the task has made %d scheduled runs already, got %d", s.Scheduled, m)}
@@ -618,13 +629,14 @@ func decideUpdate(s State, c Update, now time.Time) ([]events.Event, error) {
 	}
 	if spec.Schedule.Equal(s.Spec.Schedule) && spec.Window.Equal(s.Spec.Window) && spec.Tolerance == s.Spec.Tolerance &&
 		spec.Timebox == s.Spec.Timebox && spec.Priority == s.Spec.Priority && bytes.Equal(spec.Payload, s.Spec.Payload) &&
-		next.Equal(s.NextRun) && spec.MaxWaiting == s.Spec.MaxWaiting && samePolicy(spec.Policy, s.Spec.Policy) {
+		next.Equal(s.NextRun) && spec.MaxWaiting == s.Spec.MaxWaiting && samePolicy(spec.Policy, s.Spec.Policy) &&
+		spec.HistoryRetention == s.Spec.HistoryRetention {
 		return nil, nil
 	}
 	u := events.TaskUpdated{Payload: spec.Payload, Schedule: spec.Schedule, Window: spec.Window,
 		Tolerance: events.Duration(spec.Tolerance), Timebox: events.Duration(spec.Timebox),
 		Priority: spec.Priority, NextRun: next, Rescheduled: rescheduled,
-		MaxWaiting: spec.MaxWaiting, Policy: spec.Policy}
+		MaxWaiting: spec.MaxWaiting, Policy: spec.Policy, HistoryRetention: events.Duration(spec.HistoryRetention)}
 	if !nextSlot.Equal(next) {
 		u.NextSlot = events.TimePtr(nextSlot)
 	}
@@ -725,7 +737,7 @@ func decideCreate(s State, c Create, now time.Time) ([]events.Event, error) {
 	created := events.TaskCreated{TaskID: c.TaskID, Name: spec.Name, Owner: spec.Owner, Kind: spec.Kind,
 		Payload: spec.Payload, Schedule: spec.Schedule, Window: spec.Window, Tolerance: events.Duration(spec.Tolerance),
 		Timebox: events.Duration(spec.Timebox), Priority: spec.Priority, NextRun: next,
-		MaxWaiting: spec.MaxWaiting, Policy: spec.Policy}
+		MaxWaiting: spec.MaxWaiting, Policy: spec.Policy, HistoryRetention: events.Duration(spec.HistoryRetention)}
 	if !slot.Equal(next) {
 		created.NextSlot = events.TimePtr(slot)
 	}

@@ -11,6 +11,9 @@
 //     no position in the answer);
 //   - Streams.Read of one stream and of $all, forwards and backwards, with a
 //     count or as a subscription, with stream-name and event-type filters;
+//   - a stream's truncate-before ($tb in the latest "$metadata" event of
+//     its "$$" stream, which SetStreamMetadata writes): stream reads skip the
+//     revisions below it, $all still holds them (no scavenge);
 //   - ServerFeatures.GetSupportedMethods, which the client calls on connect;
 //   - Gossip.Read, naming this node as the only, alive leader.
 //

@@ -2,6 +2,7 @@ package esdbtestserver
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"sort"
 	"sync"
 	"time"
@@ -238,4 +239,23 @@ func uuidFromBits(most, least int64) uuid.UUID {
 	binary.BigEndian.PutUint64(id[:8], uint64(most))
 	binary.BigEndian.PutUint64(id[8:], uint64(least))
 	return id
+}
+
+// truncateBefore is the $tb of stream's metadata: the latest "$metadata"
+// event of "$$" + stream, 0 when it has none or it does not parse.
+func (l *eventLog) truncateBefore(stream string) uint64 {
+	meta := l.snapshotStream("$$" + stream)
+	for i := len(meta) - 1; i >= 0; i-- {
+		if meta[i].typ != "$metadata" {
+			continue
+		}
+		var m struct {
+			TB *uint64 `json:"$tb"`
+		}
+		if json.Unmarshal(meta[i].data, &m) != nil || m.TB == nil {
+			return 0
+		}
+		return *m.TB
+	}
+	return 0
 }

@@ -259,6 +259,10 @@ func (s *streamsService) readStream(name string, so *api.ReadReq_Options_StreamO
 		}}})
 	}
 	last := uint64(len(recs) - 1)
+	// Truncate-before ($tb in the stream's metadata, the latest event of
+	// "$$" + name): reads skip the revisions below it, as EventStoreDB's
+	// do before a scavenge removes them; $all keeps them.
+	tb := s.log.truncateBefore(name)
 	var from uint64
 	switch v := so.GetRevisionOption().(type) {
 	case *api.ReadReq_Options_StreamOptions_Revision:
@@ -279,7 +283,7 @@ func (s *streamsService) readStream(name string, so *api.ReadReq_Options_StreamO
 		if from > last {
 			from = last
 		}
-		for i := int64(from); i >= 0 && sent < count; i-- {
+		for i := int64(from); i >= 0 && uint64(i) >= tb && sent < count; i-- {
 			if err := send(recs[i]); err != nil {
 				return err
 			}
@@ -287,7 +291,7 @@ func (s *streamsService) readStream(name string, so *api.ReadReq_Options_StreamO
 		}
 		return nil
 	}
-	for i := from; i <= last && sent < count; i++ {
+	for i := max(from, tb); i <= last && sent < count; i++ {
 		if err := send(recs[i]); err != nil {
 			return err
 		}
