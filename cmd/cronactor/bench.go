@@ -93,6 +93,19 @@ func benchProgress(env *cliEnv) bench.Progress {
 }
 
 // printJSON prints v as one JSON object on its own line.
+// printResult prints a bench's result r, unless err: as one JSON object
+// with asJSON, as its text otherwise.
+func printResult[R interface{ Text() string }](env *cliEnv, asJSON bool, r R, err error) error {
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(env, r)
+	}
+	_, err = fmt.Fprintln(env.stdout, r.Text())
+	return err
+}
+
 func printJSON(env *cliEnv, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -133,11 +146,7 @@ func runBenchStore(ctx context.Context, env *cliEnv, args []string) error {
 	defer env.progress.done()
 	cfg := bench.StoreConfig{Writers: *writers, Duration: *duration, Dir: *dir, Postgres: *pgURL, Progress: benchProgress(env)}
 	return bench.Store(ctx, cfg, func(r bench.StoreResult) error {
-		if *asJSON {
-			return printJSON(env, r)
-		}
-		_, err := fmt.Fprintln(env.stdout, r.Text())
-		return err
+		return printResult(env, *asJSON, r, nil)
 	})
 }
 
@@ -167,14 +176,7 @@ func runBenchProjections(ctx context.Context, env *cliEnv, args []string) error 
 	defer env.progress.done()
 	r, err := bench.Projections(ctx, bench.ProjectionsConfig{Writers: *writers, Duration: *duration, Rounds: *rounds,
 		MemoryView: *memView, Dir: *dir, Progress: benchProgress(env)})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(env, r)
-	}
-	_, err = fmt.Fprintln(env.stdout, r.Text())
-	return err
+	return printResult(env, *asJSON, r, err)
 }
 
 func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
@@ -212,14 +214,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer env.progress.done()
 	r, err := bench.Scheduler(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(env, r)
-	}
-	_, err = fmt.Fprintln(env.stdout, r.Text())
-	return err
+	return printResult(env, *asJSON, r, err)
 }
 
 // restartChild runs exe's hidden restart command.
@@ -312,14 +307,7 @@ func runBenchLag(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer env.progress.done()
 	r, err := bench.Lag(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(env, r)
-	}
-	_, err = fmt.Fprintln(env.stdout, r.Text())
-	return err
+	return printResult(env, *asJSON, r, err)
 }
 
 func runBenchHistory(ctx context.Context, env *cliEnv, args []string) error {
@@ -341,14 +329,7 @@ func runBenchHistory(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer env.progress.done()
 	r, err := bench.History(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(env, r)
-	}
-	_, err = fmt.Fprintln(env.stdout, r.Text())
-	return err
+	return printResult(env, *asJSON, r, err)
 }
 
 func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
@@ -437,12 +418,5 @@ func runBenchBacklog(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer env.progress.done()
 	r, err := bench.Backlog(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(env, r)
-	}
-	_, err = fmt.Fprintln(env.stdout, r.Text())
-	return err
+	return printResult(env, *asJSON, r, err)
 }
