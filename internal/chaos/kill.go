@@ -407,19 +407,7 @@ func ReadLogCopy(ctx context.Context, dir, scratch string) ([]events.Recorded, e
 		return nil, fmt.Errorf("chaos: open the copy of the store: %w", err)
 	}
 	defer s.Close()
-	var out []events.Recorded
-	after := events.Start
-	for {
-		page, err := s.ReadAll(ctx, after, 10000)
-		if err != nil {
-			return nil, err
-		}
-		if len(page) == 0 {
-			return out, nil
-		}
-		out = append(out, page...)
-		after = page[len(page)-1].Position
-	}
+	return readLog(ctx, s)
 }
 
 // readPostgresLog reads the whole global log of the Postgres store at url.
@@ -429,6 +417,11 @@ func readPostgresLog(ctx context.Context, url string) ([]events.Recorded, error)
 		return nil, fmt.Errorf("chaos: open the Postgres store: %w", err)
 	}
 	defer s.Close()
+	return readLog(ctx, s)
+}
+
+// readLog reads the whole global log of s, a page at a time.
+func readLog(ctx context.Context, s events.Store) ([]events.Recorded, error) {
 	var out []events.Recorded
 	after := events.Start
 	for {
