@@ -82,11 +82,6 @@ func (s *Scheduler) latestRecord(ctx context.Context, id uuid.UUID) (string, boo
 	return string(v), found
 }
 
-// actorLoad is the task actors' task.Config.Load: loadTask.
-func (s *Scheduler) actorLoad(ctx context.Context, id uuid.UUID) (rules.State, events.Position, error) {
-	return s.loadTask(ctx, id)
-}
-
 // Record implements task.Recorder: a live actor's state becomes its task's
 // snapshot record, written by the next sweep.
 func (r *registry) Record(id uuid.UUID, st *rules.State, pos events.Position) {

@@ -781,7 +781,7 @@ type Scheduler struct {
 	// snap is what keeps the tasks' snapshots (snapshot.go), nil without.
 	snap *snapshots
 	// loaders holds a token per load reading the store (Config.Loaders);
-	// load is actorLoad, made once for every task actor's config.
+	// load is loadTask, made once for every task actor's config.
 	loaders chan struct{}
 	load    func(context.Context, uuid.UUID) (rules.State, events.Position, error)
 	// vacated counts the slots emptied (a task deleted and idle, or whose
@@ -871,7 +871,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}))
 	}
 	s.deadLetters = counted.WatchPrefix(s.sys, c, s.prefix, hostMessage)
-	s.host, s.load = s.hostRequest, s.actorLoad
+	s.host, s.load = s.hostRequest, s.loadTask
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
