@@ -182,11 +182,12 @@ func TestResultsCarryTheContractFields(t *testing.T) {
 	wantNumbers(t, m, "load", "tick_ms", "peak_runs_per_s", "rate_per_s", "runs_per_s", "lag_p50_ms", "lag_max_ms",
 		"tick_wait_p99_ms", "due_lag_p50_ms", "due_lag_p99_ms", "load_avg_1m", "ticks", "tick_p99_median_ms", "ticks_over_50ms")
 	for _, v := range []any{SchedulerResult{Peers: []PeerResult{peer}}, LagResult{Peers: []PeerResult{peer}}} {
-		ps, ok := jsonFields(t, v)["peers"].([]any)
+		// Keyed by name: DESIGN.md §8.1 reads peers.river.runs_per_s.
+		ps, ok := jsonFields(t, v)["peers"].(map[string]any)
 		if !ok || len(ps) != 1 {
 			t.Fatalf("peers %v", jsonFields(t, v)["peers"])
 		}
-		p := ps[0].(map[string]any)
+		p := ps["p"].(map[string]any)
 		wantNumbers(t, p, "jobs", "runs_per_s", "lag_p50_ms", "lag_p99_ms", "setup_s", "runs_s")
 		if p["label"] != PeerLabel || p["peer"] != "p" {
 			t.Errorf("peer %v", p)
@@ -357,8 +358,8 @@ func TestLagSmoke(t *testing.T) {
 	case len(res.Peers) != 0 || res.PeersNote != "not asked":
 		t.Errorf("peers %+v (%s)", res.Peers, res.PeersNote)
 	}
-	if ps, ok := jsonFields(t, res)["peers"].([]any); !ok || len(ps) != 0 {
-		t.Errorf("peers not measured must read [], not %v", jsonFields(t, res)["peers"])
+	if ps, ok := jsonFields(t, res)["peers"].(map[string]any); !ok || len(ps) != 0 {
+		t.Errorf("peers not measured must read {}, not %v", jsonFields(t, res)["peers"])
 	}
 }
 

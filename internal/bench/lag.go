@@ -119,8 +119,8 @@ type LagResult struct {
 	// RawEventsPerS is the store's raw append limit measured in the same
 	// run (as in `bench scheduler`).
 	RawEventsPerS float64      `json:"raw_events_per_s"`
-	Peers         []PeerResult `json:"peers"`
-	PeersNote     string       `json:"peers_note,omitempty"`
+	Peers         PeerResults `json:"peers"`
+	PeersNote     string      `json:"peers_note,omitempty"`
 	// LoadAvg1m is as in SchedulerResult.
 	LoadAvg1m float64 `json:"load_avg_1m"`
 }

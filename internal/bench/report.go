@@ -95,7 +95,7 @@ func (r Report) Table() string {
 		row("history: explain a time in the middle, "+at, fmt.Sprintf("%.1f ms", h.ExplainMs), beside(h.BaselineExplainMs, h.ExplainRatio))
 	}
 	// The peers of the scheduler run, else of the lag run.
-	var peers []PeerResult
+	var peers PeerResults
 	var note string
 	var raw float64
 	var jobs int

@@ -52,6 +52,9 @@ type Result struct {
 	RunsPerS float64 `json:"runs_per_s"`
 	LagP50ms float64 `json:"lag_p50_ms"`
 	LagP99ms float64 `json:"lag_p99_ms"`
+	// Workers is River's worker count (0, left out: the in-memory peers
+	// have none).
+	Workers int `json:"workers,omitempty"`
 }
 
 // label says what a peer's figure is not: durable.
@@ -60,6 +63,8 @@ const label = "in memory, not durable"
 type peer struct {
 	name, module string
 	run          func(ctx context.Context, w *wave) error
+	// workers is the peer's worker count, 0 when it has none.
+	workers int
 	// label says what the figure is (label, riverLabel).
 	label string
 	// margin is how long before the due instant setup starts: setup must
@@ -81,7 +86,7 @@ var memPeers = []peer{
 
 // riverPeer is River on the database of o.
 func riverPeer(o riverOptions) peer {
-	return peer{name: "river", module: "github.com/riverqueue/river", run: runRiver(o), label: riverLabel,
+	return peer{name: "river", module: "github.com/riverqueue/river", run: runRiver(o), label: riverLabel, workers: o.workers,
 		margin: riverMargin, durable: true}
 }
 
@@ -219,7 +224,7 @@ func measure(ctx context.Context, p peer, n int) (Result, error) {
 	slices.Sort(w.lags)
 	return Result{Peer: p.name, Version: moduleVersion(p.module), Label: p.label, Jobs: n,
 		SetupS: setup.Seconds(), RunsS: runs.Seconds(), RunsPerS: float64(n) / runs.Seconds(),
-		LagP50ms: ms(pct(w.lags, 50)), LagP99ms: ms(pct(w.lags, 99))}, nil
+		LagP50ms: ms(pct(w.lags, 50)), LagP99ms: ms(pct(w.lags, 99)), Workers: p.workers}, nil
 }
 
 // once is a robfig/cron schedule that is due at one instant, then never
