@@ -118,7 +118,7 @@ type LagResult struct {
 	SlowTicks []SlowTick `json:"slow_ticks,omitempty"`
 	// RawEventsPerS is the store's raw append limit measured in the same
 	// run (as in `bench scheduler`).
-	RawEventsPerS float64      `json:"raw_events_per_s"`
+	RawEventsPerS float64     `json:"raw_events_per_s"`
 	Peers         PeerResults `json:"peers"`
 	PeersNote     string      `json:"peers_note,omitempty"`
 	// LoadAvg1m is as in SchedulerResult.
