@@ -36,6 +36,9 @@ type riverOptions struct {
 	// cooldown is the client's FetchCooldown: the least time between two
 	// fetches, which bounds River's rate at workers/cooldown.
 	cooldown time.Duration
+	// counted, when set, is told how many of the wave's jobs River's table
+	// holds as completed once the wave is over (tests).
+	counted func(n int)
 }
 
 // riverArgs is the no-op job: i is its index in the wave.
@@ -141,6 +144,18 @@ func runRiver(o riverOptions) func(ctx context.Context, w *wave) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+		}
+		// What River recorded, not only what it reported.
+		var recorded int
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "river_job"}.Sanitize()+
+			" WHERE state = 'completed' AND finalized_at IS NOT NULL").Scan(&recorded); err != nil {
+			return fmt.Errorf("river: count completed jobs: %w", err)
+		}
+		if o.counted != nil {
+			o.counted(recorded)
+		}
+		if recorded != w.n {
+			return fmt.Errorf("river: %d of %d jobs recorded completed", recorded, w.n)
 		}
 		return nil
 	}
