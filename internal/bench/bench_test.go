@@ -455,3 +455,43 @@ func TestSchedulerTraceFailsEarly(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerResultsJSON: the peers are one object keyed by name, in the
+// order measured, so that peers.river.runs_per_s reads River's rate; the
+// array earlier versions wrote is read too.
+func TestPeerResultsJSON(t *testing.T) {
+	ps := PeerResults{{Peer: "robfig/cron", Jobs: 1, RunsPerS: 10}, {Peer: "river", Jobs: 1, RunsPerS: 2, Workers: 64}}
+	b, err := json.Marshal(SchedulerResult{Peers: ps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Peers map[string]struct {
+			RunsPerS float64 `json:"runs_per_s"`
+			Workers  int     `json:"workers"`
+		} `json:"peers"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Peers["river"]; r.RunsPerS != 2 || r.Workers != 64 || len(m.Peers) != 2 {
+		t.Fatalf("peers.river %+v in %s", r, b)
+	}
+	if i, j := strings.Index(string(b), `"robfig/cron"`), strings.Index(string(b), `"river"`); i < 0 || j < i {
+		t.Errorf("order lost: %s", b)
+	}
+	var back SchedulerResult
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Peers) != 2 || back.Peers[1].Peer != "river" || back.Peers[0].RunsPerS != 10 {
+		t.Fatalf("round trip %+v %v", back.Peers, err)
+	}
+	var old SchedulerResult
+	if err := json.Unmarshal([]byte(`{"peers":[{"peer":"gocron","jobs":1,"runs_per_s":3}]}`), &old); err != nil || len(old.Peers) != 1 || old.Peers[0].Peer != "gocron" {
+		t.Fatalf("array form %+v %v", old.Peers, err)
+	}
+	if r, ok := back.Peers.Find("river"); !ok || r.RunsPerS != 2 {
+		t.Errorf("Find river: %+v %v", r, ok)
+	}
+	if b, _ := json.Marshal(SchedulerResult{Peers: PeerResults{}}); !strings.Contains(string(b), `"peers":{}`) {
+		t.Errorf("no peers: %s", b)
+	}
+}
