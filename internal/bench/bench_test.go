@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cronactor/cronactor/events/postgres/pgtest"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestConfigsNameTheFieldOutOfLimits(t *testing.T) {
@@ -86,9 +88,22 @@ func TestMain(m *testing.M) {
 			fmt.Println(`{"peer":"fake/a","version":"v1","label":"in memory, not durable","jobs":200,"setup_s":0.1,"runs_s":0.01,"runs_per_s":20000,"lag_p50_ms":1,"lag_p99_ms":2}`)
 			fmt.Println(`{"peer":"fake/b","version":"v2","label":"in memory, not durable","jobs":200,"setup_s":0.1,"runs_s":0.02,"runs_per_s":10000,"lag_p50_ms":3,"lag_p99_ms":4}`)
 			os.Exit(0)
+		case "fake-peers-args":
+			// River only when told a database, with the workers it was told.
+			fs := flag.NewFlagSet("fake-peers-args", flag.ExitOnError)
+			jobs := fs.Int("jobs", 0, "")
+			url := fs.String("postgres", "", "")
+			workers := fs.Int("workers", 0, "")
+			fs.Duration("poll", 0, "")
+			fs.Parse(os.Args[2:])
+			fmt.Printf(`{"peer":"fake/a","version":"v1","label":"in memory, not durable","jobs":%d,"runs_s":1,"runs_per_s":1}`+"\n", *jobs)
+			if *url != "" {
+				fmt.Printf(`{"peer":"river","version":"v0","label":"durable","jobs":%d,"runs_s":1,"runs_per_s":2,"workers":%d}`+"\n", *jobs, *workers)
+			}
+			os.Exit(0)
 		}
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 func self(t *testing.T) string {
@@ -311,15 +326,54 @@ func TestSchedulerSmoke(t *testing.T) {
 
 // fakePeers is a script running this test binary as the fake peers.
 func fakePeers(t *testing.T, exe string) string {
+	return fakePeersAs(t, exe, "fake-peers")
+}
+
+func fakePeersAs(t *testing.T, exe, mode string) string {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("the fake peers are a shell script")
 	}
 	p := filepath.Join(t.TempDir(), "peers")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\nexec '"+exe+"' fake-peers\n"), 0o755); err != nil {
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexec '"+exe+"' "+mode+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestSchedulerOnPostgres runs the smallest scheduler measurement on a
+// real Postgres: the wave completes there, the peers program is told the
+// database and our workers (so River runs on it), and the run's schema is
+// dropped afterwards.
+func TestSchedulerOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Postgres, takes seconds")
+	}
+	url := pgtest.URL(t)
+	res, err := Scheduler(context.Background(), SchedulerConfig{Tasks: 200, Workers: 8, Postgres: url,
+		Peers: Peers{Path: fakePeersAs(t, self(t), "fake-peers-args")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNumbers(t, jsonFields(t, res), schedulerContract...)
+	river, ok := res.Peers.Find("river")
+	switch {
+	case res.Store != "postgres" || res.Tasks != 200:
+		t.Errorf("store %q, tasks %d", res.Store, res.Tasks)
+	case !(res.RunsPerS > 0) || !(res.RawEventsPerS > 0) || res.RestartS != 0:
+		t.Errorf("runs/s %v, raw %v, restart %v", res.RunsPerS, res.RawEventsPerS, res.RestartS)
+	case !ok || river.Workers != 8 || river.Jobs != 200:
+		t.Errorf("peers %+v", res.Peers)
+	}
+	c, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var left int
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'cronactor_bench_%'").Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d bench schemas left (%v)", left, err)
+	}
 }
 
 // TestLagSmoke runs the smallest lag measurement: plausible values, the
