@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Append implements events.Store: the append joins the committer's next
@@ -60,89 +59,47 @@ func (s *Store) handOver(ctx context.Context, req *appendReq, stream string, exp
 	return nil
 }
 
-// commitLoop runs the groups two deep: while one group writes and commits
-// (its second round trip, and the WAL flush), the next begins and locks its
-// streams (its first). The next group leaves out the streams of the one in
-// flight, so no stream is in two groups at once: a stream's appends are
-// decided in the order they came, and a group retried after a deadlock
-// never waits for the next one. The next group writes only once the one in
-// flight has ended, so groups take their positions, commit and are answered
-// in the order they were formed.
 func (s *Store) commitLoop() {
 	defer close(s.stopped)
-	var inflight *group // writing, or retrying: not yet answered
-	finish := func() {
-		if inflight != nil {
-			<-inflight.finished
-			inflight = nil
-		}
-	}
-	defer finish()
-	closing := false
 	for {
-		var busy map[string]struct{}
-		if inflight != nil {
-			busy = inflight.streams
-		}
-		batch := s.intake.take(s.opts.MaxBatchEvents, busy)
+		batch := s.intake.take(s.opts.MaxBatchEvents)
 		if len(batch) == 0 {
-			if inflight != nil {
-				// Nothing, or only the streams in flight: wait for that group.
-				finish()
-				continue
-			}
-			if closing {
-				return
-			}
 			select {
 			case <-s.intake.wake:
+				continue
 			case <-s.done:
-				// Closed: decide what was queued before Close, then stop.
-				closing = true
 			}
-			continue
+			// Closed: decide what was queued before Close, then stop.
+			if batch = s.intake.take(s.opts.MaxBatchEvents); len(batch) == 0 {
+				return
+			}
 		}
-		g := s.begin(batch)
-		finish()
-		inflight = g
-		go s.commit(g)
+		s.commit(batch)
 	}
 }
 
-// group is one group commit: its appends, and its transaction once begun.
-type group struct {
-	batch    []*appendReq
-	streams  map[string]struct{}
-	names    []string // the streams, sorted, once each
-	finished chan struct{}
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	conn   *pgxpool.Conn
-	heads  map[string]*streamState
-	err    error // of begin: the transaction is not open
-}
-
-// commit ends g's transaction (retrying the whole group after a deadlock
-// or serialisation failure), answers its appends and closes g.finished.
-func (s *Store) commit(g *group) {
-	defer close(g.finished)
-	last, err := s.write(g)
-	for attempt := 1; err != nil && attempt <= 2 && retryable(err); attempt++ {
+// commit decides one group in one transaction and answers its appends.
+func (s *Store) commit(batch []*appendReq) {
+	var last uint64
+	var err error
+	for attempt := 0; ; attempt++ {
+		last, err = s.commitTx(batch)
+		if err == nil || attempt == 2 || !retryable(err) {
+			break
+		}
 		// A deadlock or serialisation failure decided nothing: again.
-		s.log.Warn("postgres append group retried", "error", err, "attempt", attempt)
-		for _, r := range g.batch {
+		s.log.Warn("postgres append group retried", "error", err, "attempt", attempt+1)
+		for _, r := range batch {
 			r.result, r.err = events.AppendResult{}, nil
 		}
-		last, err = s.write(s.begin(g.batch))
 	}
 	if err != nil {
 		err = fmt.Errorf("postgres: append: %w", classify(err))
-		s.log.Error("postgres append group failed", "error", err, "appends", len(g.batch))
+		s.log.Error("postgres append group failed", "error", err, "appends", len(batch))
 	} else if last > 0 {
 		s.advance(last)
 	}
-	for _, r := range g.batch {
+	for _, r := range batch {
 		if err != nil {
 			r.result, r.err = events.AppendResult{}, err
 		}
@@ -158,85 +115,71 @@ func retryable(err error) bool {
 // streamState is a stream's last version during a group (-1: no events).
 type streamState struct{ version int64 }
 
-// begin opens the group's transaction and locks its streams: BEGIN goes
-// with the locks, one round trip. An error is kept in the group (the
-// connection, given back in the middle of a transaction, is closed by the
-// pool).
-func (s *Store) begin(batch []*appendReq) *group {
-	g := &group{batch: batch, streams: make(map[string]struct{}, len(batch)), finished: make(chan struct{})}
-	names := make([]string, 0, len(batch))
-	for _, r := range batch {
-		if _, ok := g.streams[r.stream]; !ok {
-			g.streams[r.stream] = struct{}{}
-			names = append(names, r.stream)
-		}
-	}
-	slices.Sort(names)
-	g.names = names
-	g.ctx, g.cancel = context.WithTimeout(context.Background(), s.opts.OpTimeout)
-	conn, err := s.pool.Acquire(g.ctx)
+// commitTx runs the group's transaction; it sets each append's result or
+// its own error (a conflict), and returns the last position written (0:
+// none) or the error that failed the whole group.
+func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
+	defer cancel()
+	// BEGIN goes with the locks, COMMIT with the writes: two round trips
+	// for a group that conflicts nowhere. A connection given back in the
+	// middle of a transaction (any error below) is closed by the pool.
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		g.err = err
-		return g
+		return 0, err
 	}
-	g.conn = conn
+	defer conn.Release()
 	tx := conn.Conn()
 
 	// Lock the group's streams in name order (a row per stream, created
 	// empty if new), so two groups, of this process or another, wait for
 	// each other instead of deadlocking.
+	names := make([]string, 0, len(batch))
+	for _, r := range batch {
+		names = append(names, r.stream)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
 	lock := &pgx.Batch{}
 	lock.Queue(`BEGIN`)
 	lock.Queue(`INSERT INTO cronactor_streams (stream, version) SELECT unnest($1::text[]), -1 ON CONFLICT (stream) DO NOTHING`, names)
 	lock.Queue(`SELECT stream, version FROM cronactor_streams WHERE stream = ANY($1::text[]) ORDER BY stream FOR UPDATE`, names)
-	g.heads = make(map[string]*streamState, len(names))
-	br := tx.SendBatch(g.ctx, lock)
-	g.err = func() error {
-		for range 2 {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
+	heads := make(map[string]*streamState, len(names))
+	br := tx.SendBatch(ctx, lock)
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return 0, err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return 0, err
+	}
+	for rows.Next() {
+		var name string
+		var v int64
+		if err := rows.Scan(&name, &v); err != nil {
+			rows.Close()
+			br.Close()
+			return 0, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var name string
-			var v int64
-			if err := rows.Scan(&name, &v); err != nil {
-				return err
-			}
-			g.heads[name] = &streamState{version: v}
-		}
-		return rows.Err()
-	}()
-	if err := br.Close(); g.err == nil {
-		g.err = err
+		heads[name] = &streamState{version: v}
 	}
-	return g
-}
-
-// write decides each append of the begun group g, writes and commits: one
-// round trip for a group that conflicts nowhere. It sets each append's
-// result or its own error (a conflict), and returns the last position
-// written (0: none) or the error that failed the whole group. It gives
-// g's connection back.
-func (s *Store) write(g *group) (uint64, error) {
-	defer g.cancel()
-	if g.conn != nil {
-		defer g.conn.Release()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		br.Close()
+		return 0, err
 	}
-	if g.err != nil {
-		return 0, g.err
+	if err := br.Close(); err != nil {
+		return 0, err
 	}
-	ctx, tx, heads, names := g.ctx, g.conn.Conn(), g.heads, g.names
 
 	// Decide each append against its stream as the group leaves it.
 	var w writeSet
-	accepted := make([]*appendReq, 0, len(g.batch))
-	for _, r := range g.batch {
+	accepted := make([]*appendReq, 0, len(batch))
+	for _, r := range batch {
 		h := heads[r.stream]
 		var cur uint64
 		exists := h.version >= 0
@@ -289,7 +232,7 @@ func (s *Store) write(g *group) (uint64, error) {
 		FROM unnest($1::text[], $2::bigint[]) AS u(stream, version) WHERE s.stream = u.stream AND s.version <> u.version`, touched, versions)
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
 	wb.Queue(`COMMIT`)
-	br := tx.SendBatch(ctx, wb)
+	br = tx.SendBatch(ctx, wb)
 	var headPos int64
 	if err := br.QueryRow().Scan(&headPos); err != nil {
 		br.Close()

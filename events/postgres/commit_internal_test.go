@@ -41,7 +41,7 @@ func TestGroupConflictFailsOnlyItsAppend(t *testing.T) {
 		req(a, events.Exactly(0), "a1"),       // after a0, in the same group
 		req(b, events.Exactly(0), "b1"),
 	}
-	s.commit(s.begin(batch))
+	s.commit(batch)
 	for i, r := range batch {
 		<-r.done
 		if i == 1 {
@@ -69,43 +69,4 @@ func TestGroupConflictFailsOnlyItsAppend(t *testing.T) {
 	if h := s.Head(); h.Commit != p0+2 {
 		t.Fatalf("head %s after the group, want %d", h, p0+2)
 	}
-}
-
-// The committer's next group, formed while one is in flight, leaves out
-// that group's streams and keeps each stream's appends in the order they
-// came; a stream's appends queued behind a busy one wait with it.
-func TestTakeLeavesBusyStreamsInOrder(t *testing.T) {
-	q := newIntake()
-	r := func(stream string, n int) *appendReq {
-		return &appendReq{stream: stream, evs: make([]events.Proposed, n)}
-	}
-	a1, b1, a2, c1, b2, d1 := r("a", 1), r("b", 1), r("a", 1), r("c", 2), r("b", 1), r("d", 1)
-	for _, x := range []*appendReq{a1, b1, a2, c1, b2, d1} {
-		q.put(x)
-	}
-	busy := map[string]struct{}{"a": {}}
-	got := q.take(3, busy) // b1, c1 (3 events); b2 would exceed the bound
-	if len(got) != 2 || got[0] != b1 || got[1] != c1 {
-		t.Fatalf("first take %v", streamsOf(got))
-	}
-	if got := q.take(100, map[string]struct{}{"a": {}, "b": {}}); len(got) != 1 || got[0] != d1 {
-		t.Fatalf("second take %v", streamsOf(got))
-	}
-	if got := q.take(100, map[string]struct{}{"a": {}, "b": {}}); len(got) != 0 {
-		t.Fatalf("only busy streams left, took %v", streamsOf(got))
-	}
-	if got := q.take(100, nil); len(got) != 3 || got[0] != a1 || got[1] != a2 || got[2] != b2 {
-		t.Fatalf("last take %v, want a a b in the order queued", streamsOf(got))
-	}
-	if len(q.pending) != 0 {
-		t.Fatalf("%d left", len(q.pending))
-	}
-}
-
-func streamsOf(rs []*appendReq) []string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.stream)
-	}
-	return out
 }

@@ -51,34 +51,27 @@ func (q *intake) wakeUp() {
 	}
 }
 
-// take removes appends from the queue, oldest first, up to maxEvents
-// events (at least one append), leaving in it those of the streams in busy
-// (the group in flight): a stream's later appends stay behind its earlier
-// ones. It returns nothing when every queued append is of a busy stream.
-func (q *intake) take(maxEvents int, busy map[string]struct{}) []*appendReq {
+// take removes the appends at the head of the queue up to maxEvents events
+// (at least one append).
+func (q *intake) take(maxEvents int) []*appendReq {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var out []*appendReq
-	kept := q.pending[:0]
-	events, full := 0, false
-	for _, r := range q.pending {
-		if _, ok := busy[r.stream]; ok || full {
-			kept = append(kept, r)
-			continue
+	n, events := 0, 0
+	for n < len(q.pending) {
+		e := len(q.pending[n].evs)
+		if n > 0 && events+e > maxEvents {
+			break
 		}
-		if e := len(r.evs); len(out) > 0 && events+e > maxEvents {
-			full = true
-			kept = append(kept, r)
-			continue
-		}
-		events += len(r.evs)
-		out = append(out, r)
+		events += e
+		n++
 	}
-	clear(q.pending[len(kept):])
-	q.pending = kept
+	out := make([]*appendReq, n)
+	copy(out, q.pending[:n])
+	clear(q.pending[:n])
+	q.pending = q.pending[n:]
 	if len(q.pending) == 0 {
 		q.pending = nil
-	} else if len(out) > 0 {
+	} else {
 		q.wakeUp()
 	}
 	return out
