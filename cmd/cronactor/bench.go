@@ -192,6 +192,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	traceFile := fs.String("trace", "", "write a Go execution trace of the wave to `FILE` (go tool trace)")
 	storeKind := fs.String("store", "embedded", "store to measure: embedded or postgres (then River runs among the peers on the same database)")
 	pgURL := fs.String("postgres", env.getenv("CRONACTOR_POSTGRES"), "PostgreSQL connection `URL` for --store postgres (default $CRONACTOR_POSTGRES)")
+	riverWorkers := fs.Int("river-workers", 1000, "with --store postgres, River is measured with --workers workers and once more with this many (0: not)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("bench scheduler: this program's path, to restart it: %w", err)
 	}
-	cfg := bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Tick: *tick, Dir: *dir, Postgres: *pgURL, Peers: p,
+	cfg := bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Tick: *tick, Dir: *dir, Postgres: *pgURL, RiverWorkers: *riverWorkers, Peers: p,
 		Child: restartChild(exe), Profiles: bench.Profiles{CPU: *cpuProfile, Mem: *memProfile, Trace: *traceFile}, Progress: benchProgress(env)}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

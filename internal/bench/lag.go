@@ -197,7 +197,7 @@ func lagPeak(ctx context.Context, cfg LagConfig, dir string) (wave, error) {
 		return wave{}, err
 	}
 	defer s.Stop(context.Background())
-	return allDue(ctx, s, store, cfg.Tasks, "bench lag (peak)", Profiles{}, cfg.Progress)
+	return allDue(ctx, s, store, cfg.Tasks, 2000, "bench lag (peak)", Profiles{}, cfg.Progress)
 }
 
 // enqueued is what a RunEnqueued said about a run.

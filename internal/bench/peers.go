@@ -147,13 +147,20 @@ type peerArgs struct {
 	postgres string
 	workers  int
 	tick     time.Duration
+	// alsoWorkers, when > 0, has River measured once more with that many
+	// workers ("river-N-workers").
+	alsoWorkers int
 }
 
 func (a peerArgs) args() []string {
 	if a.postgres == "" {
 		return nil
 	}
-	return []string{"--postgres", a.postgres, "--workers", strconv.Itoa(a.workers), "--poll", a.tick.String()}
+	args := []string{"--postgres", a.postgres, "--workers", strconv.Itoa(a.workers), "--poll", a.tick.String()}
+	if a.alsoWorkers > 0 && a.alsoWorkers != a.workers {
+		args = append(args, "--also-workers", strconv.Itoa(a.alsoWorkers))
+	}
+	return args
 }
 
 // measureOn runs the peers binary with jobs jobs and parses what it prints.

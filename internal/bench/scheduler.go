@@ -54,6 +54,10 @@ type SchedulerConfig struct {
 	// afterwards, and the peers add River on the same database. The restart
 	// is not measured on Postgres (restart_s reads 0).
 	Postgres string
+	// RiverWorkers, with Postgres, has River measured a second time with
+	// this many workers (peers.river-N-workers), beside River with Workers
+	// (peers.river): 0, not; 1 to 10000.
+	RiverWorkers int
 	// Peers says where the peer schedulers' program is.
 	Peers Peers
 	// Profiles, when set, are where the creation and the wave write Go CPU
@@ -69,6 +73,9 @@ func (c SchedulerConfig) Validate() error {
 	}
 	if c.Workers < 1 || c.Workers > 10000 {
 		return fmt.Errorf("bench: SchedulerConfig.Workers %d: want 1 to 10000", c.Workers)
+	}
+	if c.RiverWorkers < 0 || c.RiverWorkers > 10000 {
+		return fmt.Errorf("bench: SchedulerConfig.RiverWorkers %d: want 0 to 10000", c.RiverWorkers)
 	}
 	if c.Tick != 0 && (c.Tick < time.Millisecond || c.Tick > time.Hour) {
 		return fmt.Errorf("bench: SchedulerConfig.Tick %s: want 1ms to 1h", c.Tick)
@@ -239,7 +246,7 @@ func schedulerPostgres(ctx context.Context, cfg SchedulerConfig, res SchedulerRe
 		return res, err
 	}
 	s.Stop(context.Background())
-	res.Peers, res.PeersNote, err = cfg.Peers.measureOn(ctx, cfg.Tasks, peerArgs{postgres: cfg.Postgres, workers: cfg.Workers, tick: cfg.tick()}, cfg.Progress)
+	res.Peers, res.PeersNote, err = cfg.Peers.measureOn(ctx, cfg.Tasks, peerArgs{postgres: cfg.Postgres, workers: cfg.Workers, tick: cfg.tick(), alsoWorkers: cfg.RiverWorkers}, cfg.Progress)
 	return res, err
 }
 
@@ -261,7 +268,13 @@ func schedulerWave(ctx context.Context, cfg SchedulerConfig, res SchedulerResult
 	if err := s.Start(ctx); err != nil {
 		return res, nil, err
 	}
-	w, err := allDue(ctx, s, store, cfg.Tasks, "bench scheduler", cfg.Profiles, cfg.Progress)
+	// Postgres creates fewer tasks a second than the embedded store: the
+	// wave is due later there.
+	rate := 2000
+	if cfg.Postgres != "" {
+		rate = 500
+	}
+	w, err := allDue(ctx, s, store, cfg.Tasks, rate, "bench scheduler", cfg.Profiles, cfg.Progress)
 	if err != nil {
 		s.Stop(context.Background())
 		return res, nil, err
@@ -297,7 +310,7 @@ type wave struct {
 // instant far enough ahead that creation ends first, measures the memory
 // they hold while idle, and times the wave until every run completed. It
 // writes the profiles prof names.
-func allDue(ctx context.Context, s *scheduler.Scheduler, store waveStore, n int, name string, prof Profiles, progress Progress) (wave, error) {
+func allDue(ctx context.Context, s *scheduler.Scheduler, store waveStore, n, createRate int, name string, prof Profiles, progress Progress) (wave, error) {
 	var w wave
 	if err := prof.writeAllocs(".start"); err != nil {
 		return w, err
@@ -323,9 +336,10 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store waveStore, n int,
 	}
 	createStart, createCPU := time.Now(), cpuTime()
 	// All due at one instant, far enough ahead that creation finishes first
-	// even at 2,000 tasks/s (a 2-core machine busy with other work creates
-	// about 2,700/s; an idle one about 8,000/s).
-	due := createStart.Add(time.Duration(n/2000+5) * time.Second).UTC().Truncate(time.Second)
+	// even at createRate tasks/s (on the embedded store 2,000: a 2-core
+	// machine busy with other work creates about 2,700/s; an idle one about
+	// 8,000/s; on Postgres 500: about 2,100/s at load average 15).
+	due := createStart.Add(time.Duration(n/createRate+5) * time.Second).UTC().Truncate(time.Second)
 	if err := createTasks(ctx, s, n, func(i int) scheduler.TaskSpec {
 		return scheduler.TaskSpec{Name: fmt.Sprintf("t%07d", i), Owner: "bench", Kind: "noop", Interval: time.Hour, FirstRun: due}
 	}); err != nil {
@@ -447,6 +461,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // Text is the result as lines for people: ours first, then the peers.
 func (res SchedulerResult) Text() string {
 	var b strings.Builder
+	if res.Store == "postgres" {
+		b.WriteString("store=postgres ")
+	}
 	fmt.Fprintf(&b, "tasks=%d workers=%d tick=%.0fms: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task, RSS %s/task | CPU %.1fµs/run, %.1fµs/task created | %.0f allocs (%.0f B)/run, %.0f allocs/task created",
 		res.Tasks, res.Workers, res.TickMs, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask,
 		rssText(res.RSSBytesPerTask, res.RSSMeasured), res.CPUusPerRun, res.CreateCPUusPerTask, res.AllocsPerRun, res.AllocBytesPerRun, res.CreateAllocsPerTask)
@@ -455,6 +472,11 @@ func (res SchedulerResult) Text() string {
 			res.RestartS, res.RestartStartS, res.TickMs, res.RestartRSSBytesPerTask)
 	}
 	b.WriteString(peersText(res.Peers, res.PeersNote, res.RawEventsPerS))
+	for _, p := range res.Peers {
+		if p.Peer == "river" || strings.HasPrefix(p.Peer, "river-") {
+			fmt.Fprintf(&b, "\ncronactor / %s: %.2f× (bar ≥ 1.5× on the same Postgres)", p.Peer, res.RunsPerS/p.RunsPerS)
+		}
+	}
 	return b.String()
 }
 

@@ -33,6 +33,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -91,11 +92,19 @@ func riverPeer(o riverOptions) peer {
 }
 
 // allPeers are the peers measured: the in-memory ones, and River when
-// o names a database.
-func allPeers(o riverOptions) []peer {
+// o names a database; with alsoWorkers > 0 River a second time with that
+// many workers, as "river-N-workers".
+func allPeers(o riverOptions, alsoWorkers int) []peer {
 	ps := slices.Clone(memPeers)
 	if o.url != "" {
 		ps = append(ps, riverPeer(o))
+		if alsoWorkers > 0 {
+			o2 := o
+			o2.workers = alsoWorkers
+			p := riverPeer(o2)
+			p.name = fmt.Sprintf("river-%d-workers", alsoWorkers)
+			ps = append(ps, p)
+		}
 	}
 	return ps
 }
@@ -107,23 +116,24 @@ func main() {
 	flag.StringVar(&ro.url, "postgres", "", "PostgreSQL `URL`: measure River there too, in a schema of its own dropped afterwards")
 	flag.IntVar(&ro.workers, "workers", 64, "River's workers (MaxWorkers of its queue): 1 to 10000")
 	flag.DurationVar(&ro.poll, "poll", 100*time.Millisecond, "River's FetchPollInterval: 1ms to 1m (cronactor's tick)")
-	flag.DurationVar(&ro.cooldown, "cooldown", 100*time.Millisecond, "River's FetchCooldown: 1ms to 1m (River's default 100ms)")
+	flag.DurationVar(&ro.cooldown, "cooldown", time.Millisecond, "River's FetchCooldown: 1ms to 1m (River's default is 100ms, which caps it at workers/100ms)")
+	also := flag.Int("also-workers", 0, "measure River a second time with this many workers (river-N-workers): 0 (not) to 10000")
 	flag.Parse()
 	if *jobs < 1 || *jobs > 10_000_000 || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "cronactor-benchpeers: --jobs must be 1..10000000, no arguments")
 		os.Exit(2)
 	}
-	if ro.workers < 1 || ro.workers > 10000 || ro.poll < time.Millisecond || ro.poll > time.Minute ||
+	if ro.workers < 1 || ro.workers > 10000 || *also < 0 || *also > 10000 || ro.poll < time.Millisecond || ro.poll > time.Minute ||
 		ro.cooldown < time.Millisecond || ro.cooldown > time.Minute {
-		fmt.Fprintln(os.Stderr, "cronactor-benchpeers: --workers must be 1..10000, --poll and --cooldown 1ms..1m")
+		fmt.Fprintln(os.Stderr, "cronactor-benchpeers: --workers must be 1..10000, --also-workers 0..10000, --poll and --cooldown 1ms..1m")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	enc := json.NewEncoder(os.Stdout)
 	found := false
-	for _, p := range allPeers(ro) {
-		if *only != "" && *only != p.name {
+	for _, p := range allPeers(ro, *also) {
+		if *only != "" && *only != p.name && !(*only == "river" && strings.HasPrefix(p.name, "river-")) {
 			continue
 		}
 		found = true
