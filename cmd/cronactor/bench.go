@@ -46,7 +46,7 @@ var benchCommands = map[string]command{
 		run:     runBenchHistory,
 	},
 	"report": {
-		summary: "one table of the --json outputs of bench store, projections, scheduler, lag and history",
+		summary: "one table of the --json outputs of bench store, projections, scheduler (embedded and Postgres), lag and history",
 		run:     runBenchReport,
 	},
 }
@@ -349,6 +349,7 @@ func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
 	for _, k := range []string{"store", "projections", "scheduler", "lag", "history"} {
 		files[k] = fs.String(k, "", "the --json output of bench "+k)
 	}
+	files["scheduler-postgres"] = fs.String("scheduler-postgres", "", "the --json output of bench scheduler --store postgres")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -367,14 +368,17 @@ func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
 	if r.Scheduler, err = readLast[bench.SchedulerResult](*files["scheduler"]); err != nil {
 		return err
 	}
+	if r.SchedulerPostgres, err = readLast[bench.SchedulerResult](*files["scheduler-postgres"]); err != nil {
+		return err
+	}
 	if r.Lag, err = readLast[bench.LagResult](*files["lag"]); err != nil {
 		return err
 	}
 	if r.History, err = readLast[bench.HistoryResult](*files["history"]); err != nil {
 		return err
 	}
-	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.Lag == nil && r.History == nil {
-		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --lag, --history", errUsage)
+	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.SchedulerPostgres == nil && r.Lag == nil && r.History == nil {
+		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --scheduler-postgres, --lag, --history", errUsage)
 	}
 	_, err = fmt.Fprint(env.stdout, r.Table())
 	return err
