@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -547,5 +548,30 @@ func TestPeerResultsJSON(t *testing.T) {
 	}
 	if b, _ := json.Marshal(SchedulerResult{Peers: PeerResults{}}); !strings.Contains(string(b), `"peers":{}`) {
 		t.Errorf("no peers: %s", b)
+	}
+}
+
+// TestReportTableRiver: the Postgres scheduler row and River's, with the
+// ratio against the 1.5× bar; a run without River says so.
+func TestReportTableRiver(t *testing.T) {
+	line := `{"tasks":20000,"runs_per_s":3000,"raw_events_per_s":6000,"ratio":1.5,"lag_p99_ms":900,"store":"postgres","peers":{"gocron":{"peer":"gocron","jobs":20000,"runs_per_s":9},"river":{"peer":"river","version":"v0.51.2","jobs":20000,"runs_per_s":1500,"workers":64},"river-1000-workers":{"peer":"river-1000-workers","version":"v0.51.2","jobs":20000,"runs_per_s":4000,"workers":1000}}}`
+	res, err := ReadJSONLines[SchedulerResult](strings.NewReader(line))
+	if err != nil || len(res) != 1 {
+		t.Fatal(err)
+	}
+	table := Report{SchedulerPostgres: &res[0]}.Table()
+	for _, want := range []string{"scheduler on Postgres: 20,000 tasks all due", "3,000 runs/s",
+		"peer: river v0.51.2, 64 workers, same Postgres", "cronactor / River 2.00×; bar ≥ 1.5×",
+		"peer: river-1000-workers v0.51.2, 1000 workers", "cronactor / River 0.75×"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "gocron") {
+		t.Errorf("the Postgres rows list only River:\n%s", table)
+	}
+	res[0].Peers, res[0].PeersNote = nil, "--peers none"
+	if table := (Report{SchedulerPostgres: &res[0]}).Table(); !regexp.MustCompile(`River on the same Postgres +not measured +--peers none`).MatchString(table) {
+		t.Errorf("no River:\n%s", table)
 	}
 }
