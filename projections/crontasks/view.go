@@ -295,7 +295,7 @@ func probe(dir string, fs vfs.FS, cfg Config) (err error) {
 	}
 	pv := &View{cfg: cfg, broken: make(chan struct{}), done: make(chan struct{}), dbClosed: make(chan struct{})}
 	log := &pebbleLogger{}
-	// Closed after shield has recovered a failure (in the background then).
+	// Closed after guard has recovered a failure (in the background then).
 	defer func() {
 		if pv.db != nil {
 			pv.abandon()
