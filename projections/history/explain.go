@@ -136,12 +136,18 @@ func (r Row) retryDecision(tf TimeFormat) string {
 }
 
 func (r Row) dropWords(tf TimeFormat) string {
+	// R3's numbers are the event's own (or derived from the spec), said
+	// in one unit; the detail an older event carries may say them in Go's
+	// duration form ("28.0012s … needs 55s").
+	if r.Reason == events.DropTooSoon && r.Needed > 0 {
+		return fmt.Sprintf("started %s after the last start; needs ≥ %s", events.Span(r.SinceLastStart), events.Span(r.Needed))
+	}
 	if r.Detail != "" {
 		return r.Detail
 	}
 	switch r.Reason {
 	case events.DropTooSoon:
-		return fmt.Sprintf("started %s after the last start; needs ≥ %s", events.Span(r.SinceLastStart), events.Span(r.Needed))
+		return "it asked to start too soon after the last start"
 	case events.DropPaused:
 		return "the task was paused"
 	case events.DropDeleted:

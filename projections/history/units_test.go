@@ -54,6 +54,7 @@ func daemonLog(t *testing.T) *taskLog {
 	l.addAt(a2.Add(1500*time.Millisecond), events.RunForcedEnd{RunID: l.run(2), Run: 2, Reason: events.ForcedTimebox, Deadline: a2.Add(1500 * time.Millisecond)})
 	l.addAt(s(14*time.Second), events.RunEnqueued{RunID: l.run(3), Run: 3, Due: s(14 * time.Second), NextRun: s(19 * time.Second)})
 	l.addAt(a3, events.RunDropped{RunID: l.run(3), Run: 3, Reason: events.DropTooSoon,
+		Detail:  "asked to start 4.2s after the last start; needs 4.5s (interval 5s - tolerance 500ms)", // as the rules wrote it
 		LastRun: &a2, SinceLastStart: events.Duration(a3.Sub(a2)), Needed: events.Duration(4500 * time.Millisecond)})
 	return l
 }
