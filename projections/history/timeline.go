@@ -24,7 +24,8 @@ type TimelineEntry struct {
 // WriteTimeline renders entries, already in time order, as the table of
 // the worked example in docs/lifecycle.md (format "table") or as JSON lines ("json"), with times relative to
 // start. Checkpoint saves are left out, and an error's detail is cut to its
-// first line (a panic's stack trace differs between builds). It is what
+// first line (a panic's stack trace differs between builds). A table of
+// several tasks has a Task column (see WriteTimelineWith). It is what
 // `cronactor simulate` prints.
 func WriteTimeline(w io.Writer, entries []TimelineEntry, start time.Time, format string) error {
 	return WriteTimelineAs(w, entries, Relative(start), format)
