@@ -98,10 +98,9 @@ func TestEveryEventTypeHasARuleInEveryConsumer(t *testing.T) {
 	ctx := context.Background()
 	m := newMetrics()
 	var (
-		st   taskstate.State
-		row  *crontasks.Task
-		tr   history.Tracker
-		recs []events.Recorded
+		st  taskstate.State
+		row *crontasks.Task
+		tr  history.Tracker
 	)
 	for _, d := range stream {
 		typ := d.ev.EventType()
@@ -127,7 +126,6 @@ func TestEveryEventTypeHasARuleInEveryConsumer(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := all[len(all)-1]
-		recs = append(recs, r)
 		ev, err := events.Decode(r)
 		if err != nil {
 			t.Fatalf("%s: decode: %v", typ, err)
