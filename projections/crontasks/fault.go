@@ -17,7 +17,8 @@ import (
 // Pebble reports some failures by calling its logger's Fatalf (a write to
 // the WAL or the MANIFEST failed, a file the MANIFEST names is gone) and
 // some damage by panicking (a view directory without its CURRENT file is
-// taken for a new database, and the open dereferences nil). The default
+// taken for a new database, and the open dereferences nil; Open refuses
+// that one before Pebble sees it, checkUncreated). The default
 // logger ends the process, scheduler included, for the sake of derived
 // data. The view instead marks itself broken (ErrBroken) and lets Keeper
 // move it aside and rebuild it:
