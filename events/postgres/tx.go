@@ -58,8 +58,9 @@ const txMarker = "cronactor.appended"
 // did not.
 //
 // The database must have the store's schema (Open creates it). Call
-// AppendTx once per transaction and last (see above): a second call fails
-// with ErrTxAppended.
+// AppendTx once per transaction and last (see above): a call after one
+// that appended fails with ErrTxAppended (one that met a conflict may be
+// made again).
 func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.AppendResult, error) {
 	if len(appends) == 0 {
 		return nil, events.ErrNoEvents
@@ -87,17 +88,15 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 	// The streams' rows first, in name order (as the committer takes
 	// them), then the versions under their locks.
 	lock := &pgx.Batch{}
-	lock.Queue(`SELECT set_config('`+txMarker+`', 'on', true)`)
+	lock.Queue(`SELECT set_config('` + txMarker + `', 'on', true)`)
 	lock.Queue(`INSERT INTO cronactor_streams (stream, version) SELECT unnest($1::text[]), -1 ON CONFLICT (stream) DO NOTHING`, names)
 	lock.Queue(`SELECT stream, version FROM cronactor_streams WHERE stream = ANY($1::text[]) ORDER BY stream FOR UPDATE`, names)
 	br := tx.SendBatch(ctx, lock)
 	heads := make(map[string]*streamState, len(names))
 	err := func() error {
 		defer br.Close()
-		for range 2 {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
+		if _, err := br.Exec(); err != nil {
+			return err
 		}
 		rows, err := br.Query()
 		if err != nil {
@@ -155,6 +154,9 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 	// Delivered at COMMIT, and only then: followers wake when the events
 	// are visible.
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
+	// Marked only once the head row is taken: a call that met a conflict
+	// took stream locks only, and may be made again.
+	wb.Queue(`SELECT set_config('`+txMarker+`', 'on', true)`)
 	br = tx.SendBatch(ctx, wb)
 	var headPos int64
 	err = func() error {
@@ -162,7 +164,7 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 		if err := br.QueryRow().Scan(&headPos); err != nil {
 			return err
 		}
-		for range 3 {
+		for range 4 {
 			if _, err := br.Exec(); err != nil {
 				return err
 			}
