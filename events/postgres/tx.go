@@ -88,7 +88,6 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 	// The streams' rows first, in name order (as the committer takes
 	// them), then the versions under their locks.
 	lock := &pgx.Batch{}
-	lock.Queue(`SELECT set_config('` + txMarker + `', 'on', true)`)
 	lock.Queue(`INSERT INTO cronactor_streams (stream, version) SELECT unnest($1::text[]), -1 ON CONFLICT (stream) DO NOTHING`, names)
 	lock.Queue(`SELECT stream, version FROM cronactor_streams WHERE stream = ANY($1::text[]) ORDER BY stream FOR UPDATE`, names)
 	br := tx.SendBatch(ctx, lock)
