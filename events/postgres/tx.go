@@ -155,7 +155,7 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
 	// Marked only once the head row is taken: a call that met a conflict
 	// took stream locks only, and may be made again.
-	wb.Queue(`SELECT set_config('`+txMarker+`', 'on', true)`)
+	wb.Queue(`SELECT set_config('` + txMarker + `', 'on', true)`)
 	br = tx.SendBatch(ctx, wb)
 	var headPos int64
 	err = func() error {
