@@ -309,3 +309,27 @@ func TestConcurrentTxsKeepTheOrder(t *testing.T) {
 		t.Fatalf("runs of its own task: %d", n)
 	}
 }
+
+// A task with an actor in memory (pinned here, as an embedder's actor
+// would; a task with an open run has one too): the update of a transaction
+// reaches that actor (task.Refresh), not only a resting task's record.
+func TestUpdateReachesALiveActor(t *testing.T) {
+	r := newRig(t)
+	task := r.h.Create(spec("pinned"))
+	if _, err := r.h.Scheduler().TaskPID(ctxFor(t), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	var updated scheduler.Task
+	if err := r.inTx(t, false, func(tx pgx.Tx) error {
+		var err error
+		updated, err = r.w.UpdateTask(ctxFor(t), tx, task.ID, scheduler.TaskUpdate{Payload: json.RawMessage(`{"ledger":"us"}`)})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.follow(t, updated.Position)
+	got, err := r.h.Scheduler().Task(ctxFor(t), task.ID)
+	if err != nil || string(got.Payload) != `{"ledger":"us"}` || got.Version != updated.Version {
+		t.Fatalf("the live actor after the update: %s at version %d, %v (tx said %d)", got.Payload, got.Version, err, updated.Version)
+	}
+}
