@@ -24,7 +24,9 @@ func TestAppendTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	e := func() events.Proposed { return events.Proposed{ID: uuid.New(), Type: "TestHappened", Schema: 1, Data: []byte("x")} }
+	e := func() events.Proposed {
+		return events.Proposed{ID: uuid.New(), Type: "TestHappened", Schema: 1, Data: []byte("x")}
+	}
 
 	// Rolled back: nothing.
 	tx, err := pool.Begin(ctx)
