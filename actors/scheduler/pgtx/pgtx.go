@@ -55,7 +55,7 @@ type Writer struct {
 	Clock clock.Clock
 }
 
-func (w Writer) now() (c clock.Clock) {
+func (w Writer) clock() clock.Clock {
 	if w.Clock != nil {
 		return w.Clock
 	}
@@ -72,7 +72,7 @@ func (w Writer) CreateTask(ctx context.Context, tx pgx.Tx, spec scheduler.TaskSp
 	id := scheduler.TaskID(spec.Owner, spec.Name)
 	var created bool
 	t, err := w.write(ctx, tx, id, func(recs []events.Recorded) (scheduler.TxWrite, error) {
-		d, err := scheduler.DecideCreate(w.Scheduler, recs, spec, w.now().Now())
+		d, err := scheduler.DecideCreate(w.Scheduler, recs, spec, w.clock().Now())
 		created = d.Created
 		return d, err
 	})
@@ -84,7 +84,7 @@ func (w Writer) CreateTask(ctx context.Context, tx pgx.Tx, spec scheduler.TaskSp
 // is scheduler.ErrTaskNotFound.
 func (w Writer) UpdateTask(ctx context.Context, tx pgx.Tx, id uuid.UUID, u scheduler.TaskUpdate, opts ...scheduler.WriteOption) (scheduler.Task, error) {
 	return w.write(ctx, tx, id, func(recs []events.Recorded) (scheduler.TxWrite, error) {
-		return scheduler.DecideUpdate(w.Scheduler, recs, id, u, w.now().Now(), opts...)
+		return scheduler.DecideUpdate(w.Scheduler, recs, id, u, w.clock().Now(), opts...)
 	})
 }
 
@@ -92,7 +92,7 @@ func (w Writer) UpdateTask(ctx context.Context, tx pgx.Tx, id uuid.UUID, u sched
 // unknown task is scheduler.ErrTaskNotFound.
 func (w Writer) DeleteTask(ctx context.Context, tx pgx.Tx, id uuid.UUID, opts ...scheduler.WriteOption) (scheduler.Task, error) {
 	return w.write(ctx, tx, id, func(recs []events.Recorded) (scheduler.TxWrite, error) {
-		return scheduler.DecideDelete(recs, id, w.now().Now(), opts...)
+		return scheduler.DecideDelete(recs, id, w.clock().Now(), opts...)
 	})
 }
 
