@@ -102,6 +102,25 @@ func (f *follower) start() {
 	go f.run(f.runCtx)
 }
 
+// finishWait bounds how long Stop waits for the follower to read the
+// task actors' last appends.
+const finishWait = 5 * time.Second
+
+// finish is the follower's end in Stop, once the task actors have stopped:
+// it reads on to the store's head — the actors' last appends, skipped as
+// its own — so that the last snapshot's mark can be the head, then stops.
+// An event of another writer ends it earlier (no actor can take it in any
+// more: the mark stays before it, and the next Start reads from there),
+// and so do ctx and finishWait.
+func (f *follower) finish(ctx context.Context) {
+	if hr, ok := f.s.cfg.Store.(events.HeadReader); ok && f.cancel != nil {
+		wctx, cancel := context.WithTimeout(ctx, finishWait)
+		_ = f.s.WaitFollowed(wctx, hr.Head())
+		cancel()
+	}
+	f.stop()
+}
+
 // stop ends the follower and waits for it.
 func (f *follower) stop() {
 	if f.cancel == nil {

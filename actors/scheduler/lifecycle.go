@@ -221,9 +221,6 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.stopped = true
 	s.mu.Unlock()
-	if s.follow != nil {
-		s.follow.stop()
-	}
 	// What failed is returned, joined; ctx ending the drain is not a
 	// failure (the runs left are abandoned, as documented).
 	var errs []error
@@ -241,6 +238,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.abandon()
 	errs = append(errs, s.stopTasks(ctx))
+	if s.follow != nil {
+		s.follow.finish(ctx) // before the last snapshot, whose mark it bounds
+	}
 	if s.snap != nil {
 		s.stopSweeper(ctx)
 	}
