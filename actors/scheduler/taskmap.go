@@ -77,6 +77,9 @@ func (s *Scheduler) taskConfig(id uuid.UUID) task.Config {
 	if s.snap != nil && s.cfg.RecordEvery > 0 {
 		cfg.RecordEvery = s.cfg.RecordEvery
 	}
+	if s.follow != nil {
+		cfg.Store = s.follow.store // notes its appends' IDs (follow.go)
+	}
 	return cfg
 }
 

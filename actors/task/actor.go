@@ -227,7 +227,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 		if !a.loadedMsg(ctx, m) {
 			return // not for this actor's load in flight
 		}
-		if m.f != nil {
+		if m.f != nil || m.refresh != nil {
 			a.settle(ctx)
 		} // else: as after Started, the message that made us start says whether we may stop
 		a.replay(ctx)
@@ -294,6 +294,8 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 		a.checkHeartbeat(ctx, m.runID)
 	case compactNow:
 		a.compact(ctx)
+	case Refresh:
+		a.refresh(ctx, m, sender)
 	case passivate:
 		a.passivate(ctx)
 		return stay
