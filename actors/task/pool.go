@@ -19,7 +19,12 @@ var actors = sync.Pool{New: func() any {
 
 // reuseActor returns an Actor with nothing set but its empty maps and
 // slices and its leave function, from actors.
-func reuseActor() *Actor { return actors.Get().(*Actor) }
+func reuseActor() *Actor {
+	if !poolActors {
+		return actors.New().(*Actor)
+	}
+	return actors.Get().(*Actor)
+}
 
 // recycle puts a, which has stopped, back in actors once the actor system
 // is done with it: it handles *actor.Stopped last, and nothing of ours
@@ -27,6 +32,9 @@ func reuseActor() *Actor { return actors.Get().(*Actor) }
 // the Registry got its state for the length of a call). Its maps and
 // slices are kept, emptied, and its leave function.
 func (a *Actor) recycle() {
+	if !poolActors {
+		return
+	}
 	timers, runners, effs, held, leaveFn := a.timers, a.runners, a.effs, a.held, a.leaveFn
 	clear(timers)
 	clear(runners)
