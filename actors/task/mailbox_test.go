@@ -80,4 +80,3 @@ func TestMailboxKeepsEachSendersOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
