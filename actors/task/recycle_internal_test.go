@@ -1,6 +1,7 @@
 package task
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/task/taskrt"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
 )
@@ -92,5 +94,34 @@ func TestNewFromAllocations(t *testing.T) {
 	}
 	if fewest > 3 {
 		t.Fatalf("%d allocations per actor started from a record, want at most 3", fewest)
+	}
+}
+
+// TestStaleLeaveCallbackIsDropped: the leave function is made once per
+// object, so a Registry calling it after the object was reused reaches the
+// next task's actor; that actor is not leaving, and the call is a stale
+// delivery — a panic in a test binary (taskrt), dropped and counted
+// otherwise — not a passivate queued to another task's actor.
+func TestStaleLeaveCallbackIsDropped(t *testing.T) {
+	rt := NewRuntime(nil)
+	a := reuseActor(rt)
+	a.cfg.Runtime = rt
+	a.recycle() // the actor stopped; the Registry kept its leave function
+	b := reuseActor(rt)
+	b.cfg.Runtime = rt // the next task's actor (b is a, unless the pool dropped it)
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err, _ = r.(error)
+			}
+		}()
+		a.leaveFn()
+	}()
+	if a != b {
+		t.Log("the pool made a new object")
+	}
+	if !errors.Is(err, taskrt.ErrStale) {
+		t.Fatalf("a leave function called outside Leave: %v, want %v", err, taskrt.ErrStale)
 	}
 }

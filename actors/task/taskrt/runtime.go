@@ -96,33 +96,36 @@ type Config struct {
 // Runtime spawns and recycles the actors of one kind (the scheduler's task
 // actors). Build it with New.
 type Runtime struct {
-	newA       func() Pooled
-	pool       *sync.Pool // nil: no reuse
-	dispatcher actor.Dispatcher
-	mailbox    actor.MailboxProducer // made once
-	stale      atomic.Uint64
+	newA    func() Pooled
+	pool    *sync.Pool            // nil: no reuse
+	mailbox actor.MailboxProducer // made once
+	opts    []actor.PropsOption   // the mailbox's and the dispatcher's, made once
+	stale   atomic.Uint64
 	// strict panics on a stale delivery: set in test binaries.
 	strict bool
 }
 
 // New returns a Runtime for cfg.
 func New(cfg Config) *Runtime {
-	r := &Runtime{newA: cfg.New, dispatcher: cfg.Dispatcher, strict: testing.Testing()}
+	r := &Runtime{newA: cfg.New, strict: testing.Testing()}
 	if cfg.Reuse {
 		r.pool = &sync.Pool{New: func() any { return cfg.New() }}
 	}
 	r.mailbox = func() actor.Mailbox { return newMailbox(r) }
+	r.opts = []actor.PropsOption{actor.WithMailbox(r.mailbox)}
+	if cfg.Dispatcher != nil {
+		r.opts = append(r.opts, actor.WithDispatcher(cfg.Dispatcher))
+	}
 	return r
 }
 
 // Props are the props of an actor produced by produce under the runtime:
 // its dispatcher, its mailbox. produce should return an object from Get.
 func (r *Runtime) Props(produce actor.Producer, opts ...actor.PropsOption) *actor.Props {
-	opts = append(opts, actor.WithMailbox(r.mailbox))
-	if r.dispatcher != nil {
-		opts = append(opts, actor.WithDispatcher(r.dispatcher))
+	if len(opts) == 0 {
+		return actor.PropsFromProducer(produce, r.opts...) // a spawn per run: nothing made here
 	}
-	return actor.PropsFromProducer(produce, opts...)
+	return actor.PropsFromProducer(produce, append(opts, r.opts...)...)
 }
 
 // Get returns an actor object: one put back (reset by its owner before
