@@ -97,7 +97,7 @@ func (s *Scheduler) spawnActor(id uuid.UUID, produce actor.Producer) *entry {
 // be held.
 func (s *Scheduler) runtime() *taskrt.Runtime {
 	if s.rt == nil {
-		s.rt = task.NewRuntime(task.NewDispatcher(0))
+		s.rt = task.NewRuntime(task.NewDispatcher(0), s.cfg.Logger)
 	}
 	return s.rt
 }

@@ -52,7 +52,7 @@ func (r *rig) spawnOnTaskMailbox(passivates *int, mu *sync.Mutex) *actor.PID {
 	}
 	r.clk.Begin() // its Started, as counted.Spawn counts it
 	if r.cfg.Runtime == nil {
-		r.cfg.Runtime = task.NewRuntime(nil)
+		r.cfg.Runtime = task.NewRuntime(nil, nil)
 	}
 	return r.sys.Root.Spawn(r.cfg.Runtime.Props(task.New(r.cfg, r.id, nil), actor.WithReceiverMiddleware(count)))
 }
@@ -169,7 +169,7 @@ func TestLeavingHandlesTheHeldMessages(t *testing.T) {
 		}
 	}
 	r.clk.Begin() // its Started
-	r.cfg.Runtime = task.NewRuntime(nil)
+	r.cfg.Runtime = task.NewRuntime(nil, nil)
 	a := r.sys.Root.Spawn(r.cfg.Runtime.Props(task.New(r.cfg, r.id, nil), actor.WithReceiverMiddleware(spy)))
 	spec := rules.Spec{Name: "A", Owner: "o", Kind: "k", Schedule: events.Schedule{Interval: events.Duration(time.Minute)}}
 	r.clk.Begin()

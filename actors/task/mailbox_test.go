@@ -52,7 +52,7 @@ func TestMailboxKeepsEachSendersOrder(t *testing.T) {
 	var mu sync.Mutex
 	var bad, n int
 	a := &orderActor{mu: &mu, last: map[int]int{}, bad: &bad, n: &n, all: make(chan struct{}), want: senders * each}
-	pid := sys.Root.Spawn(task.NewRuntime(task.NewDispatcher(0)).Props(func() actor.Actor { return a }))
+	pid := sys.Root.Spawn(task.NewRuntime(task.NewDispatcher(0), nil).Props(func() actor.Actor { return a }))
 	var wg sync.WaitGroup
 	for s := range senders {
 		wg.Add(1)

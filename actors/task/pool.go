@@ -1,6 +1,8 @@
 package task
 
 import (
+	"log/slog"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/task/taskrt"
@@ -8,14 +10,15 @@ import (
 )
 
 // NewRuntime is the runtime of task actors (package taskrt) whose mailboxes
-// run on d (nil: protoactor's default dispatcher): set it as every task
+// run on d (nil: protoactor's default dispatcher), logging a violation of
+// its assumptions to log (nil: counted only): set it as every task
 // actor's Config.Runtime and spawn them with its Props. The Actors of
 // stopped task actors are reused by new ones (on *actor.Stopped): the
 // actor of a resting task is started and stopped for every run, and each
 // was ~1 KiB, its two maps and its slices made anew (docs/performance.md,
 // decision 0028).
-func NewRuntime(d actor.Dispatcher) *taskrt.Runtime {
-	return taskrt.New(taskrt.Config{New: func() taskrt.Pooled { return newBlank() }, Reuse: poolActors, Dispatcher: d})
+func NewRuntime(d actor.Dispatcher, log *slog.Logger) *taskrt.Runtime {
+	return taskrt.New(taskrt.Config{New: func() taskrt.Pooled { return newBlank() }, Reuse: poolActors, Dispatcher: d, Logger: log})
 }
 
 // newBlank is an Actor with nothing set but its empty maps and its leave

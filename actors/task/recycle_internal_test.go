@@ -21,7 +21,7 @@ import (
 // field — one added later included — is zero, so the next task's actor
 // starts from nothing of the last one's.
 func TestRecycleLeavesNothingOfTheTask(t *testing.T) {
-	rt := NewRuntime(nil)
+	rt := NewRuntime(nil, nil)
 	a := reuseActor(rt)
 	gen := a.Generation()
 	id, run := uuid.New(), uuid.New()
@@ -73,7 +73,7 @@ func TestNewFromAllocations(t *testing.T) {
 		st.ID, *pos = id, events.Position{Commit: 4, Prepare: 4}
 		return nil
 	}
-	cfg := Config{Runtime: NewRuntime(nil)}
+	cfg := Config{Runtime: NewRuntime(nil, nil)}
 	a := NewFrom(cfg, id, read)().(*Actor)
 	if a.id != id || a.state.ID != id || a.pos.Commit != 4 || !a.loaded || !a.tracked ||
 		a.cfg.StoreTimeout != DefaultStoreTimeout || a.cfg.Runtime != cfg.Runtime || a.cfg.Archetype.Clock == nil || a.stream != events.TaskStream(id) {
@@ -103,7 +103,7 @@ func TestNewFromAllocations(t *testing.T) {
 // delivery — a panic in a test binary (taskrt), dropped and counted
 // otherwise — not a passivate queued to another task's actor.
 func TestStaleLeaveCallbackIsDropped(t *testing.T) {
-	rt := NewRuntime(nil)
+	rt := NewRuntime(nil, nil)
 	a := reuseActor(rt)
 	a.cfg.Runtime = rt
 	a.recycle() // the actor stopped; the Registry kept its leave function

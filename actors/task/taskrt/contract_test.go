@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -359,6 +360,8 @@ func TestStaleDeliveryFailsLoudly(t *testing.T) {
 
 	r2 := newRig(t)
 	r2.rt.strict = false
+	var logged strings.Builder
+	r2.rt.log = slog.New(slog.NewTextHandler(&logged, nil))
 	pid, p = r2.spawn("b", nil)
 	r2.d.runAll()
 	r2.rt.Put(p)
@@ -374,6 +377,10 @@ func TestStaleDeliveryFailsLoudly(t *testing.T) {
 	}
 	if n := r2.rt.Violations(); n != 1 {
 		t.Fatalf("%d violations, want 1", n)
+	}
+	if l := logged.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "message_type=string") ||
+		!strings.Contains(l, "object_generation=1") {
+		t.Fatalf("logged %q, want the stale delivery at ERROR", l)
 	}
 }
 

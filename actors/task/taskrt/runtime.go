@@ -36,6 +36,7 @@ package taskrt
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,6 +92,9 @@ type Config struct {
 	// Dispatcher runs the mailboxes; nil: protoactor's default (a
 	// goroutine per run of a mailbox).
 	Dispatcher actor.Dispatcher
+	// Logger receives a violation (see the package doc) at ERROR, outside
+	// test binaries. Nil: none is logged; Violations still counts them.
+	Logger *slog.Logger
 }
 
 // Runtime spawns and recycles the actors of one kind (the scheduler's task
@@ -101,13 +105,14 @@ type Runtime struct {
 	mailbox actor.MailboxProducer // made once
 	opts    []actor.PropsOption   // the mailbox's and the dispatcher's, made once
 	stale   atomic.Uint64
+	log     *slog.Logger // nil: none
 	// strict panics on a stale delivery: set in test binaries.
 	strict bool
 }
 
 // New returns a Runtime for cfg.
 func New(cfg Config) *Runtime {
-	r := &Runtime{newA: cfg.New, strict: testing.Testing()}
+	r := &Runtime{newA: cfg.New, log: cfg.Logger, strict: testing.Testing()}
 	if cfg.Reuse {
 		r.pool = &sync.Pool{New: func() any { return cfg.New() }}
 	}
@@ -185,6 +190,10 @@ func (r *Runtime) violated(err error, msg any, gen, now uint64) {
 	r.stale.Add(1)
 	if r.strict {
 		panic(&Violation{Err: err, Message: msg, Generation: gen, Now: now})
+	}
+	if r.log != nil {
+		r.log.Error("task actor runtime: assumption broken, message dropped", "err", err,
+			"message_type", fmt.Sprintf("%T", msg), "generation", gen, "object_generation", now)
 	}
 }
 
