@@ -74,6 +74,8 @@ func describe(m any) string {
 		return "Stopped"
 	case *actor.Terminated:
 		return "Terminated"
+	case *actor.Restarting:
+		return "*actor.Restarting"
 	default:
 		return fmt.Sprintf("%T", m)
 	}
@@ -336,6 +338,50 @@ func TestContractStopInsideReceiveIsQueued(t *testing.T) {
 	want := []string{"a Started", "a stop", "a handler ended", "a Stopping", "a Stopped"}
 	if got := r.j.all(); !equal(got, want) {
 		t.Fatalf("received %v, want %v", got, want)
+	}
+}
+
+// A panic restarts the actor (protoactor's default supervisor): a new
+// object from the producer, in the same context and mailbox, and no
+// Stopped for the old one, which is not put back. The mailbox follows the
+// new object: its stop is the synchronous one, its messages are its own.
+func TestContractRestartProducesANewObject(t *testing.T) {
+	r := newRig(t)
+	var objects []*probe
+	pid := r.sys.Root.Spawn(r.rt.Props(func() actor.Actor {
+		p := r.rt.Get().(*probe)
+		p.rt, p.name, p.j = r.rt, fmt.Sprint("a", len(objects)), r.j
+		p.on = func(_ *probe, ctx actor.Context) {
+			if ctx.Message() == "boom" {
+				panic("boom")
+			}
+		}
+		objects = append(objects, p)
+		return p
+	}))
+	r.sys.Root.Send(pid, "boom")
+	r.sys.Root.Send(pid, "after")
+	r.d.runAll()
+	if len(objects) != 2 {
+		t.Fatalf("%d objects produced, want 2", len(objects))
+	}
+	if _, ok := objects[1].Waiting(); !ok {
+		t.Fatal("the restarted actor does not know its mailbox")
+	}
+	r.sys.Root.Stop(pid)
+	r.d.runAll()
+	want := []string{"a0 Started", "a0 boom", "a0 *actor.Restarting", "a1 Started", "a1 after", "a1 Stopping", "a1 Stopped"}
+	if got := r.j.all(); !equal(got, want) {
+		t.Fatalf("received %v, want %v", got, want)
+	}
+	if len(objects) != 2 || objects[0] == objects[1] {
+		t.Fatalf("%d objects produced, want 2, distinct", len(objects))
+	}
+	if n := r.rt.Violations(); n != 0 {
+		t.Fatalf("%d violations", n)
+	}
+	if objects[0].Generation() != 0 || objects[1].Generation() != 1 {
+		t.Fatalf("generations %d and %d, want 0 (never stopped) and 1", objects[0].Generation(), objects[1].Generation())
 	}
 }
 

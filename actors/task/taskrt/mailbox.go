@@ -89,7 +89,15 @@ func (m *mailbox) PostSystemMessage(msg any) {
 // (Life.Waiting), and the mailbox its generation.
 func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
 	m.invoker, m.dispatcher = invoker, dispatcher
-	if c, ok := invoker.(interface{ Actor() actor.Actor }); ok {
+	m.bind()
+}
+
+// bind notes the invoker's actor, its generation, and tells it its
+// mailbox: when the mailbox is made, and after a restart (protoactor then
+// produces a new actor in the same context, and never stops the old one).
+func (m *mailbox) bind() {
+	m.life, m.gen = nil, 0
+	if c, ok := m.invoker.(interface{ Actor() actor.Actor }); ok {
 		if a, ok := c.Actor().(Pooled); ok {
 			m.life, m.gen = a.life(), a.life().gen.Load()
 			m.life.mb = m
@@ -154,6 +162,9 @@ func (m *mailbox) run() {
 					m.invoker.InvokeSystemMessage(msg)
 					if m.afterSystem != nil {
 						m.afterSystem(msg)
+					}
+					if _, restart := msg.(*actor.Restart); restart && !m.gone {
+						m.bind()
 					}
 					if m.life != nil && m.life.gen.Load() != m.gen {
 						m.gone = true // it got Stopped and put its object back
