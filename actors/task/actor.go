@@ -61,6 +61,12 @@
 // nothing: ticks reach the task through the Registry's owner, which orders
 // them with the actor's leaving.
 //
+// Runtime: the scheduler spawns task actors under a taskrt.Runtime
+// (NewRuntime, Config.Runtime): their mailbox, and the reuse of a stopped
+// actor's object by the next (pool.go). What that leans on in protoactor
+// is pinned by taskrt's contract tests, and a message for an object's
+// earlier generation is dropped, never handled (decision 0028).
+//
 // Host actors: with Config.Host set, the actor also answers the messages an
 // embedder's own actors send it (package scheduler's request messages), as
 // HostRequests. Those are not counted on the clock — nobody called

@@ -100,13 +100,13 @@ type Config struct {
 // Runtime spawns and recycles the actors of one kind (the scheduler's task
 // actors). Build it with New.
 type Runtime struct {
-	newA    func() Pooled
-	pool    *sync.Pool            // nil: no reuse
-	mailbox actor.MailboxProducer // made once
-	opts    []actor.PropsOption   // the mailbox's and the dispatcher's, made once
-	stale   atomic.Uint64
-	log     *slog.Logger // nil: none
-	// strict panics on a stale delivery: set in test binaries.
+	newA       func() Pooled
+	pool       *sync.Pool            // nil: no reuse
+	mailbox    actor.MailboxProducer // made once
+	opts       []actor.PropsOption   // the mailbox's and the dispatcher's, made once
+	violations atomic.Uint64
+	log        *slog.Logger // nil: none
+	// strict panics on a violation: set in test binaries.
 	strict bool
 }
 
@@ -158,7 +158,7 @@ func (r *Runtime) Put(a Pooled) {
 // Violations is how many times an assumption of the runtime was found
 // broken (a stale delivery dropped, a Stop not synchronous): 0 unless
 // protoactor or our use of it changed. See the package doc.
-func (r *Runtime) Violations() uint64 { return r.stale.Load() }
+func (r *Runtime) Violations() uint64 { return r.violations.Load() }
 
 // Violation is the panic value of a broken assumption in a test binary.
 type Violation struct {
@@ -187,7 +187,7 @@ func (r *Runtime) violated(err error, msg any, gen, now uint64) {
 		}
 		return
 	}
-	r.stale.Add(1)
+	r.violations.Add(1)
 	if r.strict {
 		panic(&Violation{Err: err, Message: msg, Generation: gen, Now: now})
 	}
