@@ -55,6 +55,7 @@ import (
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/task/taskrt"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
@@ -295,8 +296,9 @@ type Scheduler struct {
 	gates   sync.Map
 	base    context.Context
 	abandon context.CancelFunc
-	// dispatch runs the task actors' mailboxes (task.Dispatcher).
-	dispatch *task.Dispatcher
+	// rt is the task actors' runtime (task.NewRuntime): their mailboxes on
+	// a task.Dispatcher, their objects reused. Made by the first spawn.
+	rt *taskrt.Runtime
 	// infra lists the actors that are not task actors: shards, queue, ticker.
 	infra []*actor.PID
 	// prefix starts the name of every actor of this scheduler; hosted is
