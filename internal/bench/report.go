@@ -98,7 +98,7 @@ func (r Report) Table() string {
 	}
 	if p := r.SchedulerPostgres; p != nil {
 		row(fmt.Sprintf("scheduler on Postgres: %s tasks all due", count(p.Tasks)), rate(p.RunsPerS, "runs/s"),
-			fmt.Sprintf("raw Postgres appends %s, ratio %.2f; lag p99 %.0f ms", rate(p.RawEventsPerS, "events/s"), p.Ratio, p.LagP99ms))
+			fmt.Sprintf("raw Postgres appends %s, ratio %.2f; lag p99 %.0f ms; load avg %.2f", rate(p.RawEventsPerS, "events/s"), p.Ratio, p.LagP99ms, p.LoadAvg1m))
 		found := false
 		for _, q := range p.Peers {
 			if q.Peer != "river" && !strings.HasPrefix(q.Peer, "river-") {
