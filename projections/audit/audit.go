@@ -400,14 +400,21 @@ func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, w
 // searches over versions with point reads, folded from the latest exact
 // starting point before them (see Reader).
 func (r *Reader) Explain(ctx context.Context, id uuid.UUID, at time.Time, window time.Duration) (history.Explanation, error) {
+	ex, _, err := r.ExplainExact(ctx, id, at, window)
+	return ex, err
+}
+
+// ExplainExact is Explain, and says whether the explanation is exact: it
+// is not when MaxFold made it fold a look-back instead.
+func (r *Reader) ExplainExact(ctx context.Context, id uuid.UUID, at time.Time, window time.Duration) (history.Explanation, bool, error) {
 	f, head, err := r.open(ctx, id)
 	if err != nil {
-		return history.Explanation{}, err
+		return history.Explanation{}, false, err
 	}
 	created := f.created
 	idx, ok, err := f.lastAtOrBefore(at, head)
 	if err != nil {
-		return history.Explanation{}, err
+		return history.Explanation{}, false, err
 	}
 	if !ok {
 		// Before the task existed (or what is left of it): the decisions
@@ -415,58 +422,61 @@ func (r *Reader) Explain(ctx context.Context, id uuid.UUID, at time.Time, window
 		if window == 0 {
 			ex, err := history.Explain([]events.Recorded{created}, at, window)
 			if err != nil {
-				return history.Explanation{}, err
+				return history.Explanation{}, false, err
 			}
 			window = ex.Window
 		}
 		hi := f.first
 		if h, ok, err := f.lastAtOrBefore(at.Add(window), head); err != nil {
-			return history.Explanation{}, err
+			return history.Explanation{}, false, err
 		} else if ok {
 			hi = h
 		}
 		recs, err := f.read(f.first, int(min(hi-f.first, MaxExplainEvents))+2)
 		if err != nil {
-			return history.Explanation{}, err
+			return history.Explanation{}, false, err
 		}
-		return history.Explain(recs, at, window)
+		ex, err := history.Explain(recs, at, window)
+		return ex, true, err
 	}
 	if r.MaxFold > 0 && f.distance(idx) > uint64(r.MaxFold) {
-		return f.lookbackExplain(idx, head, at, window)
+		ex, err := f.lookbackExplain(idx, head, at, window)
+		return ex, false, err
 	}
 	if window == 0 {
 		// One interval of the task, as the row of the last event at or
 		// before at says it (a cron run's spacing on its start).
 		fd, err := f.start(idx)
 		if err != nil {
-			return history.Explanation{}, err
+			return history.Explanation{}, false, err
 		}
 		var last history.Row
 		if err := f.fold(fd, idx, idx+1, func(_ events.Recorded, row history.Row) { last = row }); err != nil {
-			return history.Explanation{}, err
+			return history.Explanation{}, false, err
 		}
 		window = last.Interval
 	}
 	lo, hi, err := f.window(idx, head, at, window)
 	if err != nil {
-		return history.Explanation{}, err
+		return history.Explanation{}, false, err
 	}
 	var mark *history.Mark
 	if lo > f.first {
 		fd, err := f.start(lo)
 		if err != nil {
-			return history.Explanation{}, err
+			return history.Explanation{}, false, err
 		}
 		mark = fd.Mark()
 	}
 	recs, err := f.read(lo, int(hi-lo+1))
 	if err != nil {
-		return history.Explanation{}, err
+		return history.Explanation{}, false, err
 	}
 	if len(recs) == 0 || recs[0].Version != lo {
-		return history.Explanation{}, fmt.Errorf("audit: %s has no event at version %d", f.stream, lo)
+		return history.Explanation{}, false, fmt.Errorf("audit: %s has no event at version %d", f.stream, lo)
 	}
-	return history.ExplainMark(created, mark, recs, at, window)
+	ex, err := history.ExplainMark(created, mark, recs, at, window)
+	return ex, true, err
 }
 
 // window is the versions [lo, hi] an explanation of at folds: the events
