@@ -147,6 +147,8 @@ type folder struct {
 	marks *Marks
 	// created is the stream's first event.
 	created events.Recorded
+	// long: the fold holds one of the Marks' long folds.
+	long bool
 }
 
 // start is the Fold that has folded the stream through version v-1, ready
@@ -154,6 +156,18 @@ type folder struct {
 // the first event; v == first: a Fold that has folded nothing), and the
 // version it has folded through.
 func (f *folder) start(v uint64) (*history.Fold, error) {
+	if f.marks != nil && !f.long && f.distance(v) > f.marks.every*longFold {
+		// A long fold (the first read deep in a stream): at most
+		// maxLongFolds at once per Marks, and once it may run, the Marks
+		// another one made meanwhile may have brought it near.
+		release, err := f.marks.acquire(f.ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		f.long = true
+		defer func() { f.long = false }()
+	}
 	fd := &history.Fold{}
 	from := f.first
 	if v > f.first {

@@ -404,3 +404,32 @@ func TestDeepRowsShowWhatWasDecidedLongBefore(t *testing.T) {
 		t.Fatalf("explain at the end:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// Many first reads deep in a long stream at once fold it at most twice:
+// the others wait their turn and then start from the Marks the first ones
+// made.
+func TestFirstReadsAtOnceFoldTheStreamAtMostTwice(t *testing.T) {
+	st, id := longTask(t, 7000)
+	recs, whole := readAll(t, st, id)
+	c := &counting{Store: st}
+	rd := &audit.Reader{Store: c, Marks: audit.NewMarks(0, 0)}
+	const readers = 8
+	errs := make(chan error, readers)
+	pages := make(chan audit.Page, readers)
+	for range readers {
+		go func() {
+			p, err := rd.ReadPage(context.Background(), id, audit.Range{Limit: 50})
+			errs <- err
+			pages <- p
+		}()
+	}
+	for range readers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		equalRows(t, "a first read", (<-pages).Rows, whole[len(whole)-50:])
+	}
+	if n, most := c.read.Load(), int64(2*len(recs)+readers*(audit.DefaultMarkEvery+50+64)); n > most {
+		t.Fatalf("%d first reads at once read %d events of a stream of %d (at most %d)", readers, n, len(recs), most)
+	}
+}

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"context"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -17,6 +19,12 @@ const (
 	// typically under a kilobyte): 20,000 cover a task of ten million
 	// events, or many shorter ones.
 	DefaultMaxMarks = 20000
+	// longFold: a fold of more than longFold Mark intervals is long (the
+	// first read deep in a stream); maxLongFolds of them run at once per
+	// Marks, the others wait their turn (and then find the Marks the
+	// earlier ones made).
+	longFold     = 8
+	maxLongFolds = 2
 )
 
 // Marks keeps, in memory, the history.Marks the folds of ReadPage and
@@ -30,6 +38,9 @@ const (
 type Marks struct {
 	every uint64
 	max   int
+
+	// long holds a token per long fold running.
+	long chan struct{}
 
 	mu      sync.Mutex
 	n       int
@@ -55,7 +66,18 @@ func NewMarks(every, max int) *Marks {
 	if max <= 0 {
 		max = DefaultMaxMarks
 	}
-	return &Marks{every: uint64(every), max: max, streams: map[string]*streamMarks{}}
+	return &Marks{every: uint64(every), max: max, streams: map[string]*streamMarks{}, long: make(chan struct{}, maxLongFolds)}
+}
+
+// acquire waits for a long fold's turn (or ctx's end) and returns its
+// release.
+func (m *Marks) acquire(ctx context.Context) (func(), error) {
+	select {
+	case m.long <- struct{}{}:
+		return func() { <-m.long }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("audit: waiting to fold a long stream: %w", ctx.Err())
+	}
 }
 
 // Len is the number of Marks kept.
