@@ -1,14 +1,19 @@
-// Package audit reads a task's audit trail from an event store in pages
-// whose cost does not grow with the task's stream: the rows of a page
-// (projections/history) are folded from the stream's TaskCreated and a
-// look-back of history.Lookback events before the page (see
-// history.Tracker.Seed for what that makes exact), and an explanation reads
-// only the events around the time asked about, found by a binary search
-// over stream versions with point reads.
+// Package audit reads a task's audit trail from an event store in pages:
+// the rows of a page (projections/history) and an explanation of a time are
+// exactly what the fold of the whole stream gives, however deep in the
+// stream they are. A Reader folds them from the latest exact starting point
+// before them — a history.Mark it kept (Marks), or the stream's first event
+// (its TaskCreated, or the TaskCompacted it begins with once history
+// retention removed the events before it) — and leaves a Mark every few
+// hundred events on the way, so that once the Marks before a page exist, it
+// costs its own events and at most one Mark interval more; an explanation
+// reads only the events around the time asked about, found by a binary
+// search over stream versions with point reads. The first read deep in a
+// stream no read has folded folds it from its start, once (see Marks).
 //
 // It is the I/O half of projections/history, which stays pure: the HTTP API
-// (GET /v1/tasks/{id}/history, /explain, /events) and `cronactor bench
-// history` read through it. Its functions are safe for concurrent use
+// (GET /v1/tasks/{id}/history, /explain, /events), the CLI and `cronactor
+// bench history` read through it. Its functions are safe for concurrent use
 // when the store is.
 package audit
 
