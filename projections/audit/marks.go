@@ -15,10 +15,11 @@ const (
 	// leave a Mark: a page or an explanation folds at most about this many
 	// events besides its own once the Marks before it exist.
 	DefaultMarkEvery = 512
-	// DefaultMaxMarks bounds the Marks kept (each holds one task's state,
-	// typically under a kilobyte): 20,000 cover a task of ten million
+	// DefaultMaxMarks bounds the Marks kept (each holds one task's state
+	// and what the audit adds to it; docs/performance.md measures one of
+	// an interval task at about 2 KiB): 10,000 cover a task of five million
 	// events, or many shorter ones.
-	DefaultMaxMarks = 20000
+	DefaultMaxMarks = 10000
 	// longFold: a fold of more than longFold Mark intervals is long (the
 	// first read deep in a stream); maxLongFolds of them run at once per
 	// Marks, the others wait their turn (and then find the Marks the

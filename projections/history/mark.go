@@ -58,7 +58,13 @@ type exState struct {
 
 func (e *exState) init() {
 	if e.queued == nil {
-		e.queued, e.running, e.backoff = map[int]RunState{}, map[int]RunState{}, map[uuid.UUID]time.Duration{}
+		e.queued = map[int]RunState{}
+	}
+	if e.running == nil {
+		e.running = map[int]RunState{}
+	}
+	if e.backoff == nil {
+		e.backoff = map[uuid.UUID]time.Duration{}
 	}
 }
 
@@ -88,12 +94,22 @@ func (e *exState) step(r Row) {
 
 // clone copies e, keeping of the backoffs only those of the failed runs
 // in retries (the only ones an explanation reads).
+// Empty maps are left nil (a Mark is kept for long: a map costs a few
+// hundred bytes even empty); step makes them again.
 func (e exState) clone(retries []taskstate.PendingRetry) exState {
 	c := e
-	c.queued, c.running = maps.Clone(e.queued), maps.Clone(e.running)
-	c.backoff = make(map[uuid.UUID]time.Duration, len(retries))
+	c.queued, c.running, c.backoff = nil, nil, nil
+	if len(e.queued) > 0 {
+		c.queued = maps.Clone(e.queued)
+	}
+	if len(e.running) > 0 {
+		c.running = maps.Clone(e.running)
+	}
 	for _, p := range retries {
 		if b, ok := e.backoff[p.Of]; ok {
+			if c.backoff == nil {
+				c.backoff = map[uuid.UUID]time.Duration{}
+			}
 			c.backoff[p.Of] = b
 		}
 	}
@@ -151,12 +167,14 @@ func (f *Fold) Folded() bool { return f.n > 0 }
 // event (or resumed from a Mark).
 func (f *Fold) Mark() *Mark {
 	st, _ := f.tr.State(f.task)
-	m := &Mark{Version: f.last.Version, ID: f.last.ID, task: f.task, state: st, first: f.first,
-		numbers: map[uuid.UUID]int{}, ex: f.ex.clone(st.Retries)}
+	m := &Mark{Version: f.last.Version, ID: f.last.ID, task: f.task, state: st, first: f.first, ex: f.ex.clone(st.Retries)}
 	// The runs a later row may name by number: those still open, the runs
 	// they retry, and the failed runs whose retry is still to come.
 	keep := func(id uuid.UUID) {
 		if n, ok := f.tr.numbers[id]; ok && id != uuid.Nil {
+			if m.numbers == nil {
+				m.numbers = map[uuid.UUID]int{}
+			}
 			m.numbers[id] = n
 		}
 	}
