@@ -303,7 +303,7 @@ func TestPagesAndExplanationsAreTheWholeFold(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 32))
-			st, id := randomStream(t, rnd, 2500+rnd.IntN(1500))
+			st, id := randomStream(t, rnd, 1500+rnd.IntN(1000))
 			recs, whole := readAll(t, st, id)
 			cs := explainCases(t, rnd, recs)
 			for name, rd := range readers(st) {
