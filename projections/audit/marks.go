@@ -179,8 +179,10 @@ func (m *Marks) evict(current string) {
 			delete(m.streams, current)
 			return
 		}
+		// Every other one, keeping the newest (the latest pages are read
+		// most).
 		kept := sm.ms[:0]
-		for i := 1; i < len(sm.ms); i += 2 {
+		for i := (len(sm.ms) - 1) % 2; i < len(sm.ms); i += 2 {
 			kept = append(kept, sm.ms[i])
 		}
 		m.n -= len(sm.ms) - len(kept)
