@@ -83,4 +83,14 @@ func TestMarksBound(t *testing.T) {
 	if m.Len() != 0 {
 		t.Fatalf("%d marks after dropping the last stream", m.Len())
 	}
+
+	// A lone stream over the bound: every other Mark goes, the newest
+	// stays.
+	m = NewMarks(4, 4)
+	for _, mk := range marksOf(t, 21, 4) {
+		m.put("d", 0, mk)
+	}
+	if got := m.atOrBefore("d", 0, 100); m.Len() != 3 || got == nil || got.Version != 20 {
+		t.Fatalf("d thinned: %d marks, the newest %v", m.Len(), got)
+	}
 }
