@@ -130,9 +130,9 @@ type Reader struct {
 	// MaxFold, when above zero, bounds the events a read folds before
 	// what it shows: a read whose exact starting point is further back
 	// folds the history.Lookback events before it instead (Tracker.Seed),
-	// and says it is not exact (Page.Exact, Explanation from
-	// ExplainFrom). For a client that reads the stream over the network
-	// and keeps no Marks.
+	// and says it is not exact (Page.Exact, Reader.ExplainExact). For a
+	// client that reads the stream over the network and keeps no Marks
+	// (the CLI).
 	MaxFold int
 }
 
@@ -156,10 +156,10 @@ type folder struct {
 	long bool
 }
 
-// start is the Fold that has folded the stream through version v-1, ready
-// for the event at v (v > first: from the latest Mark at or below v-1, or
-// the first event; v == first: a Fold that has folded nothing), and the
-// version it has folded through.
+// start is a Fold that has folded the stream through version v-1, ready
+// for the event at v: resumed from the latest Mark at or below v-1, or
+// folded from the stream's first event (v == first: a Fold that has folded
+// nothing).
 func (f *folder) start(v uint64) (*history.Fold, error) {
 	if f.marks != nil && !f.long && f.distance(v) > f.marks.every*longFold {
 		// A long fold (the first read deep in a stream): at most
