@@ -614,7 +614,7 @@ var cliMaxFold = 20000
 
 // notExact is what `history` and `explain` say on stderr when they folded a
 // look-back.
-var notExact = fmt.Sprintf("note: the task's stream is long: folded from the %d events before what is shown, so a status, spec or waiting run set earlier may not show (the daemon's GET /v1/tasks/{id}/history and /explain are exact)", history.Lookback)
+var notExact = fmt.Sprintf("note: the task's stream is long: folded from the %d events before what is shown, so a status, spec or waiting run set earlier may not show (the daemon's GET /v1/tasks/{id}/history and /explain fold from their marks, and say \"exact\")", history.Lookback)
 
 // cliAudit reads task id's audit trail over the API.
 func cliAudit(c *client, id uuid.UUID) *audit.Reader {

@@ -79,7 +79,17 @@ type Config struct {
 	// a mark near it and is exact (projections/audit). Default: a new
 	// audit.NewMarks(0, 0) of this API's own.
 	AuditMarks *audit.Marks
+	// AuditMaxFold bounds the events a history or explain request folds
+	// before what it shows when no mark is nearer: past it the request
+	// folds the history.Lookback events before what it shows instead and
+	// answers "exact": false. The bound keeps a first request deep in a
+	// stream of millions of events from folding it all (tens of seconds).
+	// Default DefaultAuditMaxFold; negative: no bound (every answer exact).
+	AuditMaxFold int
 }
+
+// DefaultAuditMaxFold is Config.AuditMaxFold's default.
+const DefaultAuditMaxFold = 20000
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
 const maxBody = 256 << 10
@@ -98,8 +108,14 @@ func New(cfg Config) http.Handler {
 	if cfg.AuditMarks == nil {
 		cfg.AuditMarks = audit.NewMarks(0, 0)
 	}
+	switch {
+	case cfg.AuditMaxFold == 0:
+		cfg.AuditMaxFold = DefaultAuditMaxFold
+	case cfg.AuditMaxFold < 0:
+		cfg.AuditMaxFold = 0 // audit.Reader: no bound
+	}
 	a := &api{cfg: cfg, streams: newLimiter(cfg.Stream.MaxSubscribers, DefaultMaxSubscribers),
-		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf), audit: &audit.Reader{Store: cfg.Store, Marks: cfg.AuditMarks}}
+		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf), audit: &audit.Reader{Store: cfg.Store, Marks: cfg.AuditMarks, MaxFold: cfg.AuditMaxFold}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tasks", a.create)
 	mux.HandleFunc("GET /v1/tasks", a.list)
