@@ -387,7 +387,7 @@ func (t *timedSnapshotStore) ReadSnapshotKey(ctx context.Context, key []byte) ([
 }
 
 // TruncateBefore passes history retention's removal through
-// (events.Truncater; both stores serve has implement it).
+// (events.Truncater; every store serve has implements it).
 func (t *timedStore) TruncateBefore(ctx context.Context, stream string, before uint64) error {
 	tr, ok := t.Store.(events.Truncater)
 	if !ok {

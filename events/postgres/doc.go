@@ -43,5 +43,10 @@
 // answers. An append whose commit was sent but not answered may have landed:
 // retrying it with the same event IDs is recognised as a retry.
 //
+// Retention: TruncateBefore (events.Truncater, truncate.go) deletes a
+// stream's oldest events in small transactions, oldest first; positions are
+// not renumbered and a stream's last event stays, so readers see no gap and
+// no false end.
+//
 // Concurrency: a Store is safe for concurrent use.
 package postgres
