@@ -93,11 +93,23 @@ func (s *Store) commit(batch []*appendReq) {
 			r.result, r.err = events.AppendResult{}, nil
 		}
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		err = fmt.Errorf("postgres: append: %w", classify(err))
-		s.log.Error("postgres append group failed", "error", err, "appends", len(batch))
-	} else if last > 0 {
-		s.advance(last)
+		if errors.Is(err, ErrUnavailable) {
+			// WriteStatus says so once the prober has seen it, and the
+			// prober logs it once: not an ERROR per group.
+			s.failed(len(batch))
+			s.log.Warn("postgres append group failed", "error", err, "appends", len(batch))
+		} else {
+			s.suspect()
+			s.log.Error("postgres append group failed", "error", err, "appends", len(batch))
+		}
+	default:
+		s.answered()
+		if last > 0 {
+			s.advance(last)
+		}
 	}
 	for _, r := range batch {
 		if err != nil {

@@ -106,7 +106,11 @@ func (s *Store) readErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%w)", cerr, err)
 	}
-	return classify(err)
+	err = classify(err)
+	if errors.Is(err, ErrUnavailable) {
+		s.suspect() // the prober finds out whether appends would fail too
+	}
+	return err
 }
 
 func limitArg(limit int) any {
