@@ -39,8 +39,12 @@
 // Faults: while the server cannot be reached, appends and reads fail with
 // an error matching ErrUnavailable (and the driver's error); nothing is
 // retried behind the caller's back except Subscribe, which waits and reads
-// again for as long as its context lasts. Check reports whether the server
-// answers. An append whose commit was sent but not answered may have landed:
+// again for as long as its context lasts. WriteStatus
+// (events.WriteStatusReader, health.go) says, without a round trip, whether
+// the server answers: a prober with a connection of its own decides it,
+// called in by any broken connection the store meets and repeating every
+// 500 ms while the server is away, so one killed connection is not taken
+// for an outage and an idle store still sees the server leave and return. An append whose commit was sent but not answered may have landed:
 // retrying it with the same event IDs is recognised as a retry.
 //
 // Retention: TruncateBefore (events.Truncater, truncate.go) deletes a
