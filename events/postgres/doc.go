@@ -44,7 +44,8 @@
 // the server answers: a prober with a connection of its own decides it,
 // called in by any broken connection the store meets and repeating every
 // 500 ms while the server is away, so one killed connection is not taken
-// for an outage and an idle store still sees the server leave and return. An append whose commit was sent but not answered may have landed:
+// for an outage and an idle store still sees the server leave and return.
+// An append whose commit was sent but not answered may have landed:
 // retrying it with the same event IDs is recognised as a retry.
 //
 // Retention: TruncateBefore (events.Truncater, truncate.go) deletes a
