@@ -33,6 +33,9 @@ type FuzzConfig struct {
 	// Deadline bounds each request from connect to the end of the answer
 	// [10s].
 	Deadline time.Duration
+	// Postgres, when set, is the URL of a PostgreSQL database: the daemon
+	// runs on the Postgres store in a fresh schema of it.
+	Postgres string
 }
 
 // FuzzReport is what the fuzzer sent and found.
@@ -430,14 +433,18 @@ func Fuzz(ctx context.Context, cfg FuzzConfig) (*FuzzReport, error) {
 	// A tick of an hour: no run is enqueued during the fuzz, so every change
 	// of the log comes from a request.
 	d := Daemon{Bin: cfg.Bin, Data: data, Addr: addr, Tick: time.Hour}
-	p, err := d.Start()
+	if cfg.Postgres != "" {
+		pg, err := pgSchemaURL(ctx, cfg.Postgres, "fuzz")
+		if err != nil {
+			return nil, err
+		}
+		d.Args = append(d.Args, "--store", "postgres", "--postgres", pg)
+	}
+	p, err := startHealthy(ctx, d)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Kill()
-	if _, err := p.WaitHealthy(ctx, d.URL()); err != nil {
-		return nil, err
-	}
 	c := NewClient(d.URL(), cfg.Deadline)
 	if err := createTasks(ctx, c, "seed", 8, "noop", nil, "1m"); err != nil {
 		return nil, err

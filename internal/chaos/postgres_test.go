@@ -56,3 +56,55 @@ func TestChaosKillOnPostgres(t *testing.T) {
 		t.Errorf("%s", v)
 	}
 }
+
+// The Postgres mode of the fault cases and the fuzzer, short, in make
+// test: the server stopped and started under load (pg_outage), the
+// daemon's connections ended six times (pg_conn_kill), the cases of a
+// local disk skipped with a line saying so, and 150 fuzzed requests.
+func TestChaosFaultsOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the chaos harness runs the real daemon")
+	}
+	pg := pgtest.Start(t)
+	url, err := pg.CreateDatabase("chaos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := Build(ctx, root, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("faults", func(t *testing.T) {
+		rs := Faults(ctx, FaultConfig{Bin: bin, Dir: t.TempDir(), Postgres: url, PostgresStop: pg.Stop, PostgresStart: pg.Restart,
+			Only: []string{"disk_full", "pg_outage", "pg_conn_kill"}})
+		want := map[string]FaultStatus{"disk_full": FaultSkipped, "pg_outage": FaultPassed, "pg_conn_kill": FaultPassed}
+		for _, r := range rs {
+			t.Logf("%s: %s: %s", r.Name, r.Status, r.Detail)
+			if r.Status != want[r.Name] {
+				t.Errorf("%s: %s, want %s: %s", r.Name, r.Status, want[r.Name], r.Detail)
+			}
+			delete(want, r.Name)
+		}
+		if len(want) > 0 {
+			t.Errorf("cases that did not run: %v", want)
+		}
+	})
+	t.Run("fuzz", func(t *testing.T) {
+		rep, err := Fuzz(ctx, FuzzConfig{Bin: bin, Dir: t.TempDir(), Requests: 150, Seed: 34, Postgres: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		WriteFuzzReport(&b, rep)
+		t.Logf("\n%s", b.String())
+		for _, v := range rep.Violations {
+			t.Errorf("%s", v)
+		}
+	})
+}
