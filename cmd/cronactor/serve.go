@@ -226,12 +226,8 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	m.register(sched, view, store)
 	go m.follow(runCtx, store, logger)
 
-	var storeCheck func(context.Context) error
-	if c, ok := store.(interface{ Check(context.Context) error }); ok {
-		storeCheck = c.Check // Postgres: /healthz says when the server is away
-	}
 	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		StoreCheck: storeCheck, Token: cfg.token, Logger: logger, Metrics: m.handler(),
+		Token: cfg.token, Logger: logger, Metrics: m.handler(),
 		Stream:         httpapi.StreamConfig{Shutdown: streamsDone, MaxSubscribers: capOf(cfg.maxStreamClients)},
 		MaxAsOf:        capOf(cfg.maxAsOf),
 		TracerProvider: tracer.provider()})
