@@ -84,10 +84,14 @@ func (s *Store) commit(batch []*appendReq) {
 	var err error
 	for attempt := 0; ; attempt++ {
 		last, err = s.commitTx(batch)
-		if err == nil || attempt == 2 || !retryable(err) {
+		// Each pooled connection may be found broken once (the pool drops
+		// it): as many attempts as the pool holds connections.
+		again := (retryable(err) && attempt < 2) || (brokenBeforeWrites(err) && attempt < s.opts.MaxConns)
+		if err == nil || !again {
 			break
 		}
-		// A deadlock or serialisation failure decided nothing: again.
+		// A deadlock or serialisation failure decided nothing, nor did a
+		// connection that broke before the writes were sent: again.
 		s.log.Warn("postgres append group retried", "error", err, "attempt", attempt+1)
 		for _, r := range batch {
 			r.result, r.err = events.AppendResult{}, nil
@@ -95,7 +99,14 @@ func (s *Store) commit(batch []*appendReq) {
 	}
 	switch {
 	case err != nil:
-		err = fmt.Errorf("postgres: append: %w", classify(err))
+		err = classify(err)
+		if errors.Is(err, ErrUnavailable) {
+			// A refusal of the store (events.ErrUnwritable): the API
+			// answers 503 naming it, as for any store that cannot append.
+			err = fmt.Errorf("postgres: append: %w: %w", events.ErrUnreachable, err)
+		} else {
+			err = fmt.Errorf("postgres: append: %w", err)
+		}
 		if errors.Is(err, ErrUnavailable) {
 			// WriteStatus says so once the prober has seen it, and the
 			// prober logs it once: not an ERROR per group.
@@ -119,6 +130,23 @@ func (s *Store) commit(batch []*appendReq) {
 	}
 }
 
+// notWritten marks an error of a group's transaction met before its
+// writes were sent: the transaction decided nothing.
+type notWritten struct{ err error }
+
+func (e *notWritten) Error() string { return e.err.Error() }
+func (e *notWritten) Unwrap() error { return e.err }
+
+// brokenBeforeWrites says whether err is a pooled connection found broken
+// (killed by pg_terminate_backend, or by a restart the pool has not seen
+// yet) before the group's writes were sent: worth one more attempt on
+// another connection. A failure to connect is not: the server is away.
+func brokenBeforeWrites(err error) bool {
+	var nw *notWritten
+	var ce *pgconn.ConnectError
+	return errors.As(err, &nw) && unavailable(err) && !errors.As(err, &ce)
+}
+
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
@@ -130,9 +158,15 @@ type streamState struct{ version int64 }
 // commitTx runs the group's transaction; it sets each append's result or
 // its own error (a conflict), and returns the last position written (0:
 // none) or the error that failed the whole group.
-func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
+func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
 	defer cancel()
+	writing := false
+	defer func() {
+		if err != nil && !writing {
+			err = &notWritten{err}
+		}
+	}()
 	// BEGIN goes with the locks, COMMIT with the writes: two round trips
 	// for a group that conflicts nowhere. A connection given back in the
 	// middle of a transaction (any error below) is closed by the pool.
@@ -244,6 +278,7 @@ func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 		FROM unnest($1::text[], $2::bigint[]) AS u(stream, version) WHERE s.stream = u.stream AND s.version <> u.version`, touched, versions)
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
 	wb.Queue(`COMMIT`)
+	writing = true
 	br = tx.SendBatch(ctx, wb)
 	var headPos int64
 	if err := br.QueryRow().Scan(&headPos); err != nil {

@@ -44,8 +44,8 @@ func TestServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Append(ctx, st, events.Exactly(0), proposal("while down"))
-	if !errors.Is(err, postgres.ErrUnavailable) {
-		t.Fatalf("append while the server is down: %v, want ErrUnavailable", err)
+	if !errors.Is(err, postgres.ErrUnavailable) || !errors.Is(err, events.ErrUnreachable) || events.Condition(err) != "unreachable" {
+		t.Fatalf("append while the server is down: %v, want ErrUnavailable and events.ErrUnreachable (the API's 503)", err)
 	}
 	waitStatus(t, s, 5*time.Second, "after a failed append", func(st events.WriteStatus) bool {
 		return errors.Is(st.Err, events.ErrUnreachable) && errors.Is(st.Err, postgres.ErrUnavailable) && st.Refused == 1
@@ -148,4 +148,39 @@ func TestWriteStatusOfAnIdleStore(t *testing.T) {
 	}
 	took = waitStatus(t, s, 5*time.Second, "server restarted", func(st events.WriteStatus) bool { return st.Err == nil })
 	t.Logf("writable again after %s", took)
+}
+
+// Connections killed by pg_terminate_backend (an operator, a pooler's
+// failover) while the store is idle: the next appends find the pool's
+// connections broken before they wrote anything and go on other
+// connections, instead of failing their callers.
+func TestAppendAfterConnectionsKilled(t *testing.T) {
+	srv := pgtest.Start(t)
+	url, err := srv.CreateDatabase("killed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, url, fastOptions())
+	ctx := ctxFor(t)
+	for round := range 3 {
+		// Several appends at once, so the pool holds several connections.
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				_, err := s.Append(ctx, events.TaskStream(uuid.New()), events.NoStream, proposal("fill"))
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := srv.TerminateBackends("killed"); err != nil || n == 0 {
+			t.Fatalf("terminate backends: %d, %v", n, err)
+		}
+		if _, err := s.Append(ctx, events.TaskStream(uuid.New()), events.NoStream, proposal("after")); err != nil {
+			t.Fatalf("round %d: the append after the kill failed: %v", round, err)
+		}
+	}
 }
