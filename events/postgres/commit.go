@@ -99,14 +99,9 @@ func (s *Store) commit(batch []*appendReq) {
 	}
 	switch {
 	case err != nil:
-		err = classify(err)
-		if errors.Is(err, ErrUnavailable) {
-			// A refusal of the store (events.ErrUnwritable): the API
-			// answers 503 naming it, as for any store that cannot append.
-			err = fmt.Errorf("postgres: append: %w: %w", events.ErrUnreachable, err)
-		} else {
-			err = fmt.Errorf("postgres: append: %w", err)
-		}
+		// ErrUnavailable matches events.ErrUnreachable: the API answers
+		// 503 naming it, as for any store that cannot append.
+		err = fmt.Errorf("postgres: append: %w", classify(err))
 		if errors.Is(err, ErrUnavailable) {
 			// WriteStatus says so once the prober has seen it, and the
 			// prober logs it once: not an ERROR per group.

@@ -19,8 +19,10 @@ import (
 // Sentinel errors of the package.
 var (
 	// ErrUnavailable: the server could not be reached, or the connection
-	// broke during the call.
-	ErrUnavailable = errors.New("postgres: server unavailable")
+	// broke during the call. It matches events.ErrUnreachable (and so
+	// events.ErrUnwritable): callers that know no backend (the API's 503
+	// naming the condition) see the condition.
+	ErrUnavailable error = unavailableError{}
 	// ErrSchemaTooNew: the database was migrated by a newer cronactor.
 	ErrSchemaTooNew = errors.New("postgres: schema is newer than this build")
 	// ErrOptions: an Options field is out of its limits.
