@@ -84,14 +84,21 @@ func (s *Store) commit(batch []*appendReq) {
 	var err error
 	for attempt := 0; ; attempt++ {
 		last, err = s.commitTx(batch)
+		if err == nil {
+			break
+		}
 		// Each pooled connection may be found broken once (the pool drops
 		// it): as many attempts as the pool holds connections.
-		again := (retryable(err) && attempt < 2) || (brokenBeforeWrites(err) && attempt < s.opts.MaxConns)
-		if err == nil || !again {
+		again := (retryable(err) && attempt < 2) ||
+			((brokenBeforeWrites(err) || (brokenDuringWrites(err) && identified(batch))) && attempt < s.opts.MaxConns)
+		if !again {
 			break
 		}
 		// A deadlock or serialisation failure decided nothing, nor did a
-		// connection that broke before the writes were sent: again.
+		// connection that broke before the writes were sent: again. One
+		// that broke after may have committed: again too when every event
+		// has an ID, so that retried recognises what landed (the appends'
+		// callers get its result, as if the answer had come).
 		s.log.Warn("postgres append group retried", "error", err, "attempt", attempt+1)
 		for _, r := range batch {
 			r.result, r.err = events.AppendResult{}, nil
@@ -125,6 +132,11 @@ func (s *Store) commit(batch []*appendReq) {
 	}
 }
 
+// loseCommitAnswer, set by tests only, is called after a group committed:
+// an error it returns stands for the commit's answer lost with its
+// connection.
+var loseCommitAnswer func() error
+
 // notWritten marks an error of a group's transaction met before its
 // writes were sent: the transaction decided nothing.
 type notWritten struct{ err error }
@@ -132,14 +144,33 @@ type notWritten struct{ err error }
 func (e *notWritten) Error() string { return e.err.Error() }
 func (e *notWritten) Unwrap() error { return e.err }
 
+// brokenDuringWrites says whether err is a broken connection met after
+// the group's writes were sent: the outcome is unknown.
+func brokenDuringWrites(err error) bool {
+	var nw *notWritten
+	return !errors.As(err, &nw) && unavailable(err)
+}
+
+// identified says whether every event of the group has an ID: then a retry
+// of the group recognises the appends that landed.
+func identified(batch []*appendReq) bool {
+	for _, r := range batch {
+		for _, e := range r.evs {
+			if e.ID == uuid.Nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // brokenBeforeWrites says whether err is a pooled connection found broken
 // (killed by pg_terminate_backend, or by a restart the pool has not seen
 // yet) before the group's writes were sent: worth one more attempt on
 // another connection. A failure to connect is not: the server is away.
 func brokenBeforeWrites(err error) bool {
 	var nw *notWritten
-	var ce *pgconn.ConnectError
-	return errors.As(err, &nw) && unavailable(err) && !errors.As(err, &ce)
+	return errors.As(err, &nw) && brokenConn(err)
 }
 
 func retryable(err error) bool {
@@ -292,6 +323,11 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 	}
 	if err := br.Close(); err != nil {
 		return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
+	}
+	if loseCommitAnswer != nil {
+		if err := loseCommitAnswer(); err != nil {
+			return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
+		}
 	}
 	base := uint64(headPos) - uint64(total)
 	for i, r := range accepted {

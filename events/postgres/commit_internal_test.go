@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -68,5 +70,46 @@ func TestGroupConflictFailsOnlyItsAppend(t *testing.T) {
 	}
 	if h := s.Head(); h.Commit != p0+2 {
 		t.Fatalf("head %s after the group, want %d", h, p0+2)
+	}
+}
+
+// A group commits but its answer is lost with the connection (the server
+// killed it right after COMMIT): the committer goes again, recognises by
+// the event IDs what landed, and answers the appends with their results:
+// no caller sees a failure for an append that is in the log, and nothing
+// is written twice.
+func TestLostCommitAnswerIsRecognised(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.URL(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := events.TaskStream(uuid.New())
+	if _, err := s.Append(ctx, st, events.NoStream, ev("first")); err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	loseCommitAnswer = func() error {
+		if lost == 0 {
+			lost++
+			return fmt.Errorf("read: %w", io.ErrUnexpectedEOF)
+		}
+		return nil
+	}
+	defer func() { loseCommitAnswer = nil }()
+	res, err := s.Append(ctx, st, events.Exactly(0), ev("second"), ev("third"))
+	if err != nil {
+		t.Fatalf("append whose commit answer was lost: %v", err)
+	}
+	if lost != 1 || res.Version != 2 {
+		t.Fatalf("lost %d answers, result version %d; want 1 and 2", lost, res.Version)
+	}
+	recs, err := s.ReadStream(ctx, st, 0, 0)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("stream after the retry: %d events, %v; want 3", len(recs), err)
+	}
+	if st := s.WriteStatus(); st.Err != nil {
+		t.Fatalf("WriteStatus after a recognised retry: %v", st.Err)
 	}
 }

@@ -285,6 +285,9 @@ func (f *faultEnv) settleAndCheck(ctx context.Context, dm Daemon, p *Proc, c *Cl
 	if code != 0 {
 		res.Violations = append(res.Violations, Violation{InvFault, fmt.Sprintf("SIGTERM exit status %d, want 0", code)})
 	}
+	if true {
+		summary += "; the daemon's WARN and ERROR lines: " + problemLines(p.Logs.String(), 12)
+	}
 	return verdict(fmt.Sprintf("%s; %d tasks acknowledged, %d runs, %d started, outcomes %v",
 		summary, l.rep.CreatesAcked, res.Runs, res.Started, res.Outcomes), res.Violations)
 }
@@ -296,4 +299,15 @@ func (f *faultEnv) readLog(ctx context.Context, data string) ([]events.Recorded,
 		return readPostgresLog(ctx, f.pg)
 	}
 	return ReadLogCopy(ctx, data, filepath.Join(f.dir, "copy"))
+}
+
+// problemLines keeps the first n WARN and ERROR lines of a daemon's log.
+func problemLines(log string, n int) string {
+	var keep []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			keep = append(keep, strings.TrimSpace(l))
+		}
+	}
+	return firstLines(strings.Join(keep, "\n"), 60)
 }

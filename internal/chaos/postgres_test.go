@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestChaosKillOnPostgres(t *testing.T) {
 // The Postgres mode of the fault cases and the fuzzer, short, in make
 // test: the server stopped and started under load (pg_outage), the
 // daemon's connections ended six times (pg_conn_kill), the cases of a
-// local disk skipped with a line saying so, and 150 fuzzed requests.
+// local disk skipped with a line saying so, and 300 fuzzed requests.
 func TestChaosFaultsOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the chaos harness runs the real daemon")
@@ -82,21 +83,21 @@ func TestChaosFaultsOnPostgres(t *testing.T) {
 	}
 	t.Run("faults", func(t *testing.T) {
 		rs := Faults(ctx, FaultConfig{Bin: bin, Dir: t.TempDir(), Postgres: url, PostgresStop: pg.Stop, PostgresStart: pg.Restart,
-			Only: []string{"disk_full", "pg_outage", "pg_conn_kill"}})
+			Only: onlyCases("disk_full", "pg_outage", "pg_conn_kill")})
 		want := map[string]FaultStatus{"disk_full": FaultSkipped, "pg_outage": FaultPassed, "pg_conn_kill": FaultPassed}
 		for _, r := range rs {
 			t.Logf("%s: %s: %s", r.Name, r.Status, r.Detail)
-			if r.Status != want[r.Name] {
+			if w, ok := want[r.Name]; ok && r.Status != w {
 				t.Errorf("%s: %s, want %s: %s", r.Name, r.Status, want[r.Name], r.Detail)
 			}
 			delete(want, r.Name)
 		}
-		if len(want) > 0 {
+		if len(want) > 0 && os.Getenv("CHAOS_FAULTS") == "" {
 			t.Errorf("cases that did not run: %v", want)
 		}
 	})
 	t.Run("fuzz", func(t *testing.T) {
-		rep, err := Fuzz(ctx, FuzzConfig{Bin: bin, Dir: t.TempDir(), Requests: 150, Seed: 34, Postgres: url})
+		rep, err := Fuzz(ctx, FuzzConfig{Bin: bin, Dir: t.TempDir(), Requests: 300, Seed: 34, Postgres: url})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,4 +108,13 @@ func TestChaosFaultsOnPostgres(t *testing.T) {
 			t.Errorf("%s", v)
 		}
 	})
+}
+
+// onlyCases is names, or CHAOS_FAULTS (comma-separated) when set, to run
+// one case while looking into it.
+func onlyCases(names ...string) []string {
+	if v := os.Getenv("CHAOS_FAULTS"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return names
 }
