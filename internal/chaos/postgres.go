@@ -285,7 +285,7 @@ func (f *faultEnv) settleAndCheck(ctx context.Context, dm Daemon, p *Proc, c *Cl
 	if code != 0 {
 		res.Violations = append(res.Violations, Violation{InvFault, fmt.Sprintf("SIGTERM exit status %d, want 0", code)})
 	}
-	if true {
+	if len(res.Violations) > 0 {
 		summary += "; the daemon's WARN and ERROR lines: " + problemLines(p.Logs.String(), 12)
 	}
 	return verdict(fmt.Sprintf("%s; %d tasks acknowledged, %d runs, %d started, outcomes %v",
@@ -309,5 +309,5 @@ func problemLines(log string, n int) string {
 			keep = append(keep, strings.TrimSpace(l))
 		}
 	}
-	return firstLines(strings.Join(keep, "\n"), 60)
+	return firstLines(strings.Join(keep, "\n"), n)
 }
