@@ -82,11 +82,13 @@ func (s *Store) commitLoop() {
 func (s *Store) commit(batch []*appendReq) {
 	var last uint64
 	var err error
+	unknown := false // an attempt broke after its writes were sent
 	for attempt := 0; ; attempt++ {
 		last, err = s.commitTx(batch)
 		if err == nil {
 			break
 		}
+		unknown = unknown || brokenDuringWrites(err)
 		// Each pooled connection may be found broken once (the pool drops
 		// it): as many attempts as the pool holds connections.
 		again := (retryable(err) && attempt < 2) ||
@@ -105,6 +107,13 @@ func (s *Store) commit(batch []*appendReq) {
 		}
 	}
 	switch {
+	case err != nil && unknown && identified(batch) && unavailable(err):
+		// The group may have committed and the server cannot say now:
+		// answering "failed" would leave the callers unsure of their
+		// streams. Held until the server answers (resolve.go).
+		s.failed(0)
+		s.hold(batch, err)
+		return
 	case err != nil:
 		// ErrUnavailable matches events.ErrUnreachable: the API answers
 		// 503 naming it, as for any store that cannot append.

@@ -113,3 +113,74 @@ func TestLostCommitAnswerIsRecognised(t *testing.T) {
 		t.Fatalf("WriteStatus after a recognised retry: %v", st.Err)
 	}
 }
+
+// The server stops right after a group committed, its answer lost: the
+// appends are held, not failed, while the server is away, and answered
+// with their true outcome (landed, recognised by their IDs) once it is
+// back; an append sent meanwhile fails at once, as appends do while the
+// server is away.
+func TestUnknownOutcomeHeldUntilTheServerAnswers(t *testing.T) {
+	srv := pgtest.Start(t)
+	url, err := srv.CreateDatabase("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, url, Options{OpTimeout: 20 * time.Second, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := events.TaskStream(uuid.New())
+	if _, err := s.Append(ctx, st, events.NoStream, ev("first")); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	loseCommitAnswer = func() error {
+		select {
+		case <-stopped:
+			return nil
+		default:
+		}
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+		close(stopped)
+		return fmt.Errorf("read: %w", io.ErrUnexpectedEOF)
+	}
+	defer func() { loseCommitAnswer = nil }()
+	type outcome struct {
+		res events.AppendResult
+		err error
+	}
+	held := make(chan outcome, 1)
+	go func() {
+		res, err := s.Append(ctx, st, events.Exactly(0), ev("second"))
+		held <- outcome{res, err}
+	}()
+	<-stopped
+	// Another stream's append while the server is away fails at once.
+	if _, err := s.Append(ctx, events.TaskStream(uuid.New()), events.NoStream, ev("other")); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("append while the server is away: %v, want ErrUnavailable", err)
+	}
+	select {
+	case o := <-held:
+		t.Fatalf("the append whose outcome is unknown was answered while the server is away: %+v %v", o.res, o.err)
+	default:
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case o := <-held:
+		if o.err != nil || o.res.Version != 1 {
+			t.Fatalf("the held append: version %d, %v; want version 1 (it landed)", o.res.Version, o.err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the held append was not answered within 15 s of the server's return")
+	}
+	recs, err := s.ReadStream(ctx, st, 0, 0)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("stream: %d events, %v; want 2 (written once)", len(recs), err)
+	}
+}

@@ -285,11 +285,13 @@ func (f *faultEnv) settleAndCheck(ctx context.Context, dm Daemon, p *Proc, c *Cl
 	if code != 0 {
 		res.Violations = append(res.Violations, Violation{InvFault, fmt.Sprintf("SIGTERM exit status %d, want 0", code)})
 	}
-	if len(res.Violations) > 0 {
-		summary += "; the daemon's WARN and ERROR lines: " + problemLines(p.Logs.String(), 12)
-	}
-	return verdict(fmt.Sprintf("%s; %d tasks acknowledged, %d runs, %d started, outcomes %v",
+	r := verdict(fmt.Sprintf("%s; %d tasks acknowledged, %d runs, %d started, outcomes %v",
 		summary, l.rep.CreatesAcked, res.Runs, res.Started, res.Outcomes), res.Violations)
+	if len(res.Violations) > 0 {
+		// After the violations: the report cuts a long detail.
+		r.Detail += "; the daemon's WARN and ERROR lines: " + problemLines(p.Logs.String(), 12)
+	}
+	return r
 }
 
 // readLog reads the whole log of the case's store: the Postgres schema, or
