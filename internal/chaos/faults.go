@@ -54,6 +54,9 @@ type FaultResult struct {
 	Name   string
 	Status FaultStatus
 	Detail string
+	// Violations are the log invariants the case found broken, if it
+	// checked the log (also in Detail).
+	Violations []Violation
 }
 
 // FaultCase is one repeatable fault script.
@@ -158,7 +161,9 @@ func verdict(summary string, vs []Violation) FaultResult {
 	if len(vs) > 0 {
 		var b strings.Builder
 		WriteViolations(&b, nil, vs)
-		return fail("%s; %s", summary, b.String())
+		r := fail("%s; %s", summary, b.String())
+		r.Violations = vs
+		return r
 	}
 	return pass("%s", summary)
 }
@@ -172,22 +177,22 @@ func Faults(ctx context.Context, cfg FaultConfig) []FaultResult {
 		}
 		switch {
 		case cfg.Postgres != "" && c.Store == storeDisk:
-			out = append(out, FaultResult{c.Name, FaultSkipped, "local disk only: on Postgres the daemon keeps no data directory (the server's disk is the server's to watch)"})
+			out = append(out, FaultResult{Name: c.Name, Status: FaultSkipped, Detail: "local disk only: on Postgres the daemon keeps no data directory (the server's disk is the server's to watch)"})
 			continue
 		case cfg.Postgres == "" && c.Store == storePostgres:
-			out = append(out, FaultResult{c.Name, FaultSkipped, "Postgres only: run with -postgres URL"})
+			out = append(out, FaultResult{Name: c.Name, Status: FaultSkipped, Detail: "Postgres only: run with -postgres URL"})
 			continue
 		}
 		dir := filepath.Join(cfg.Dir, fmt.Sprintf("%02d-%s", i, c.Name))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			out = append(out, FaultResult{c.Name, FaultFailed, err.Error()})
+			out = append(out, FaultResult{Name: c.Name, Status: FaultFailed, Detail: err.Error()})
 			continue
 		}
 		env := &faultEnv{cfg: cfg, dir: dir}
 		if cfg.Postgres != "" {
 			pg, err := pgSchemaURL(ctx, cfg.Postgres, c.Name)
 			if err != nil {
-				out = append(out, FaultResult{c.Name, FaultFailed, err.Error()})
+				out = append(out, FaultResult{Name: c.Name, Status: FaultFailed, Detail: err.Error()})
 				continue
 			}
 			env.pg = pg

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -288,8 +289,11 @@ func (f *faultEnv) settleAndCheck(ctx context.Context, dm Daemon, p *Proc, c *Cl
 	r := verdict(fmt.Sprintf("%s; %d tasks acknowledged, %d runs, %d started, outcomes %v",
 		summary, l.rep.CreatesAcked, res.Runs, res.Started, res.Outcomes), res.Violations)
 	if len(res.Violations) > 0 {
-		// After the violations: the report cuts a long detail.
-		r.Detail += "; the daemon's WARN and ERROR lines: " + problemLines(p.Logs.String(), 12)
+		// After the violations: the report cuts a long detail. The whole
+		// log stays in the case's directory (kept with -dir).
+		logPath := filepath.Join(f.dir, "daemon.log")
+		_ = os.WriteFile(logPath, []byte(p.Logs.String()), 0o644)
+		r.Detail += "; the daemon's log: " + logPath + "; its WARN and ERROR lines: " + problemLines(p.Logs.String(), 12)
 	}
 	return r
 }
