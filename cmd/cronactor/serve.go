@@ -226,12 +226,8 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	m.register(sched, view, store)
 	go m.follow(runCtx, store, logger)
 
-	var storeCheck func(context.Context) error
-	if c, ok := store.(interface{ Check(context.Context) error }); ok {
-		storeCheck = c.Check // Postgres: /healthz says when the server is away
-	}
 	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		StoreCheck: storeCheck, Token: cfg.token, Logger: logger, Metrics: m.handler(),
+		Token: cfg.token, Logger: logger, Metrics: m.handler(),
 		Stream:         httpapi.StreamConfig{Shutdown: streamsDone, MaxSubscribers: capOf(cfg.maxStreamClients)},
 		MaxAsOf:        capOf(cfg.maxAsOf),
 		TracerProvider: tracer.provider()})
@@ -387,7 +383,7 @@ func (t *timedSnapshotStore) ReadSnapshotKey(ctx context.Context, key []byte) ([
 }
 
 // TruncateBefore passes history retention's removal through
-// (events.Truncater; both stores serve has implement it).
+// (events.Truncater; every store serve has implements it).
 func (t *timedStore) TruncateBefore(ctx context.Context, stream string, before uint64) error {
 	tr, ok := t.Store.(events.Truncater)
 	if !ok {

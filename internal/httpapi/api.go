@@ -9,9 +9,9 @@
 // folded from the task's own events; /healthz answers 200 with status
 // "degraded" (see docs/projections.md). While the event store refuses
 // appends (events.ErrUnwritable: its disk is full or read-only, a write
-// failed, its EventStoreDB server cannot be reached), /healthz answers 503
-// and writes 503 or 507, naming the condition (storefault.go,
-// docs/operations.md). Before the API can serve — the daemon still
+// failed, its Postgres or EventStoreDB server cannot be reached), /healthz
+// answers 503 and writes 503 or 507, naming the condition (storefault.go,
+// health.go: one rule for every store, docs/operations.md). Before the API can serve — the daemon still
 // starting — Starting answers every request at once with 503 (starting.go).
 //
 // Concurrency: the handler is safe for concurrent requests.
@@ -19,7 +19,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -49,11 +48,6 @@ type Config struct {
 	// View is nil; otherwise View.AsOf serves them from its snapshots.
 	ViewConfig crontasks.Config
 	Store      events.Store
-	// StoreCheck, when set, asks whether the store's server answers (a
-	// store on a server of its own has one: Postgres); /healthz reports
-	// what it says, within 2 s. Nil: the store is in process, nothing to
-	// check.
-	StoreCheck func(context.Context) error
 	// Token, if set, is required as "Authorization: Bearer <token>" on /v1.
 	Token   string
 	Logger  *slog.Logger
