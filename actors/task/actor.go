@@ -92,6 +92,7 @@ import (
 	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/actors/task/taskrt"
+	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
@@ -179,6 +180,9 @@ type incarnation struct {
 	// leaveNow is set by it when the actor may passivate at once.
 	leaveFn  func()
 	leaveNow bool
+	// mend is what the actor owes its runs after failed appends: kept
+	// outcomes, runs to put back on the queue (mend.go).
+	mend mending
 	// idScope is the stream, a NUL and a random ID of this actor (its
 	// incarnation), which tells its decisions apart from those of another
 	// actor of the same task: event IDs derive from it, so a retry by this
@@ -242,7 +246,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 		if !a.loadedMsg(ctx, m) {
 			return // not for this actor's load in flight
 		}
-		if m.f != nil || m.refresh != nil {
+		if m.f != nil || m.refresh != nil || m.mend {
 			a.settle(ctx)
 		} // else: as after Started, the message that made us start says whether we may stop
 		a.replay(ctx)
@@ -304,11 +308,19 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 		a.tick(ctx, m.At)
 	case deadline:
 		delete(a.timers, m.runID)
+		if _, ok := a.mend.outcomes[m.runID]; ok {
+			a.retryKept(ctx, m.runID) // the run's own outcome, kept (mend.go)
+			break
+		}
 		a.execute(ctx, a.newFlight(afterDeadline, rules.ForceEnd{RunID: m.runID, Reason: m.reason}, context.Background(), a.cfg.Archetype.Clock.Now()))
 	case heartbeatDue:
 		a.checkHeartbeat(ctx, m.runID)
 	case compactNow:
 		a.compact(ctx)
+	case mendNow:
+		a.startMend()
+	case retryOutcome:
+		a.retryKept(ctx, m.run)
 	case Refresh:
 		a.refresh(ctx, m, sender)
 	case passivate:
@@ -487,7 +499,11 @@ func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
 		return
 	}
 	if err != nil {
-		a.finish(ctx, f, nil, fmt.Errorf("task: append to %s: %w", a.stream, err))
+		err = fmt.Errorf("task: append to %s: %w", a.stream, err)
+		if !stopping {
+			err = a.keep(f, err) // mend.go
+		}
+		a.finish(ctx, f, nil, err)
 		return
 	}
 	a.apply(ctx, f.cmd, f.evs, res, f.now)
@@ -512,8 +528,10 @@ func (a *Actor) finish(ctx actor.Context, f *flight, evs []events.Event, err err
 		if err != nil {
 			a.cfg.Archetype.Logger.Warn("history compaction failed", "task_id", a.id, "stream", a.stream, "err", err)
 		}
+	case afterMend:
+		a.mendDone(f, evs, err)
 	case afterDeadline, afterHeartbeat:
-		if err != nil && !errors.Is(err, rules.ErrUnknownRun) {
+		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, worker.ErrRecordLater) {
 			fe := f.cmd.(rules.ForceEnd)
 			a.cfg.Archetype.Failed(slog.LevelError, "forced end failed", err, "task_id", a.id, "run_id", fe.RunID, "reason", fe.Reason)
 		}
@@ -559,6 +577,7 @@ func (a *Actor) apply(ctx actor.Context, cmd rules.Command, evs []events.Event, 
 	}
 	a.pos = res.Position
 	a.logEnds(evs)
+	a.forget(evs)
 	if a.cfg.RecordEvery > 0 && a.state.Version-a.recorded >= uint64(a.cfg.RecordEvery) {
 		a.record()
 	}

@@ -74,6 +74,7 @@ const (
 	afterDeadline               // log a failed forced end (deadline timer)
 	afterHeartbeat              // log a failed forced end (heartbeat watch)
 	afterCompact                // log a failed TaskCompacted (retain.go)
+	afterMend                   // a kept outcome decided again (mend.go)
 )
 
 // appended is the store's answer to a flight, sent by its callback to the

@@ -60,7 +60,8 @@ func (a *Actor) handOver() {
 
 // idle reports whether the actor may stop: its task needs no actor, or its
 // load failed (the next command starts a new actor that tries again), or —
-// with Config.Rest — the task rests and the actor is not pinned. Not
+// with Config.Rest — the task rests and the actor is not pinned; never
+// while it mends after a failed append (mend.go). Not
 // inlined: rules.Idle takes a copy of the state (see respond).
 //
 //go:noinline
@@ -69,6 +70,11 @@ func (a *Actor) idle() bool {
 		return true
 	}
 	if len(a.timers) != 0 || len(a.beatTimers) != 0 {
+		return false
+	}
+	if a.unsure || a.mend.timer != nil || a.owes() {
+		// Mending (mend.go): its stream may hold a run nobody put on the
+		// queue, and its state is not one to hand over as a record.
 		return false
 	}
 	return rules.Idle(&a.state) || (a.cfg.Rest && !a.pinned && rules.Rests(&a.state))

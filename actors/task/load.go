@@ -38,6 +38,10 @@ type loaded struct {
 	// refresh, when set, makes this the answer to a Refresh's read (recs
 	// and evs are the stream's events after the actor's version).
 	refresh *refreshing
+	// mend makes this the answer to a mending read (mend.go): recs and evs
+	// are the stream's events after the actor's version, or st and pos
+	// its state when the actor had lost it.
+	mend bool
 }
 
 // startLoad starts the actor's first load: with Config.Load, or a read of
@@ -122,11 +126,15 @@ func (a *Actor) startReload(f *flight) {
 // this actor's load in flight (it cannot happen: an actor that stops with
 // a load in flight never handles its answer).
 func (a *Actor) loadedMsg(ctx actor.Context, m *loaded) bool {
-	if m.refresh != nil {
+	if m.refresh != nil || m.mend {
 		if !a.loading {
 			return false
 		}
-		a.refreshed(ctx, m)
+		if m.mend {
+			a.mended(ctx, m)
+		} else {
+			a.refreshed(ctx, m)
+		}
 		return true
 	}
 	if m.f != nil {
@@ -140,11 +148,8 @@ func (a *Actor) loadedMsg(ctx actor.Context, m *loaded) bool {
 			a.finish(ctx, f, nil, m.err)
 			return true
 		}
-		for i, e := range m.evs {
-			a.state.Apply(m.recs[i].Metadata, e)
-			a.pos = m.recs[i].Position
-		}
-		a.unsure = false // the state is the stream's fold again
+		a.learn(m.recs, m.evs) // what an append of ours that failed left there, too (mend.go)
+		a.unsure = false       // the state is the stream's fold again
 		f.attempt++
 		a.execute(ctx, f)
 		return true

@@ -76,14 +76,8 @@ func (a *Actor) refreshed(ctx actor.Context, m *loaded) {
 		a.respond(ctx, m.refresh.sender, nil, nil, m.err)
 		return
 	}
-	for i, e := range m.evs {
-		if r := &m.recs[i]; a.state.Exists() && r.Version <= a.state.Version {
-			continue
-		}
-		a.state.Apply(m.recs[i].Metadata, e)
-		a.pos = m.recs[i].Position
-	}
-	a.unsure = false // the state is the stream's fold again
+	a.learn(m.recs, m.evs) // mend.go
+	a.unsure = false       // the state is the stream's fold again
 	if len(m.evs) > 0 && a.state.Exists() {
 		for _, e := range rules.Recover(a.state) {
 			if t, ok := e.(rules.Track); ok {

@@ -49,6 +49,11 @@ func (a *Actor) checkHeartbeat(ctx actor.Context, id uuid.UUID) {
 	if !ok {
 		return
 	}
+	if _, ok := a.mend.outcomes[id]; ok {
+		delete(a.beats, id) // the run has ended: its outcome is kept (mend.go)
+		a.retryKept(ctx, id)
+		return
+	}
 	timeout := a.state.Spec.Policy.HeartbeatTimeout.D()
 	if r, open := a.state.Run(id); !open || !r.Started || timeout <= 0 {
 		delete(a.beats, id) // ended, or no longer watched
@@ -87,4 +92,8 @@ func (a *Actor) stopTimers() {
 	}
 	clear(a.beats)
 	clear(a.runners)
+	if a.mend.timer != nil {
+		a.mend.timer.Stop()
+		a.mend.timer = nil
+	}
 }

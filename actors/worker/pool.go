@@ -28,6 +28,14 @@ import (
 // ErrNoHandler: a run's kind has no registered handler.
 var ErrNoHandler = errors.New("worker: no handler registered for kind")
 
+// ErrRecordLater: the task actor could not record a run's start or
+// outcome now (its store refused or lost the append) and sees to it
+// itself once the store answers again: an outcome is kept and recorded
+// then, a run whose start was not recorded is put back on the queue. The
+// worker drops the run (a start) or has nothing more to do (an outcome);
+// the task actor logs it, once a run.
+var ErrRecordLater = errors.New("worker: the task records it once its store answers")
+
 // Enqueued is what a task actor puts on the queue for each run it enqueued
 // (or found waiting on recovery).
 type Enqueued struct {
@@ -578,7 +586,7 @@ func (w *Worker) Receive(ctx actor.Context) {
 	w.cfg.Stats.asked()
 	if err != nil || len(reply.Events) == 0 {
 		w.cfg.Stats.exit()
-		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) {
+		if err != nil && !errors.Is(err, rules.ErrUnknownRun) && !errors.Is(err, rules.ErrRunNotWaiting) && !errors.Is(err, ErrRecordLater) {
 			w.cfg.Archetype.Failed(slog.LevelError, "request start failed", err, "task_id", m.run.TaskID, "run_id", m.run.RunID)
 		}
 		w.queue.free(ctx.Self(), w.lane)
@@ -760,7 +768,7 @@ func (w *Worker) report(root *actor.RootContext, self *actor.PID, q QueuedRun, b
 		w.cfg.Archetype.Logger.Warn("run failed", "task_id", b.taskID, "run_id", b.runID, "run", b.number, "attempt", b.attempt,
 			"permanent", f.Fatal, "error", f.Error)
 	}
-	if err != nil && !unknown {
+	if err != nil && !unknown && !errors.Is(err, ErrRecordLater) {
 		w.cfg.Archetype.Failed(slog.LevelError, "report outcome failed", err, "task_id", q.TaskID, "run_id", b.runID)
 	}
 	w.trace.ended(span, cmd, d.Events, herr, err, b.deadline, c.Now())
