@@ -47,6 +47,16 @@
 // caller's context for commands that carry one), so a hung store cannot
 // keep the actor waiting for ever.
 //
+// An append that fails (the store is away, or its answer was lost) leaves
+// no run open (R9, without a restart: mend.go). A run's outcome whose
+// append failed is kept and decided again once the store answers; a run
+// whose start failed is answered as not started (worker.ErrRecordLater)
+// and put back on the queue; the actor reads what the store took of its
+// failed appends, puts the runs it learns were enqueued on the queue and
+// arms the deadline of those it learns were started, and it stays (no
+// rest, no record handed over) until it has. Each run so kept is logged at
+// WARN once.
+//
 // Lifecycle: an actor is spawned by the scheduler, with a state it already
 // has (recovery's fold, or the record of a resting task) or loading its
 // stream itself. A load that fails answers every message with the error and

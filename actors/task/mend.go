@@ -271,6 +271,9 @@ func (a *Actor) mended(ctx actor.Context, m *loaded) {
 		}
 		ids = append(ids, id)
 	}
+	if len(ids) == 0 {
+		a.mend.delay = 0 // nothing owed: a later failure starts again from mendFirst
+	}
 	slices.SortFunc(ids, func(x, y uuid.UUID) int { return slices.Compare(x[:], y[:]) })
 	c := a.cfg.Archetype.Clock
 	for _, id := range ids {
