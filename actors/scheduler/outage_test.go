@@ -148,6 +148,10 @@ func TestRunsEndAfterAStoreOutage(t *testing.T) {
 	}{
 		{"down", storeDown, true, []string{"RunStarted", "RunCompleted", "RunEnqueued"}, 7 * time.Second},
 		{"answers lost", answersLost, false, []string{"RunStarted", "RunCompleted", "RunEnqueued"}, 7 * time.Second},
+		// Back before the deadlines of runs whose completion it refused,
+		// and before the actors' next read: a deadline must not force
+		// such a run to end.
+		{"short", storeDown, true, []string{"RunCompleted"}, 2200 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clock.NewVirtual(t0)
