@@ -286,6 +286,12 @@ func (f *faultEnv) settleAndCheck(ctx context.Context, dm Daemon, p *Proc, c *Cl
 	if code != 0 {
 		res.Violations = append(res.Violations, Violation{InvFault, fmt.Sprintf("SIGTERM exit status %d, want 0", code)})
 	}
+	// The task actors log, at WARN once a run, a start or an outcome whose
+	// append failed and that they record once the store answers (a run's
+	// "start not recorded", "outcome not recorded").
+	if kept := strings.Count(p.Logs.String(), " not recorded: "); kept > 0 {
+		summary += fmt.Sprintf("; %d runs' starts or outcomes kept while the store was away", kept)
+	}
 	r := verdict(fmt.Sprintf("%s; %d tasks acknowledged, %d runs, %d started, outcomes %v",
 		summary, l.rep.CreatesAcked, res.Runs, res.Started, res.Outcomes), res.Violations)
 	if len(res.Violations) > 0 {
