@@ -28,7 +28,10 @@ import (
 //     and decided again, against the state then, until it is recorded; a
 //     run whose end is recorded meanwhile (the append had landed after
 //     all) is not ended twice: the new decision finds it ended, or its
-//     append meets a version conflict and the reload shows it ended. While
+//     append meets a version conflict and the reload shows it ended, or —
+//     decided the same, at the same version — its events have the IDs of
+//     those that landed (events.ContentID), which every store answers as
+//     the retry of what it took (storetest's IdempotentRetry). While
 //     kept, the run's deadline and heartbeat watch decide nothing of their
 //     own: they try the kept outcome again, which is what the run did.
 //   - a run whose start failed is answered as not started (the worker
