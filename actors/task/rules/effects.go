@@ -145,10 +145,11 @@ func eventEffects(out []Effect, s *State, e events.Event) (_ []Effect, track, ha
 		return out, retry, true
 	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
 		return out, true, true
-	case events.RunDropped, events.SlotsMissed, events.TaskFinished, events.TaskCompacted:
+	case events.RunDropped, events.SlotsMissed, events.TaskFinished, events.TaskCompacted, events.BackfillRequested:
 		// No effect of their own: a dropped run never started (no timer
 		// runs), and the command that records the others (a tick, a
-		// compaction) says what follows.
+		// compaction, a backfill: its runs are RunEnqueued events) says
+		// what follows.
 		return out, false, true
 	}
 	return out, false, false
