@@ -195,6 +195,38 @@ func (s *Scheduler) Trigger(ctx context.Context, id uuid.UUID) (uuid.UUID, error
 	return uuid.Nil, fmt.Errorf("scheduler: trigger of task %s recorded no run", id)
 }
 
+// Backfill asks for one run of each of task id's slots in [from, to)
+// (DESIGN §8.4; see rules.Backfill) and returns those slots, in the
+// task's zone (UTC for an interval task). The window must be in the past
+// and hold at least one slot and at most events.MaxBackfillSlots: else an
+// error matching ErrInvalidSpec names from or to. Each slot becomes a run
+// with trigger backfill, enqueued in slot order as the task has room for
+// it (max_waiting, R18); the slots waiting are in the task's recorded
+// state, so they survive a restart. A paused, finished or deleted task
+// refuses with ErrCannotBackfill; an unknown task with ErrTaskNotFound.
+func (s *Scheduler) Backfill(ctx context.Context, id uuid.UUID, from, to time.Time) ([]time.Time, error) {
+	reply, err := s.ask(ctx, id, rules.Backfill{From: from, To: to})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range reply.Events {
+		if b, ok := e.(events.BackfillRequested); ok {
+			loc := time.UTC
+			if !reply.State.Spec.Schedule.IsInterval() {
+				if c, err := rules.Compiled(reply.State.Spec); err == nil {
+					loc = c.Location()
+				}
+			}
+			out := make([]time.Time, len(b.Slots))
+			for i, t := range b.Slots {
+				out[i] = t.In(loc)
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("scheduler: backfill of task %s recorded no request", id)
+}
+
 // PauseTask stops a task from enqueueing runs; its waiting runs are dropped
 // when a worker asks for them (R7).
 func (s *Scheduler) PauseTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {

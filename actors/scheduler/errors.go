@@ -21,6 +21,9 @@ var (
 	// ErrCannotTrigger: Trigger of a task that is paused, finished, deleted
 	// or at its bound of waiting runs; the error's text says which.
 	ErrCannotTrigger = rules.ErrCannotTrigger
+	// ErrCannotBackfill: Backfill of a task that is paused, finished or
+	// deleted; the error's text says which.
+	ErrCannotBackfill = rules.ErrCannotBackfill
 )
 
 // FieldError names the field of a spec that is wrong.

@@ -68,6 +68,8 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 		writeErr(w, http.StatusNotFound, "id", "no such task")
 	case errors.Is(err, rules.ErrCannotTrigger):
 		writeErr(w, http.StatusConflict, "id", cannotTrigger(err))
+	case errors.Is(err, rules.ErrCannotBackfill):
+		writeErr(w, http.StatusConflict, "id", cannotBackfill(err))
 	case errors.Is(err, scheduler.ErrTaskDeleted):
 		writeErr(w, http.StatusConflict, "id", "the task is deleted")
 	case errors.Is(err, scheduler.ErrVersionMismatch):
