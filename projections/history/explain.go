@@ -71,12 +71,16 @@ func (d Decision) Text(tf TimeFormat) string {
 		return s
 	case "TaskCompacted":
 		return fmt.Sprintf("%s's history was compacted%s: %s; the state it carries is the state before it", r.Task, rule, r.Detail)
+	case "BackfillRequested":
+		return fmt.Sprintf("%s was asked to backfill%s: %s, each a run enqueued in slot order as the task has room for it (max_waiting)", r.Task, rule, r.Detail)
 	case "SlotsMissed":
 		return fmt.Sprintf("%s ran nothing for %s%s: %s; next due at %s", r.Task, plural(r.Missed, "missed slot"), rule, r.Detail, next())
 	case "RunEnqueued":
 		switch {
 		case r.Trigger == events.TriggerManual:
 			return fmt.Sprintf("%s was enqueued%s by a manual trigger: outside the schedule, nextRun and lastRun unchanged; next due at %s", run, rule, next())
+		case r.Trigger == events.TriggerBackfill:
+			return fmt.Sprintf("%s was enqueued%s by a backfill for the past slot %s: nextRun and lastRun unchanged; next due at %s", run, rule, fmtOpt(tf, r.Slot), next())
 		case r.Attempt > 1:
 			return fmt.Sprintf("%s was enqueued%s as attempt %d, the %s; next due at %s", run, rule, r.Attempt, r.retryOf(), next())
 		}
@@ -95,6 +99,8 @@ func (d Decision) Text(tf TimeFormat) string {
 		switch {
 		case r.Trigger == events.TriggerManual:
 			return fmt.Sprintf("%s started%s: a manually triggered run, no spacing check and lastRun unchanged; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
+		case r.Trigger == events.TriggerBackfill:
+			return fmt.Sprintf("%s started%s: a backfill run, no spacing check and lastRun unchanged; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
 		case r.Attempt > 1:
 			return fmt.Sprintf("%s started%s: attempt %d, a retry, no spacing check and lastRun unchanged; deadline %s", run, rule, r.Attempt, fmtOpt(tf, r.Deadline))
 		}
@@ -180,8 +186,12 @@ func (r Row) forcedWords(tf TimeFormat) string {
 // ruleOf names the rule behind a row.
 func ruleOf(r Row) string {
 	switch r.Event {
+	case "BackfillRequested":
+		return "backfill, R18"
 	case "RunEnqueued":
 		switch {
+		case r.Trigger == events.TriggerBackfill:
+			return "backfill"
 		case r.Trigger == events.TriggerManual:
 			return "R15"
 		case r.Attempt > 1:
@@ -197,6 +207,8 @@ func ruleOf(r Row) string {
 		return rule
 	case "RunStarted":
 		switch {
+		case r.Trigger == events.TriggerBackfill:
+			return "backfill"
 		case r.Trigger == events.TriggerManual:
 			return "R15"
 		case r.Attempt > 1:

@@ -51,6 +51,11 @@ type Row struct {
 	RetryOf    uuid.UUID
 	RetryOfRun int
 	Trigger    string
+	// Slot is the past slot of a backfill run (trigger backfill) on its
+	// RunEnqueued; Slots counts the slots of a BackfillRequested. Zero on
+	// other events.
+	Slot  *time.Time
+	Slots int
 	// Fatal, RetryAt, Backoff and NoRetry are what a failure or forced end
 	// says of retries (R13): the error was not retryable; the retry falls
 	// due at RetryAt after Backoff; or why no retry is made.
@@ -205,7 +210,13 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		if e.RetryOf != nil {
 			row.RetryOf, row.RetryOfRun = *e.RetryOf, t.numbers[*e.RetryOf]
 		}
+		if e.Trigger == events.TriggerBackfill {
+			row.Slot = tp(e.Slot.UTC())
+		}
 		t.numbers[e.RunID] = e.Run
+	case events.BackfillRequested:
+		row.Slots = len(e.Slots)
+		row.Detail = fmt.Sprintf("%s in [%s, %s)", plural(len(e.Slots), "slot"), e.From.UTC().Format(time.RFC3339), e.To.UTC().Format(time.RFC3339))
 	case events.SlotsMissed:
 		row.Missed, row.Detail, row.Skipped = e.Missed, e.Detail, true
 	case events.RunStarted:
