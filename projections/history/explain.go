@@ -72,7 +72,7 @@ func (d Decision) Text(tf TimeFormat) string {
 	case "TaskCompacted":
 		return fmt.Sprintf("%s's history was compacted%s: %s; the state it carries is the state before it", r.Task, rule, r.Detail)
 	case "BackfillRequested":
-		return fmt.Sprintf("%s was asked to backfill%s: %s, each a run enqueued in slot order as the task has room for it (max_waiting)", r.Task, rule, r.Detail)
+		return fmt.Sprintf("%s was asked to backfill%s: %s, each a run enqueued in slot order as the task has room for it (max_waiting)", r.Task, rule, r.window(tf))
 	case "SlotsMissed":
 		return fmt.Sprintf("%s ran nothing for %s%s: %s; next due at %s", r.Task, plural(r.Missed, "missed slot"), rule, r.Detail, next())
 	case "RunEnqueued":

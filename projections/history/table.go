@@ -128,7 +128,7 @@ func (r Row) Text(tf TimeFormat) string {
 	case "TaskCompacted":
 		return fmt.Sprintf("%s's history is compacted (%s)", r.Task, r.Detail)
 	case "BackfillRequested":
-		return fmt.Sprintf("Backfill of %s asks for %s", r.Task, r.Detail)
+		return fmt.Sprintf("Backfill of %s asks for %s", r.Task, r.window(tf))
 	case "TaskDeleted":
 		if r.Detail != "" {
 			return fmt.Sprintf("%s is deleted (%s)", r.Task, r.Detail)
