@@ -71,9 +71,9 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 		now       = t0
 		outcomes  = map[int]int{}
 		enqueued  = map[int]bool{}
-		held      uuid.UUID // the run the "actor" holds (rules.Buffer)
-		releasing uuid.UUID // a held run being asked for again
-		failures  int       // slots failed in a row, from the events alone
+		held      uuid.UUID   // the run the "actor" holds (rules.Buffer)
+		releasing uuid.UUID   // a held run being asked for again
+		failures  int         // slots failed in a row, from the events alone
 		asked     []time.Time // the slots backfills asked for, in order
 		filled    []time.Time // the slots of the backfill runs enqueued, in order
 	)
