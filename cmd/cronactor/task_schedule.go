@@ -98,7 +98,12 @@ func (f *scheduleFlags) apply(body map[string]any) error {
 func scheduleText(t crontasks.Task) string {
 	switch {
 	case len(t.Cron) > 0:
-		return escapeControl(strings.Join(t.Cron, " | "))
+		s := strings.Join(t.Cron, " | ")
+		if len(t.Exclude) > 0 {
+			// The slots it leaves out belong to the schedule (§8.4).
+			s += " except " + strings.Join(t.Exclude, ", ")
+		}
+		return escapeControl(s)
 	case len(t.At) > 0:
 		s := "at " + t.At[0].UTC().Format("2006-01-02T15:04:05Z")
 		if len(t.At) > 1 {
