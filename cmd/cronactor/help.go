@@ -61,7 +61,8 @@ cronactor task create --name report --owner team/finance --kind noop --queue rep
 	"task list": {
 		summary: "list tasks from the cron_tasks view (deleted ones with --all)",
 		usage:   "cronactor task list [--owner OWNER] [--status STATUS] [--all] [-o table|wide|json] [FLAGS]",
-		about: `List tasks, one row each: ID, NAME, OWNER, SCHEDULE, ZONE, STATUS, NEXT RUN, LAST RUN and AGE;
+		about: `List tasks, one row each: ID, NAME, OWNER, SCHEDULE (a cron schedule's exclude list after "except"),
+ZONE, STATUS, NEXT RUN, LAST RUN and AGE;
 -o wide adds the kind, timing and run counts; -o json prints the server's page as it came.
 Deleted tasks are left out unless --all or --status deleted. Control characters in names and
 owners are shown escaped (\n, \x1b), so a name cannot break the table or the terminal.`,
