@@ -123,12 +123,16 @@ func TestStoppedAtCleanup(t *testing.T) {
 // A backfill's runs go through the real scheduler: each past slot becomes
 // a run with trigger backfill and that slot, enqueued one at a time under
 // max_waiting 1 as the run before it starts, and each runs its handler to
-// completion (a worker finds its run's start in a decision that also
+// completion, one after the other (a worker finds its run's start in a decision that also
 // enqueues the next backfill run). nextRun and lastRun do not move.
 func TestBackfillRunsThroughTheScheduler(t *testing.T) {
 	h := schedulertest.New(t, schedulertest.WithHandler("k", schedulertest.Script()),
 		schedulertest.WithConfig(scheduler.Config{Tick: 10 * time.Second}))
-	task := h.Create(scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "k", Interval: time.Hour, FirstRun: t0(time.Hour), MaxWaiting: 1})
+	// buffer_one: a backfill run taken while the one before it still runs
+	// waits for it (under skip it would be dropped, as the handler's real
+	// time decides).
+	task := h.Create(scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "k", Interval: time.Hour, FirstRun: t0(time.Hour), MaxWaiting: 1,
+		Overlap: events.OverlapBufferOne})
 	h.Advance(10 * time.Minute)
 	slots := h.Backfill(task.ID, t0(-3*time.Hour), t0(0))
 	want := []time.Time{t0(-3 * time.Hour), t0(-2 * time.Hour), t0(-time.Hour)}
