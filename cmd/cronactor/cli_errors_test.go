@@ -99,6 +99,10 @@ func TestCreateUsageCaughtLocally(t *testing.T) {
 		{[]string{"--owner", "o", "--kind", "noop", "--interval", "1m"}, "task create: --name is required"},
 		{[]string{"--name", "n", "--kind", "noop", "--interval", "1m"}, "task create: --owner is required"},
 		{[]string{"--name", "n", "--owner", "o", "--kind", "noop"}, "task create: a schedule is required"},
+		{[]string{"--name", "n", "--owner", "o", "--kind", "noop", "--interval", "1m", "--retry-initial-backoff", "2m"},
+			"task create: --retry-initial-backoff needs --retry-max-attempts N too"},
+		{[]string{"--name", "n", "--owner", "o", "--kind", "noop", "--interval", "1m", "--retry-multiplier", "3"},
+			"task create: --retry-multiplier needs --retry-max-attempts N too"},
 	} {
 		code, _, errOut := cliRun(t, env, append([]string{"task", "create"}, c.args...)...)
 		lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")
