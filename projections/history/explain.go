@@ -450,7 +450,12 @@ func (e Explanation) Verdict(tf TimeFormat) string {
 	case e.Status == StatusPaused:
 		fmt.Fprintf(&b, "At %s %s was paused (since %s), so it enqueued nothing and its waiting runs were dropped (R7).", t, e.Task, tf.Format(e.Since))
 	case e.NextRun != nil && e.NextRun.After(e.At):
-		fmt.Fprintf(&b, "At %s %s was not due: nextRun was %s, and a tick enqueues a run only once nextRun <= now (R1).", t, e.Task, tf.Format(*e.NextRun))
+		next := tf.Format(*e.NextRun)
+		if next == t {
+			// Shown to the second, both read the same: say how much later.
+			next += ", " + events.Span(e.NextRun.Sub(e.At)) + " later"
+		}
+		fmt.Fprintf(&b, "At %s %s was not due: nextRun was %s, and a tick enqueues a run only once nextRun <= now (R1).", t, e.Task, next)
 	case e.NextRun != nil && e.MaxWaiting > 0 && len(e.Queued) >= e.MaxWaiting:
 		fmt.Fprintf(&b, "At %s %s was due since %s but not enqueued: %s already waiting (R18). nextRun stays; the first tick after one of them leaves the queue enqueues one run, with the intervals missed meanwhile (R8) and the reason backlog.",
 			t, e.Task, tf.Format(*e.NextRun), plural(len(e.Queued), "run"))
