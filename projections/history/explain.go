@@ -101,8 +101,9 @@ func (d Decision) Text(tf TimeFormat) string {
 		if r.PrevLastRun == nil {
 			return fmt.Sprintf("%s started%s: no run had started before; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
 		}
+		since, needed := events.Spans(r.SinceLastStart, r.Needed)
 		return fmt.Sprintf("%s started%s: %s after the last start at %s; needs ≥ %s; deadline %s", run, rule,
-			events.Span(r.SinceLastStart), tf.Format(*r.PrevLastRun), events.Span(r.Needed), fmtOpt(tf, r.Deadline))
+			since, tf.Format(*r.PrevLastRun), needed, fmtOpt(tf, r.Deadline))
 	case "RunCompleted":
 		return run + " completed"
 	case "RunFailed":
@@ -140,7 +141,8 @@ func (r Row) dropWords(tf TimeFormat) string {
 	// in one unit; the detail an older event carries may say them in Go's
 	// duration form ("28.0012s … needs 55s").
 	if r.Reason == events.DropTooSoon && r.Needed > 0 {
-		return fmt.Sprintf("started %s after the last start; needs ≥ %s", events.Span(r.SinceLastStart), events.Span(r.Needed))
+		since, needed := events.Spans(r.SinceLastStart, r.Needed)
+		return fmt.Sprintf("started %s after the last start; needs ≥ %s", since, needed)
 	}
 	if r.Detail != "" {
 		return r.Detail
