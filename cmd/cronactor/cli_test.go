@@ -461,3 +461,34 @@ func TestEscapeControl(t *testing.T) {
 		}
 	}
 }
+
+// TestWideShowsLastOutcome: -o wide says how the latest run that ended,
+// ended, with its run and time: a task whose runs were a manual trigger
+// and its retries has no LAST RUN (they move no lastRun), and the row must
+// not read as if nothing ran. Durations read as the schedule's do (1h, not
+// 1h0m0s).
+func TestWideShowsLastOutcome(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	next, ended := now.Add(time.Minute), now.Add(-7*time.Second)
+	tasks := []crontasks.Task{{ID: uuid.MustParse("0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa"), Name: "sync", Owner: "o", Kind: "http",
+		Interval: events.Duration(2 * time.Hour), Tolerance: events.Duration(5 * time.Second), Timebox: events.Duration(time.Hour),
+		Status: "active", NextRun: &next, RunCount: 3, FailedCount: 3, RetryCount: 2, CreatedAt: now.Add(-time.Minute),
+		LastOutcome: &crontasks.Outcome{Run: 3, Attempt: 3, Outcome: "failed", At: ended}}}
+	env := map[string]string{"CRONACTOR_SERVER": newFakeDaemon(t, tasks, nil).URL}
+	code, out, errOut := cliRun(t, env, "task", "list", "-o", "wide")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "LAST OUTCOME") {
+		t.Fatalf("no LAST OUTCOME column:\n%s", out)
+	}
+	for _, want := range []string{"failed #3 (attempt 3) 2026-11-22T11:59:53Z", " 1h ", " 5s "} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("row %q lacks %q", lines[1], want)
+		}
+	}
+	if strings.Contains(lines[1], "1h0m0s") {
+		t.Errorf("row %q says a duration in Go's long form", lines[1])
+	}
+}
