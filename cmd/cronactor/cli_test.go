@@ -282,6 +282,8 @@ func newFakeDaemon(t *testing.T, tasks []crontasks.Task, recs []events.Recorded)
 		case strings.HasSuffix(r.URL.Path, "/trigger"):
 			w.WriteHeader(http.StatusAccepted)
 			fmt.Fprint(w, `{"task_id":"0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa","run_id":"5a0f0000-0000-4000-8000-00000000005a"}`)
+		case strings.HasSuffix(r.URL.Path, "/upcoming"):
+			fmt.Fprint(w, `{"slots":[]}`)
 		case strings.HasPrefix(r.URL.Path, "/v1/owners/"):
 			fmt.Fprint(w, `{"owner":"demo","deleted":1}`)
 		case r.URL.Path == "/metrics":
@@ -490,5 +492,28 @@ func TestWideShowsLastOutcome(t *testing.T) {
 	}
 	if strings.Contains(lines[1], "1h0m0s") {
 		t.Errorf("row %q says a duration in Go's long form", lines[1])
+	}
+}
+
+// TestUpcomingSaysWhyNone: a task with no slots left (deleted, paused,
+// finished, or a schedule that ended) prints why, not nothing; -o json
+// stays the server's answer.
+func TestUpcomingSaysWhyNone(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for status, want := range map[string]string{
+		"deleted": "no upcoming slots: the task is deleted",
+		"paused":  "no upcoming slots: the task is paused (task resume",
+		"active":  "no upcoming slots: its schedule has none left",
+	} {
+		tasks := sampleTasks(now)
+		tasks[0].Status = status
+		env := map[string]string{"CRONACTOR_SERVER": newFakeDaemon(t, tasks, nil).URL}
+		code, out, errOut := cliRun(t, env, "task", "upcoming", someID)
+		if code != 0 || !strings.HasPrefix(out, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", status, code, out, errOut, want)
+		}
+		if _, out, _ = cliRun(t, env, "task", "upcoming", someID, "-o", "json"); strings.TrimSpace(out) != `{"slots":[]}` {
+			t.Errorf("%s: -o json printed %q", status, out)
+		}
 	}
 }

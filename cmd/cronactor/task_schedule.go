@@ -136,5 +136,24 @@ func runTaskUpcoming(ctx context.Context, env *cliEnv, c *client, id string, cou
 	for _, s := range ans.Slots {
 		fmt.Fprintln(env.stdout, s)
 	}
+	if len(ans.Slots) == 0 {
+		// Nothing printed would read as a failure to answer: say why.
+		var t crontasks.Task
+		if _, err := c.do(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, &t); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.stdout, noSlotsWhy(t))
+	}
 	return nil
+}
+
+// noSlotsWhy says why a task has no upcoming slots.
+func noSlotsWhy(t crontasks.Task) string {
+	switch t.Status {
+	case "paused":
+		return fmt.Sprintf("no upcoming slots: the task is paused (task resume %s starts it again)", t.ID)
+	case "deleted", "finished":
+		return "no upcoming slots: the task is " + t.Status
+	}
+	return "no upcoming slots: its schedule has none left (end_at, max_runs or its at instants)"
 }
