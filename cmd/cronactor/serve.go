@@ -222,7 +222,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("start the scheduler: %w", err)
 	}
-	ph.done("recover_tasks", "tasks", sched.Stats().Tasks)
+	ph.done("recover_tasks", "tasks_in_memory", sched.Stats().Tasks)
 	m.register(sched, view, store)
 	go m.follow(runCtx, store, logger)
 
