@@ -12,6 +12,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/dueindex"
+	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
@@ -32,7 +33,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if s.started {
 		return ErrStarted
 	}
-	defer recoveryGC()()
+	defer s.aroundRecovery()()
 	r, err := s.recover(ctx)
 	if err != nil {
 		return err
@@ -48,6 +49,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}))
 	}
 	s.deadLetters = counted.WatchPrefix(s.sys, c, s.prefix, hostMessage)
+	s.releaseAnswers = task.WatchDeadLetters(s.sys)
 	s.host, s.load = s.hostRequest, s.loadTask
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
@@ -221,8 +223,8 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	s.logDrain(ctx)
-	if stopHook != nil {
-		stopHook()
+	if s.stopHook != nil {
+		s.stopHook()
 	}
 	if err := s.stats.Wait(ctx); err != nil {
 		s.logCutOff()
@@ -250,6 +252,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	// watching its dead letters.
 	errs = append(errs, s.awaitStopped(ctx, pids))
 	s.sys.EventStream.Unsubscribe(s.deadLetters)
+	s.releaseAnswers()
 	s.cfg.Logger.Info("scheduler stopped")
 	return errors.Join(errs...)
 }
@@ -351,7 +354,3 @@ func (s *Scheduler) stopTasks(ctx context.Context) error {
 	}
 	return s.awaitStopped(context.WithoutCancel(ctx), pids)
 }
-
-// stopHook, if set, is called by Stop once no run may start any more
-// (tests use it to act during the drain).
-var stopHook func()

@@ -159,6 +159,15 @@ type Config struct {
 	// letters, go to the system's logger). Nil: the scheduler makes an
 	// actor system of its own and shuts it down in Stop.
 	ActorSystem *actor.ActorSystem
+	// RecoveryGC, if set, is called as Start begins to rebuild the tasks
+	// from the store, and the function it returns (nil: nothing) once
+	// Start is done. The scheduler sets no process-wide state of its own:
+	// a process that restarts many tasks may raise the garbage
+	// collector's target here while recovery builds a heap that only
+	// grows (the daemon does: GOGC 400 during Start, docs/performance.md,
+	// "Recovery and the GC target"). Nil: Start leaves the process's
+	// settings alone.
+	RecoveryGC func() (restore func())
 }
 
 // Validate reports the first field out of its limits.
@@ -300,6 +309,9 @@ type Scheduler struct {
 	// deadLetters is the clock's dead-letter watcher on sys (see
 	// counted.WatchPrefix).
 	deadLetters *eventstream.Subscription
+	// releaseAnswers releases the task package's dead-letter watcher of
+	// sys (task.WatchDeadLetters), held from Start to Stop.
+	releaseAnswers func()
 	// host is hostRequest, made once for every task actor's config.
 	host func(any) (task.HostRequest, bool)
 	// snap is what keeps the tasks' snapshots (snapshot.go), nil without.
@@ -314,6 +326,9 @@ type Scheduler struct {
 	// whose load failed on a tick (load.go). Both guarded by mu.
 	vacated uint64
 	retries map[uuid.UUID]*loadRetry
+	// stopHook, if set, is called by Stop once no run may start any more
+	// (tests set it, through export_test.go, to act during the drain).
+	stopHook func()
 }
 
 // schedulers numbers the Schedulers of the process, for their actors'
