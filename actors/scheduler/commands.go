@@ -36,7 +36,11 @@ func writeOpts(opts []WriteOption) writeOptions {
 }
 
 // CreateTask creates a task, or returns the existing one with that owner and
-// name (created false) — whatever its spec (R6). Creating a task that was
+// name (created false) when spec is the same as its (R6: the fields spec
+// sets; one it leaves zero takes the existing task's). When the spec
+// differs, nothing is recorded and it returns the existing task with a
+// *SpecConflictError (errors.Is ErrSpecConflict); change a task with
+// UpdateTask. Creating a task that was
 // deleted creates it again on the same stream as a new incarnation that
 // starts clean (no lastRun, no checkpoint); run numbers go on, and runs of
 // the old incarnation never start under the new one (see package
@@ -67,7 +71,11 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	}
 	reply, err := s.ask(ctx, id, cmd)
 	if errors.Is(err, rules.ErrAlreadyExists) {
-		return taskFrom(reply.State, reply.Position), false, nil
+		t := taskFrom(reply.State, reply.Position)
+		if !sameSpec(t, spec) {
+			return t, false, &SpecConflictError{ID: t.ID, Owner: t.Owner, Name: t.Name}
+		}
+		return t, false, nil
 	}
 	if err != nil {
 		return Task{}, false, err

@@ -170,33 +170,34 @@ type Config struct {
 	RecoveryGC func() (restore func())
 }
 
-// Validate reports the first field out of its limits.
+// Validate reports the first field out of its limits, as a *ConfigError
+// (errors.Is ErrInvalidConfig; never ErrInvalidSpec, which is about tasks).
 func (c Config) Validate() error {
 	switch {
 	case c.Store == nil:
-		return &FieldError{Field: "Store", Message: "is required"}
+		return &ConfigError{Field: "Store", Message: "is required"}
 	case c.Tick != 0 && c.Tick < time.Millisecond:
-		return &FieldError{Field: "Tick", Message: fmt.Sprintf("must be at least 1ms, got %s", c.Tick)}
+		return &ConfigError{Field: "Tick", Message: fmt.Sprintf("must be at least 1ms, got %s", c.Tick)}
 	case c.Workers < 0 || c.Workers > 100000:
-		return &FieldError{Field: "Workers", Message: fmt.Sprintf("must be between 1 and 100000, got %d", c.Workers)}
+		return &ConfigError{Field: "Workers", Message: fmt.Sprintf("must be between 1 and 100000, got %d", c.Workers)}
 	case validateQueues(c.Queues) != nil:
-		return validateQueues(c.Queues)
+		return &ConfigError{Field: "Queues", Message: validateQueues(c.Queues).Error()}
 	case c.Shards < 0 || c.Shards > 1024:
-		return &FieldError{Field: "Shards", Message: fmt.Sprintf("must be between 1 and 1024, got %d", c.Shards)}
+		return &ConfigError{Field: "Shards", Message: fmt.Sprintf("must be between 1 and 1024, got %d", c.Shards)}
 	case c.MaxActiveTasks < 0:
-		return &FieldError{Field: "MaxActiveTasks", Message: fmt.Sprintf("must be at least 1, got %d", c.MaxActiveTasks)}
+		return &ConfigError{Field: "MaxActiveTasks", Message: fmt.Sprintf("must be at least 1, got %d", c.MaxActiveTasks)}
 	case c.RequestTimeout < 0:
-		return &FieldError{Field: "RequestTimeout", Message: "must not be negative"}
+		return &ConfigError{Field: "RequestTimeout", Message: "must not be negative"}
 	case c.StoreTimeout < 0:
-		return &FieldError{Field: "StoreTimeout", Message: "must not be negative"}
+		return &ConfigError{Field: "StoreTimeout", Message: "must not be negative"}
 	case c.Loaders < 0 || c.Loaders > 10000:
-		return &FieldError{Field: "Loaders", Message: fmt.Sprintf("must be between 1 and 10000, got %d", c.Loaders)}
+		return &ConfigError{Field: "Loaders", Message: fmt.Sprintf("must be between 1 and 10000, got %d", c.Loaders)}
 	case c.HistoryRetention < 0:
-		return &FieldError{Field: "HistoryRetention", Message: fmt.Sprintf("must not be negative, got %s", c.HistoryRetention)}
+		return &ConfigError{Field: "HistoryRetention", Message: fmt.Sprintf("must not be negative, got %s", c.HistoryRetention)}
 	case c.LoadRetry < 0:
-		return &FieldError{Field: "LoadRetry", Message: "must not be negative"}
+		return &ConfigError{Field: "LoadRetry", Message: "must not be negative"}
 	case c.LoadRetryMax < 0 || (c.LoadRetryMax != 0 && c.LoadRetryMax < max(c.LoadRetry, time.Millisecond)):
-		return &FieldError{Field: "LoadRetryMax", Message: fmt.Sprintf("must be at least LoadRetry (%s), got %s", c.LoadRetry, c.LoadRetryMax)}
+		return &ConfigError{Field: "LoadRetryMax", Message: fmt.Sprintf("must be at least LoadRetry (%s), got %s", c.LoadRetry, c.LoadRetryMax)}
 	}
 	return nil
 }

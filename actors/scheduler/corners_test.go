@@ -1,0 +1,69 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cronactor/cronactor/actors/scheduler"
+	"github.com/cronactor/cronactor/actors/scheduler/schedulertest"
+	"github.com/cronactor/cronactor/actors/worker"
+)
+
+func noopHandler() worker.Handler { return noop()["noop"] }
+
+// TestCreateTaskSpecConflict: a create of an existing owner and name with
+// the same spec returns the task (created false); with another spec it
+// returns the task and an error matching ErrSpecConflict, and records
+// nothing.
+func TestCreateTaskSpecConflict(t *testing.T) {
+	h := schedulertest.New(t, schedulertest.WithHandler("noop", noopHandler()))
+	s, ctx := h.Scheduler(), context.Background()
+	spec := scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "noop", Schedule: scheduler.Every(time.Hour)}
+	first := h.Create(spec)
+	again, created, err := s.CreateTask(ctx, spec)
+	if err != nil || created || again.ID != first.ID {
+		t.Fatalf("same spec: %v, created %v, id %s (want %s)", err, created, again.ID, first.ID)
+	}
+	other := spec
+	other.Schedule = scheduler.Every(2 * time.Hour)
+	got, created, err := s.CreateTask(ctx, other)
+	if !errors.Is(err, scheduler.ErrSpecConflict) {
+		t.Fatalf("other spec: err %v, want ErrSpecConflict", err)
+	}
+	var sc *scheduler.SpecConflictError
+	if !errors.As(err, &sc) || sc.ID != first.ID || sc.Owner != "o" || sc.Name != "n" {
+		t.Fatalf("other spec: %#v, want the existing task named", err)
+	}
+	if errors.Is(err, scheduler.ErrInvalidSpec) {
+		t.Error("a conflict reads as an invalid spec")
+	}
+	if created || got.ID != first.ID || got.Interval != time.Hour {
+		t.Errorf("other spec: created %v, task %s every %s; want the existing task, every 1h", created, got.ID, got.Interval)
+	}
+	if now := h.Task(first.ID); now.Version != first.Version || now.Interval != time.Hour {
+		t.Errorf("the conflict changed the task: version %d → %d, interval %s", first.Version, now.Version, now.Interval)
+	}
+}
+
+// TestConfigErrorIsNotASpecError: New refuses a Config with a
+// *ConfigError naming the field, which matches ErrInvalidConfig and not
+// the task-spec errors (ErrInvalidSpec, *FieldError).
+func TestConfigErrorIsNotASpecError(t *testing.T) {
+	for field, cfg := range map[string]scheduler.Config{
+		"Store":   {},
+		"Workers": {Store: memStore(t), Workers: -1},
+		"Queues":  {Store: memStore(t), Queues: map[string]int{"q": 0}},
+	} {
+		_, err := scheduler.New(cfg)
+		var ce *scheduler.ConfigError
+		if !errors.As(err, &ce) || ce.Field != field || !errors.Is(err, scheduler.ErrInvalidConfig) {
+			t.Errorf("%s: %v, want a ConfigError for %s matching ErrInvalidConfig", field, err, field)
+		}
+		var fe *scheduler.FieldError
+		if errors.Is(err, scheduler.ErrInvalidSpec) || errors.As(err, &fe) {
+			t.Errorf("%s: %v reads as a task-spec error", field, err)
+		}
+	}
+}
