@@ -13,10 +13,10 @@ var (
 	// ErrInvalidConfig matches every *ConfigError: a Config that
 	// Validate (and New) refuse.
 	ErrInvalidConfig = errors.New("scheduler: invalid config")
-	ErrNotStarted   = errors.New("scheduler: not started")
-	ErrStarted      = errors.New("scheduler: already started")
-	ErrUnknownKind  = errors.New("scheduler: no handler registered for kind")
-	ErrTaskDeleted  = rules.ErrTaskDeleted
+	ErrNotStarted    = errors.New("scheduler: not started")
+	ErrStarted       = errors.New("scheduler: already started")
+	ErrUnknownKind   = errors.New("scheduler: no handler registered for kind")
+	ErrTaskDeleted   = rules.ErrTaskDeleted
 	// ErrVersionMismatch: a write's IfVersion is not the task's version;
 	// nothing was recorded. The error is a *VersionMismatchError.
 	ErrVersionMismatch = rules.ErrVersionMismatch
