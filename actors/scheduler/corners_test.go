@@ -67,3 +67,37 @@ func TestConfigErrorIsNotASpecError(t *testing.T) {
 		}
 	}
 }
+
+// TestUnpin: TaskPID keeps a resting task's actor in memory; Unpin lets it
+// rest again (the actor leaves), and TaskPID pins it anew.
+func TestUnpin(t *testing.T) {
+	h := schedulertest.New(t, schedulertest.WithHandler("noop", noopHandler()))
+	s, ctx := h.Scheduler(), context.Background()
+	tk := h.Create(scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "noop", Schedule: scheduler.Every(time.Hour)})
+	h.Clock().Quiesce()
+	if a := s.Stats().Actors; a != 0 {
+		t.Fatalf("a resting task has %d actors before TaskPID", a)
+	}
+	for round := range 2 {
+		if _, err := s.TaskPID(ctx, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+		h.Advance(2 * time.Hour) // runs come and go: a pinned actor stays
+		if a := s.Stats().Actors; a != 1 {
+			t.Fatalf("round %d: %d actors after TaskPID and a run, want the pinned one", round, a)
+		}
+		if err := s.Unpin(ctx, tk.ID); err != nil {
+			t.Fatal(err)
+		}
+		h.Clock().Quiesce()
+		if a := s.Stats().Actors; a != 0 {
+			t.Fatalf("round %d: %d actors after Unpin, want 0 (the task rests)", round, a)
+		}
+	}
+	if err := s.Unpin(ctx, tk.ID); err != nil {
+		t.Errorf("Unpin of a task not pinned: %v", err)
+	}
+	if err := s.Unpin(ctx, scheduler.TaskID("o", "nobody")); !errors.Is(err, scheduler.ErrTaskNotFound) {
+		t.Errorf("Unpin of an unknown task: %v, want ErrTaskNotFound", err)
+	}
+}
