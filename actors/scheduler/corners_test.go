@@ -101,3 +101,34 @@ func TestUnpin(t *testing.T) {
 		t.Errorf("Unpin of an unknown task: %v, want ErrTaskNotFound", err)
 	}
 }
+
+// TestTaskUpdateFieldsOptional: every TaskUpdate field is optional the same
+// way, nil unset: an explicit zero is a value (a zero tolerance is set; a
+// zero interval, timebox or next run is refused), not "unset".
+func TestTaskUpdateFieldsOptional(t *testing.T) {
+	h := schedulertest.New(t, schedulertest.WithHandler("noop", noopHandler()))
+	s, ctx := h.Scheduler(), context.Background()
+	tk := h.Create(scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "noop", Schedule: scheduler.Every(time.Hour).WithTolerance(time.Minute)})
+	got, err := s.UpdateTask(ctx, tk.ID, scheduler.TaskUpdate{Tolerance: new(time.Duration(0))})
+	if err != nil || got.Tolerance != 0 {
+		t.Fatalf("tolerance set to 0: %v, tolerance %s", err, got.Tolerance)
+	}
+	for name, u := range map[string]scheduler.TaskUpdate{
+		"interval 0": {Interval: new(time.Duration(0))},
+		"timebox 0":  {Timebox: new(time.Duration(0))},
+		"next run 0": {NextRun: new(time.Time{})},
+	} {
+		if _, err := s.UpdateTask(ctx, tk.ID, u); !errors.Is(err, scheduler.ErrInvalidSpec) {
+			t.Errorf("%s: %v, want ErrInvalidSpec (a zero given is not unset)", name, err)
+		}
+	}
+	after := h.Task(tk.ID)
+	if after.Interval != time.Hour || after.Version != got.Version {
+		t.Errorf("refused updates changed the task: interval %s, version %d → %d", after.Interval, got.Version, after.Version)
+	}
+	next := after.NextRun.Add(30 * time.Minute)
+	moved, err := s.UpdateTask(ctx, tk.ID, scheduler.TaskUpdate{NextRun: &next, Interval: new(2 * time.Hour)})
+	if err != nil || !moved.NextRun.Equal(next) || moved.Interval != 2*time.Hour {
+		t.Errorf("next run and interval: %v, next %s (want %s), interval %s", err, moved.NextRun, next, moved.Interval)
+	}
+}
