@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/scheduler/schedulertest"
 	"github.com/cronactor/cronactor/actors/worker"
@@ -130,5 +131,47 @@ func TestTaskUpdateFieldsOptional(t *testing.T) {
 	moved, err := s.UpdateTask(ctx, tk.ID, scheduler.TaskUpdate{NextRun: &next, Interval: new(2 * time.Hour)})
 	if err != nil || !moved.NextRun.Equal(next) || moved.Interval != 2*time.Hour {
 		t.Errorf("next run and interval: %v, next %s (want %s), interval %s", err, moved.NextRun, next, moved.Interval)
+	}
+}
+
+// TestSecondSchedulerOnSnapshotsRefused: a second scheduler on a store
+// whose snapshots a running one uses is refused at Start, with a clear
+// error; without snapshots it starts; once the first stopped, a new one
+// takes the snapshots.
+func TestSecondSchedulerOnSnapshotsRefused(t *testing.T) {
+	st := memStore(t)
+	start := func(every int) (*scheduler.Scheduler, error) {
+		s, err := scheduler.New(scheduler.Config{Store: st, Clock: clock.NewVirtual(t0), SnapshotEvery: every})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, s.Start(context.Background())
+	}
+	first, err := start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := start(0)
+	if !errors.Is(err, scheduler.ErrSnapshotsInUse) {
+		t.Fatalf("a second scheduler on the same snapshots: %v, want ErrSnapshotsInUse", err)
+	}
+	if _, err := second.Task(context.Background(), scheduler.TaskID("o", "n")); !errors.Is(err, scheduler.ErrNotStarted) {
+		t.Errorf("the refused scheduler answers: %v", err)
+	}
+	off, err := start(-1)
+	if err != nil {
+		t.Fatalf("without snapshots: %v", err)
+	}
+	for _, s := range []*scheduler.Scheduler{off, first} {
+		if err := s.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	third, err := start(0)
+	if err != nil {
+		t.Fatalf("after the first stopped: %v", err)
+	}
+	if err := third.Stop(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

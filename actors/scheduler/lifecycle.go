@@ -36,6 +36,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	defer s.aroundRecovery()()
 	r, err := s.recover(ctx)
 	if err != nil {
+		s.releaseSnapshots() // a Start that failed may be tried again, or another
 		return err
 	}
 	states := r.states

@@ -42,6 +42,10 @@ type recovery struct {
 func (s *Scheduler) recover(ctx context.Context) (recovery, error) {
 	s.snap = newSnapshots(s.cfg)
 	if s.snap != nil {
+		if err := s.claimSnapshots(); err != nil {
+			s.snap = nil
+			return recovery{}, err
+		}
 		r, err := s.recoverFromSnapshot(ctx)
 		if err == nil {
 			return r, nil
@@ -60,6 +64,7 @@ func (s *Scheduler) recover(ctx context.Context) (recovery, error) {
 		// in that state: start afresh.
 		if err := s.snap.store.ClearSnapshot(ctx); err != nil {
 			s.cfg.Logger.Warn("snapshots off: the snapshot table cannot be cleared", "err", err)
+			s.releaseSnapshots()
 			s.snap = nil
 		}
 	}

@@ -100,7 +100,8 @@ type Config struct {
 	// then reads one entry per task and the log after the snapshot instead
 	// of the whole log (docs/architecture.md, "Snapshots"). Stop always
 	// snapshots. Default DefaultSnapshotEvery; negative: no snapshots are
-	// read or written. Only one scheduler may use a store's snapshots.
+	// read or written. Only one running scheduler of a process may use a
+	// store's snapshots: Start of a second is refused (ErrSnapshotsInUse).
 	SnapshotEvery int
 	// RecordEvery is how many events a task's actor may record before the
 	// scheduler keeps its state as a snapshot record again, while the
@@ -315,8 +316,10 @@ type Scheduler struct {
 	releaseAnswers func()
 	// host is hostRequest, made once for every task actor's config.
 	host func(any) (task.HostRequest, bool)
-	// snap is what keeps the tasks' snapshots (snapshot.go), nil without.
-	snap *snapshots
+	// snap is what keeps the tasks' snapshots (snapshot.go), nil without;
+	// claimed is its store while s is its user (claimSnapshots).
+	snap    *snapshots
+	claimed events.SnapshotStore
 	// loaders holds a token per load reading the store (Config.Loaders);
 	// load is loadTask, made once for every task actor's config.
 	loaders chan struct{}

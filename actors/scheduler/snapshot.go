@@ -275,11 +275,42 @@ func (s *Scheduler) stopSweeper(ctx context.Context) {
 	if err := s.sweep(sctx, nil); err != nil {
 		s.cfg.Logger.Warn("snapshot at stop failed; the next start reads more of the log", "err", err)
 	}
+	s.releaseSnapshots()
 }
 
 // lastSweepTimeout bounds the snapshot a stop cuts: a few local writes,
 // far less than this even at a million tasks' records.
 const lastSweepTimeout = time.Minute
+
+// ErrSnapshotsInUse: Start of a scheduler whose store's snapshot table
+// another running Scheduler of the process uses. Two schedulers writing
+// one table would interleave their records and marks; the second is
+// refused before it reads anything. Give one of them a negative
+// Config.SnapshotEvery (no snapshots), or Stop the first.
+var ErrSnapshotsInUse = errors.New("scheduler: another running scheduler uses this store's snapshots")
+
+// snapshotUsers holds the snapshot stores a started, not yet stopped,
+// Scheduler of the process uses (claim): a guard, not a cache, emptied as
+// they stop.
+var snapshotUsers sync.Map // events.SnapshotStore → *Scheduler
+
+// claim makes s the user of its store's snapshots, or says who is.
+func (s *Scheduler) claimSnapshots() error {
+	if other, taken := snapshotUsers.LoadOrStore(s.snap.store, s); taken && other != s {
+		return fmt.Errorf("%w (%s, a scheduler started before; this one is %s): set Config.SnapshotEvery negative in one of them",
+			ErrSnapshotsInUse, other.(*Scheduler).prefix, s.prefix)
+	}
+	s.claimed = s.snap.store
+	return nil
+}
+
+// releaseSnapshots ends s's claim, if it holds one.
+func (s *Scheduler) releaseSnapshots() {
+	if s.claimed != nil {
+		snapshotUsers.CompareAndDelete(s.claimed, s)
+		s.claimed = nil
+	}
+}
 
 // errNoSnapshot: the store holds no usable snapshot; recovery reads the
 // whole log.
