@@ -80,9 +80,7 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	if err != nil {
 		return Task{}, false, err
 	}
-	s.ownersMu.Lock()
-	s.indexOwner(spec.Owner, id)
-	s.ownersMu.Unlock()
+	// The owners' index has it already: the actor listed it (Listed).
 	return taskFrom(reply.State, reply.Position), true, nil
 }
 
@@ -217,13 +215,7 @@ func (s *Scheduler) ResumeTask(ctx context.Context, id uuid.UUID, opts ...WriteO
 // DeleteTask deletes a task (R7). Its actor stops once the task has no open
 // run; the task stays in the log and the view.
 func (s *Scheduler) DeleteTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
-	t, err := s.command(ctx, id, rules.Delete{Reason: "deleted", IfVersion: writeOpts(opts).ifVersion})
-	if err == nil {
-		s.ownersMu.Lock()
-		delete(s.owners[t.Owner], id)
-		s.ownersMu.Unlock()
-	}
-	return t, err
+	return s.command(ctx, id, rules.Delete{Reason: "deleted", IfVersion: writeOpts(opts).ifVersion})
 }
 
 // OwnerDeletion is what DeleteOwner did.
@@ -252,9 +244,6 @@ func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (OwnerDeletio
 		if err != nil {
 			return d, err
 		}
-		s.ownersMu.Lock()
-		delete(s.owners[owner], id)
-		s.ownersMu.Unlock()
 		d.Deleted++
 		if d.Position.Less(t.Position) {
 			d.Position = t.Position

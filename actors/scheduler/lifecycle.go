@@ -237,6 +237,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	if s.snap != nil {
 		s.stopSweeper(ctx)
 	}
+	s.releaseSnapshots() // (even if snapshots were turned off since)
 	s.mu.Lock()
 	pids := append([]*actor.PID(nil), s.infra...)
 	s.mu.Unlock()

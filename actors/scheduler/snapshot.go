@@ -275,7 +275,6 @@ func (s *Scheduler) stopSweeper(ctx context.Context) {
 	if err := s.sweep(sctx, nil); err != nil {
 		s.cfg.Logger.Warn("snapshot at stop failed; the next start reads more of the log", "err", err)
 	}
-	s.releaseSnapshots()
 }
 
 // lastSweepTimeout bounds the snapshot a stop cuts: a few local writes,

@@ -283,6 +283,26 @@ func samePID(a, b *actor.PID) bool {
 }
 
 // indexOwner adds a task to its owner's; s.ownersMu must be held.
+// Listed implements task.Lister: the owners' index follows the tasks'
+// recorded creations and deletions (rules.Listed), whichever call or
+// message decided them, and even when the caller stopped waiting.
+func (r *registry) Listed(id uuid.UUID, owner string, listed bool) {
+	s := (*Scheduler)(r)
+	s.ownersMu.Lock()
+	defer s.ownersMu.Unlock()
+	if listed {
+		s.indexOwner(owner, id)
+		return
+	}
+	if m := s.owners[owner]; m != nil {
+		delete(m, id)
+		if len(m) == 0 {
+			delete(s.owners, owner)
+		}
+	}
+}
+
+// indexOwner lists task id under owner; s.ownersMu must be held.
 func (s *Scheduler) indexOwner(owner string, id uuid.UUID) {
 	m := s.owners[owner]
 	if m == nil {

@@ -37,6 +37,15 @@ type ArmDeadline struct {
 // that at most one run waits so.
 type Buffer struct{ RunID uuid.UUID }
 
+// Listed says the owners' index (R6: an owner's tasks, for listing and
+// deleting them together) gains the task (created, Listed true) or loses it
+// (deleted): the index follows the task's own events, so it cannot
+// disagree with them.
+type Listed struct {
+	Owner  string
+	Listed bool
+}
+
 // StopTimer stops the timers (deadline, heartbeat) of a run that has its
 // outcome.
 type StopTimer struct{ RunID uuid.UUID }
@@ -78,6 +87,7 @@ func (ArmHeartbeat) effect()  {}
 func (NoteHeartbeat) effect() {}
 func (Track) effect()         {}
 func (Passivate) effect()     {}
+func (Listed) effect()        {}
 
 // Effects is what must happen after cmd was decided, its events evs (none
 // when nothing changed, or when the decision was rejected) recorded, and
@@ -127,7 +137,13 @@ func AppendEffects(out []Effect, cmd Command, after *State, evs []events.Event) 
 			var retry bool
 			out, retry = runEffects(out, e)
 			track = track || retry
-		case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
+		case events.TaskCreated:
+			track = true
+			out = append(out, Listed{Owner: s.Spec.Owner, Listed: true})
+		case events.TaskDeleted:
+			track = true
+			out = append(out, Listed{Owner: s.Spec.Owner})
+		case events.TaskUpdated, events.TaskPaused, events.TaskResumed:
 			track = true
 		}
 	}
