@@ -227,7 +227,14 @@ type OwnerDeletion struct {
 	Position events.Position
 }
 
-// DeleteOwner deletes every task of an owner (R6).
+// DeleteOwner deletes every task of an owner (R6), one after another in
+// the order of their IDs, each decided by its own actor: it is not atomic.
+// On an error (a store that fails, ctx ending) it stops there and returns
+// the error with what it did so far: Deleted counts the tasks deleted
+// before the one that failed and Position is the last of their deletions;
+// the failed task and those after it are untouched (listed, not deleted).
+// Calling it again deletes the rest: a deleted task leaves the owner's
+// list, so a retry never deletes one twice.
 func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (OwnerDeletion, error) {
 	s.ownersMu.Lock()
 	var ids []uuid.UUID

@@ -1,8 +1,11 @@
 package scheduler_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/actors/scheduler/schedulertest"
 	"github.com/cronactor/cronactor/actors/worker"
+	"github.com/cronactor/cronactor/events"
 )
 
 func noopHandler() worker.Handler { return noop()["noop"] }
@@ -173,5 +177,107 @@ func TestSecondSchedulerOnSnapshotsRefused(t *testing.T) {
 	}
 	if err := third.Stop(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// heldStore holds its first append until released, and completes it
+// whatever the caller's context says: a write that is recorded although
+// its caller stopped waiting.
+type heldStore struct {
+	events.Store
+	held    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *heldStore) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
+	if h.held.CompareAndSwap(false, true) {
+		close(h.entered)
+		<-h.release
+	}
+	return h.Store.Append(context.WithoutCancel(ctx), stream, expected, evs...)
+}
+
+// TestOwnerIndexFollowsTheTasksEvents: a create whose caller stopped
+// waiting before the append was answered is still recorded; the owners'
+// index follows the task's events, not the caller's reply, so Tasks lists
+// the task and DeleteOwner deletes it.
+func TestOwnerIndexFollowsTheTasksEvents(t *testing.T) {
+	st := &heldStore{Store: memStore(t), entered: make(chan struct{}), release: make(chan struct{})}
+	h := schedulertest.New(t, schedulertest.WithStore(st), schedulertest.WithHandler("noop", noopHandler()))
+	s := h.Scheduler()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "noop", Schedule: scheduler.Every(time.Hour)})
+		done <- err
+	}()
+	<-st.entered
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the create's caller: %v, want context.Canceled", err)
+	}
+	close(st.release) // the append goes through now
+	h.Clock().Quiesce()
+	list, err := s.Tasks(context.Background())
+	if err != nil || len(list) != 1 || list[0].Name != "n" {
+		t.Fatalf("Tasks after the recorded create: %v, %+v", err, list)
+	}
+	d, err := s.DeleteOwner(context.Background(), "o")
+	if err != nil || d.Deleted != 1 {
+		t.Fatalf("DeleteOwner: %v, deleted %d, want 1", err, d.Deleted)
+	}
+	if list, err := s.Tasks(context.Background()); err != nil || len(list) != 0 {
+		t.Fatalf("Tasks after DeleteOwner: %v, %+v", err, list)
+	}
+}
+
+// oneStreamFails fails every append to one stream.
+type oneStreamFails struct {
+	events.Store
+	stream string
+	fail   atomic.Bool
+}
+
+var errInjected = errors.New("injected append failure")
+
+func (f *oneStreamFails) Append(ctx context.Context, stream string, expected events.ExpectedVersion, evs ...events.Proposed) (events.AppendResult, error) {
+	if f.fail.Load() && stream == f.stream {
+		return events.AppendResult{}, errInjected
+	}
+	return f.Store.Append(ctx, stream, expected, evs...)
+}
+
+// TestDeleteOwnerPartial: DeleteOwner stops at the first task it cannot
+// delete and says what it did: the tasks before it deleted (counted, their
+// last position), the rest untouched; a second call deletes the rest.
+func TestDeleteOwnerPartial(t *testing.T) {
+	st := &oneStreamFails{Store: memStore(t)}
+	h := schedulertest.New(t, schedulertest.WithStore(st), schedulertest.WithHandler("noop", noopHandler()))
+	s, ctx := h.Scheduler(), context.Background()
+	var tasks []scheduler.Task
+	for _, name := range []string{"a", "b", "c"} {
+		tasks = append(tasks, h.Create(scheduler.TaskSpec{Owner: "o", Name: name, Kind: "noop", Schedule: scheduler.Every(time.Hour)}))
+	}
+	slices.SortFunc(tasks, func(a, b scheduler.Task) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	st.stream = events.TaskStream(tasks[1].ID) // the second in the order of IDs
+	st.fail.Store(true)
+	d, err := s.DeleteOwner(ctx, "o")
+	if !errors.Is(err, errInjected) {
+		t.Fatalf("DeleteOwner: %v, want the store's error", err)
+	}
+	first := h.Task(tasks[0].ID)
+	if d.Deleted != 1 || d.Position != first.Position || first.Status != "deleted" {
+		t.Fatalf("partial result: deleted %d at %v; the first task %s at %v", d.Deleted, d.Position, first.Status, first.Position)
+	}
+	for _, tk := range tasks[1:] {
+		if got := h.Task(tk.ID); got.Status != "active" {
+			t.Errorf("task %s after the failure: %s, want untouched (active)", tk.Name, got.Status)
+		}
+	}
+	st.fail.Store(false)
+	d, err = s.DeleteOwner(ctx, "o")
+	if err != nil || d.Deleted != 2 {
+		t.Fatalf("the retry: %v, deleted %d, want the 2 left", err, d.Deleted)
 	}
 }
