@@ -3,6 +3,7 @@ package scheduler
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
@@ -107,38 +108,176 @@ func (s *Scheduler) Task(ctx context.Context, id uuid.UUID) (Task, error) {
 	return taskFrom(reply.State, reply.Position), nil
 }
 
-// Tasks returns every task not deleted, ordered by owner then name.
-// Deleted tasks are in the log and the cron_tasks view.
+// Tasks returns every task not deleted, ordered by owner then name: every
+// page of TasksPage, in one slice. Deleted tasks are in the log and the
+// cron_tasks view. For many tasks, page with TasksPage instead.
 func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
-	s.ownersMu.Lock()
-	var ids []uuid.UUID
-	for _, m := range s.owners {
-		for id := range m {
-			ids = append(ids, id)
-		}
-	}
-	s.ownersMu.Unlock()
-	out := make([]Task, 0, len(ids))
-	for _, id := range ids {
-		t, err := s.Task(ctx, id)
-		if errors.Is(err, ErrTaskNotFound) {
-			continue
-		}
+	var out []Task
+	q := TaskQuery{Limit: MaxTaskPage}
+	for {
+		p, err := s.TasksPage(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		if t.Status == rules.StatusDeleted.String() {
-			continue
+		out = append(out, p.Tasks...)
+		if p.Next == "" {
+			return out, nil
 		}
-		out = append(out, t)
+		q.After = p.Next
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Owner != out[j].Owner {
-			return out[i].Owner < out[j].Owner
+}
+
+// DefaultTaskPage and MaxTaskPage are TaskQuery.Limit's default and bound.
+const (
+	DefaultTaskPage = 100
+	MaxTaskPage     = 1000
+)
+
+// TaskQuery selects a page of TasksPage.
+type TaskQuery struct {
+	// Owner, if set, keeps that owner's tasks only.
+	Owner string
+	// After is the Next of the page before; "" for the first page.
+	After string
+	// Limit is the most tasks in the page: default DefaultTaskPage,
+	// 1–MaxTaskPage.
+	Limit int
+}
+
+// TaskPage is a page of tasks, ordered by owner then name.
+type TaskPage struct {
+	Tasks []Task
+	// Next is the TaskQuery.After of the next page; "" on the last page.
+	Next string
+}
+
+// TasksPage returns a page of the tasks not deleted, ordered by owner then
+// name, from the scheduler's memory: a task that rests is read from its
+// record, with no call into an actor; only a task with an actor in memory
+// (an open run, a call under way, a pin) asks it, as Task does. The pages
+// of one listing are each as the tasks stood when it was read: a task
+// created or deleted between two pages may be missed or listed once more
+// at the edge, never twice in one page. The cursor (Next) is opaque.
+func (s *Scheduler) TasksPage(ctx context.Context, q TaskQuery) (TaskPage, error) {
+	if q.Limit == 0 {
+		q.Limit = DefaultTaskPage
+	}
+	if q.Limit < 1 || q.Limit > MaxTaskPage {
+		return TaskPage{}, &FieldError{Field: "limit", Message: fmt.Sprintf("must be between 1 and %d, got %d", MaxTaskPage, q.Limit)}
+	}
+	after, err := parseTaskCursor(q.After)
+	if err != nil {
+		return TaskPage{}, err
+	}
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return TaskPage{}, ErrNotStarted
+	}
+	keys := s.listed(q.Owner, after)
+	more := len(keys) > q.Limit
+	if more {
+		keys = keys[:q.Limit]
+	}
+	page := TaskPage{Tasks: make([]Task, 0, len(keys))}
+	for _, k := range keys {
+		t, ok, err := s.listedTask(ctx, k.id)
+		if err != nil {
+			return TaskPage{}, err
 		}
-		return out[i].Name < out[j].Name
-	})
-	return out, nil
+		if ok {
+			page.Tasks = append(page.Tasks, t)
+		}
+	}
+	if more {
+		page.Next = taskCursor(keys[len(keys)-1])
+	}
+	return page, nil
+}
+
+// listedKey is a task of the owners' index, in the order of a listing.
+type listedKey struct {
+	owner, name string
+	id          uuid.UUID
+}
+
+func (a listedKey) less(b listedKey) bool {
+	if a.owner != b.owner {
+		return a.owner < b.owner
+	}
+	return a.name < b.name
+}
+
+// listed is the owners' index after after (nil: from the start), in the
+// order of a listing, owner's tasks only when owner is set. It copies and
+// sorts the index on each call, O(n log n) for n tasks listed: a page of a
+// million tasks' listing costs about a second; the cron_tasks view pages
+// large listings from disk.
+func (s *Scheduler) listed(owner string, after *listedKey) []listedKey {
+	var keys []listedKey
+	add := func(o string, m map[uuid.UUID]string) {
+		for id, name := range m {
+			k := listedKey{o, name, id}
+			if after == nil || after.less(k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	s.ownersMu.Lock()
+	if owner != "" {
+		add(owner, s.owners[owner])
+	} else {
+		for o, m := range s.owners {
+			add(o, m)
+		}
+	}
+	s.ownersMu.Unlock()
+	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
+	return keys
+}
+
+// listedTask is task id as a listing shows it: from its record when it
+// rests, else from its actor; ok false when it is deleted by now.
+func (s *Scheduler) listedTask(ctx context.Context, id uuid.UUID) (Task, bool, error) {
+	s.mu.Lock()
+	rec := s.tasks[id].rec
+	s.mu.Unlock()
+	var t Task
+	if rec != "" {
+		var st rules.State
+		var pos events.Position
+		if err := readRecordInto(rec, &st, &pos); err != nil {
+			return Task{}, false, err
+		}
+		t = taskFrom(st, pos)
+	} else {
+		var err error
+		if t, err = s.Task(ctx, id); errors.Is(err, ErrTaskNotFound) {
+			return Task{}, false, nil
+		} else if err != nil {
+			return Task{}, false, err
+		}
+	}
+	return t, t.Status != rules.StatusDeleted.String(), nil
+}
+
+// taskCursor and parseTaskCursor write and read TaskPage.Next: the owner
+// and name of the page's last task.
+func taskCursor(k listedKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(k.owner + "\x00" + k.name))
+}
+
+func parseTaskCursor(c string) (*listedKey, error) {
+	if c == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	owner, name, ok := strings.Cut(string(b), "\x00")
+	if err != nil || !ok {
+		return nil, &FieldError{Field: "after", Message: "is not a cursor TasksPage returned"}
+	}
+	return &listedKey{owner: owner, name: name}, nil
 }
 
 // UpdateTask changes the fields u sets; the task's actor decides it against

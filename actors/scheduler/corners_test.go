@@ -281,3 +281,75 @@ func TestDeleteOwnerPartial(t *testing.T) {
 		t.Fatalf("the retry: %v, deleted %d, want the 2 left", err, d.Deleted)
 	}
 }
+
+// TestTasksPageFromRecords: TasksPage lists the tasks not deleted by owner
+// then name, in pages that follow each other through Next; resting tasks
+// are read from their records, with no message to any actor (the clock
+// counts every message sent: none is), and a task with an actor is asked.
+func TestTasksPageFromRecords(t *testing.T) {
+	clk := &tally{Virtual: clock.NewVirtual(t0)}
+	s, err := scheduler.New(scheduler.Config{Store: memStore(t), Clock: clk, Tick: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register("noop", noopHandler()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(ctx)
+	want := []string{"a/1", "a/2", "a/3", "b/1", "b/2", "c/1"}
+	for _, n := range []string{"b/2", "a/3", "c/1", "a/1", "b/1", "a/2", "d/1"} {
+		if _, _, err := s.CreateTask(ctx, scheduler.TaskSpec{Owner: n[:1], Name: n[2:], Kind: "noop", Interval: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DeleteTask(ctx, scheduler.TaskID("d", "1")); err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := s.TaskPID(ctx, scheduler.TaskID("b", "1"))
+	if err != nil || pinned == nil {
+		t.Fatal(err)
+	}
+	clk.Quiesce()
+	before := clk.begins.Load()
+	var got []string
+	q := scheduler.TaskQuery{Limit: 4}
+	for pages := 0; ; pages++ {
+		p, err := s.TasksPage(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Tasks) > q.Limit {
+			t.Fatalf("page %d: %d tasks, limit %d", pages, len(p.Tasks), q.Limit)
+		}
+		for _, tk := range p.Tasks {
+			got = append(got, tk.Owner+"/"+tk.Name)
+		}
+		if p.Next == "" {
+			break
+		}
+		q.After = p.Next
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages listed %v, want %v", got, want)
+	}
+	// One message: the pinned task's actor was asked; the five resting
+	// tasks were read from their records.
+	if sent := clk.begins.Load() - before; sent != 1 {
+		t.Errorf("the listing sent %d messages, want 1 (to the one task with an actor)", sent)
+	}
+	mine, err := s.TasksPage(ctx, scheduler.TaskQuery{Owner: "a"})
+	if err != nil || len(mine.Tasks) != 3 || mine.Next != "" {
+		t.Errorf("owner a: %v, %d tasks, next %q", err, len(mine.Tasks), mine.Next)
+	}
+	all, err := s.Tasks(ctx)
+	if err != nil || len(all) != len(want) {
+		t.Errorf("Tasks: %v, %d tasks", err, len(all))
+	}
+	if _, err := s.TasksPage(ctx, scheduler.TaskQuery{After: "!"}); !errors.Is(err, scheduler.ErrInvalidSpec) {
+		t.Errorf("a bad cursor: %v", err)
+	}
+}

@@ -55,7 +55,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
-	s.tasks, s.owners = make(map[uuid.UUID]slot, len(states)), map[string]map[uuid.UUID]struct{}{}
+	s.tasks, s.owners = make(map[uuid.UUID]slot, len(states)), map[string]map[uuid.UUID]string{}
 	ids := make([]uuid.UUID, 0, len(states))
 	index := make([][]dueindex.Entry, s.cfg.Shards)
 	for i := range index { // IDs are random: about as many per shard, and a little room
@@ -67,8 +67,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// (docs/performance.md, "The bars measured again, and the restart
 	// after a wave").
 	type owned struct {
-		owner string
-		id    uuid.UUID
+		owner, name string
+		id          uuid.UUID
 	}
 	byOwner := make([]owned, 0, len(states))
 	for id, st := range states {
@@ -76,7 +76,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			continue // deleted, nothing open: no actor until asked
 		}
 		if st.State.Status != rules.StatusDeleted {
-			byOwner = append(byOwner, owned{st.State.Spec.Owner, id})
+			byOwner = append(byOwner, owned{st.State.Spec.Owner, st.State.Spec.Name, id})
 		}
 		if !rules.Rests(&st.State) {
 			ids = append(ids, id)
@@ -96,7 +96,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.ownersMu.Lock()
 	for _, o := range byOwner {
-		s.indexOwner(o.owner, o.id)
+		s.indexOwner(o.owner, o.name, o.id)
 	}
 	s.ownersMu.Unlock()
 	for i := 0; i < s.cfg.Shards; i++ {

@@ -289,9 +289,10 @@ type Scheduler struct {
 	enqueue    func(worker.Enqueued) bool // pool.Enqueue, made once
 	shards     []*actor.PID
 	tasks      map[uuid.UUID]slot
-	// ownersMu guards owners: the tasks not deleted, by owner (R6).
+	// ownersMu guards owners: the tasks not deleted, by owner (R6), each
+	// with its name; the task actors keep it (registry.Listed).
 	ownersMu sync.Mutex
-	owners   map[string]map[uuid.UUID]struct{}
+	owners   map[string]map[uuid.UUID]string
 	stats    *worker.Stats
 	// actors counts the task actors (Stats.Actors); gates holds each
 	// queue's *gate, by name, made as ticks first name the queue (see

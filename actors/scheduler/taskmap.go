@@ -286,12 +286,12 @@ func samePID(a, b *actor.PID) bool {
 // Listed implements task.Lister: the owners' index follows the tasks'
 // recorded creations and deletions (rules.Listed), whichever call or
 // message decided them, and even when the caller stopped waiting.
-func (r *registry) Listed(id uuid.UUID, owner string, listed bool) {
+func (r *registry) Listed(id uuid.UUID, owner, name string, listed bool) {
 	s := (*Scheduler)(r)
 	s.ownersMu.Lock()
 	defer s.ownersMu.Unlock()
 	if listed {
-		s.indexOwner(owner, id)
+		s.indexOwner(owner, name, id)
 		return
 	}
 	if m := s.owners[owner]; m != nil {
@@ -302,14 +302,15 @@ func (r *registry) Listed(id uuid.UUID, owner string, listed bool) {
 	}
 }
 
-// indexOwner lists task id under owner; s.ownersMu must be held.
-func (s *Scheduler) indexOwner(owner string, id uuid.UUID) {
+// indexOwner lists task id, named name, under owner; s.ownersMu must be
+// held.
+func (s *Scheduler) indexOwner(owner, name string, id uuid.UUID) {
 	m := s.owners[owner]
 	if m == nil {
-		m = map[uuid.UUID]struct{}{}
+		m = map[uuid.UUID]string{}
 		s.owners[owner] = m
 	}
-	m[id] = struct{}{}
+	m[id] = name
 }
 
 func (s *Scheduler) shardOf(id uuid.UUID) *actor.PID { return s.shards[s.shardIndex(id)] }

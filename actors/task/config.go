@@ -67,7 +67,7 @@ type Retrier interface {
 // applied (rules.Listed) and before the command that recorded it is
 // answered.
 type Lister interface {
-	Listed(id uuid.UUID, owner string, listed bool)
+	Listed(id uuid.UUID, owner, name string, listed bool)
 }
 
 // Pinner is a Registry told when an actor is pinned (Get.Pin), once per

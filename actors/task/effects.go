@@ -92,7 +92,7 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 				Queue: a.state.Spec.Policy.QueueName()})
 		case rules.Listed:
 			if l, ok := a.cfg.Registry.(Lister); ok {
-				l.Listed(a.id, e.Owner, e.Listed)
+				l.Listed(a.id, e.Owner, e.Name, e.Listed)
 			}
 		case rules.Passivate:
 		}

@@ -42,8 +42,8 @@ type Buffer struct{ RunID uuid.UUID }
 // (deleted): the index follows the task's own events, so it cannot
 // disagree with them.
 type Listed struct {
-	Owner  string
-	Listed bool
+	Owner, Name string
+	Listed      bool
 }
 
 // StopTimer stops the timers (deadline, heartbeat) of a run that has its
@@ -139,10 +139,10 @@ func AppendEffects(out []Effect, cmd Command, after *State, evs []events.Event) 
 			track = track || retry
 		case events.TaskCreated:
 			track = true
-			out = append(out, Listed{Owner: s.Spec.Owner, Listed: true})
+			out = append(out, Listed{Owner: s.Spec.Owner, Name: s.Spec.Name, Listed: true})
 		case events.TaskDeleted:
 			track = true
-			out = append(out, Listed{Owner: s.Spec.Owner})
+			out = append(out, Listed{Owner: s.Spec.Owner, Name: s.Spec.Name})
 		case events.TaskUpdated, events.TaskPaused, events.TaskResumed:
 			track = true
 		}
