@@ -63,9 +63,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	rested := 0
 	// The tasks not deleted, indexed by owner after this pass rather than
-	// within it: restarting 1,000,000 tasks took 1.68 s instead of 1.85 s
-	// (docs/performance.md, "The bars measured again, and the restart
-	// after a wave").
+	// within it, which restarts faster (docs/performance.md, "Figures
+	// that were comments").
 	type owned struct {
 		owner, name string
 		id          uuid.UUID
@@ -112,7 +111,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.enqueue = s.pool.Enqueue
 	s.queue = s.spawn(root, actor.PropsFromProducer(s.pool.Producer()))
 	// Deterministic order: that of the IDs' text, which their bytes sort in
-	// without formatting two strings per comparison (1M tasks: ~5.6s → ~1s).
+	// without formatting two strings per comparison (docs/performance.md,
+	// "Figures that were comments").
 	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
 	for _, id := range ids {
 		// An open run holds its actor as a tick's would: it takes a

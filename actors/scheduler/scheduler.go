@@ -21,11 +21,12 @@
 // the task's latest event (Task.Position), for read-your-writes on a view.
 //
 // Writes are commands decided by the task's actor against its current
-// state: UpdateTask sends only the fields a TaskUpdate sets (an unset
-// Tolerance keeps the current one unless the schedule changes; earlier
-// versions took the default),
-// and every write may carry IfVersion to apply only at the version the
-// caller read.
+// state: UpdateTask sends only the fields a TaskUpdate sets (each a
+// pointer, nil unset; an unset Tolerance keeps the current one unless the
+// schedule changes), and every write may carry IfVersion to apply only at
+// the version the caller read. A task is listed by owner then name
+// (TasksPage) from the scheduler's memory, and the owners' index follows
+// the tasks' own recorded creations and deletions.
 //
 // Host actor system: an embedder that runs protoactor-go itself passes its
 // *actor.ActorSystem (Config.ActorSystem); the scheduler's actors then live

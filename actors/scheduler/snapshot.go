@@ -64,14 +64,9 @@ const snapshotFormat = 1
 var metaKey = []byte("meta")
 
 // snapshotBatch is how many records a sweep writes per store call, and
-// sweepPause how long a sweep in the background waits after each batch.
-// Written in one go, a sweep of the records a 100,000-task wave leaves
-// took the process's CPU from the ticks for 130–480 ms on the 2-core build
-// machine and put the ticks it overlapped over the lag bar. At 1,024
-// records per 4 ms, a sweep of 100,000 records still took 0.57 s, with
-// six flushes and three compactions of the snapshot table, and ticks of
-// `bench lag` it overlapped still went over the bar; at 256 per 4 ms it
-// leaves the ticks more of the CPU, for longer (docs/performance.md,
+// sweepPause how long a sweep in the background waits after each batch:
+// paced, a sweep leaves the ticks enough of the CPU to keep the lag bar,
+// where one written in one go did not (the figures: docs/performance.md,
 // "Compactions and sweeps take their time"). The last sweep, in Stop, is
 // not paced.
 const (
