@@ -35,8 +35,9 @@ import (
 // These messages are not counted on the Scheduler's clock (Config.Clock):
 // under a virtual clock, time may move while one is on its way; wait for
 // the reply before moving it. What the actor does in answer (a run
-// enqueued, say) is counted as usual. Creating and deleting tasks stay Scheduler methods: the scheduler
-// keeps the owners' index (R6) beside the actors.
+// enqueued, say) is counted as usual. Creating and deleting tasks stay
+// Scheduler methods; the owners' index (R6) the scheduler keeps beside the
+// actors follows the tasks' recorded creations and deletions (Listed).
 
 // GetTask asks for the task as (*Scheduler).Task returns it.
 type GetTask struct{}
