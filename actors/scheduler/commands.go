@@ -73,7 +73,7 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	reply, err := s.ask(ctx, id, cmd)
 	if errors.Is(err, rules.ErrAlreadyExists) {
 		t := taskFrom(reply.State, reply.Position)
-		if !sameSpec(t, spec) {
+		if !sameAsTask(t, spec) {
 			return t, false, &SpecConflictError{ID: t.ID, Owner: t.Owner, Name: t.Name}
 		}
 		return t, false, nil

@@ -56,6 +56,7 @@ import (
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/task/taskrt"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
@@ -104,6 +105,12 @@ type Config struct {
 	// read or written. Only one running scheduler of a process may use a
 	// store's snapshots: Start of a second is refused (ErrSnapshotsInUse).
 	SnapshotEvery int
+	// Follow says whether the scheduler follows the store's global log to
+	// take in the tasks other writers create, change or delete (an
+	// embedder's transaction on PostgreSQL, package pgtx). Default
+	// FollowAuto: on a store that says others append to it
+	// (events.SharedLog), not on the embedded store.
+	Follow Follow
 	// RecordEvery is how many events a task's actor may record before the
 	// scheduler keeps its state as a snapshot record again, while the
 	// actor lives (a task that rests is recorded each time it rests): a
@@ -302,8 +309,9 @@ type Scheduler struct {
 	gates   sync.Map
 	base    context.Context
 	abandon context.CancelFunc
-	// dispatch runs the task actors' mailboxes (task.Dispatcher).
-	dispatch *task.Dispatcher
+	// rt is the task actors' runtime (task.NewRuntime): their mailboxes on
+	// a task.Dispatcher, their objects reused. Made by the first spawn.
+	rt *taskrt.Runtime
 	// infra lists the actors that are not task actors: shards, queue, ticker.
 	infra []*actor.PID
 	// prefix starts the name of every actor of this scheduler; hosted is
@@ -335,6 +343,8 @@ type Scheduler struct {
 	// stopHook, if set, is called by Stop once no run may start any more
 	// (tests set it, through export_test.go, to act during the drain).
 	stopHook func()
+	// follow is the follower of the log (follow.go), nil when not following.
+	follow *follower
 }
 
 // schedulers numbers the Schedulers of the process, for their actors'

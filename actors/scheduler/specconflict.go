@@ -3,7 +3,6 @@ package scheduler
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -11,15 +10,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// ErrSpecConflict: CreateTask of an owner and name that already have a task
-// with a different spec (R6: the same owner, name and spec is the same
-// task; the same owner and name with another spec is a mistake, not an
-// update). Nothing was recorded; the error is a *SpecConflictError, and
-// CreateTask returns the existing task with it.
-var ErrSpecConflict = errors.New("scheduler: a task of that owner and name exists with a different spec")
-
-// SpecConflictError says which task a create conflicts with. It matches
-// ErrSpecConflict.
+// SpecConflictError says which task a CreateTask conflicts with (R6: the
+// same owner, name and spec is the same task; the same owner and name with
+// another spec is a mistake, not an update). It matches ErrSpecConflict;
+// nothing was recorded, and CreateTask returns the existing task with it.
 type SpecConflictError struct {
 	ID          uuid.UUID
 	Owner, Name string
@@ -32,9 +26,9 @@ func (e *SpecConflictError) Error() string {
 // Is makes a *SpecConflictError match ErrSpecConflict.
 func (e *SpecConflictError) Is(target error) bool { return target == ErrSpecConflict }
 
-// sameSpec compares an existing task with a create request (R6: same
+// sameAsTask compares an existing task with a create request (R6: same
 // owner+name and same spec is the same task).
-func sameSpec(t Task, s TaskSpec) bool {
+func sameAsTask(t Task, s TaskSpec) bool {
 	if t.Kind != s.Kind || t.Interval != s.Interval || t.Priority != s.Priority {
 		return false
 	}
