@@ -154,7 +154,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
 	sched, err := scheduler.New(scheduler.Config{Store: timed.withSnapshots(), Tick: cfg.tick, Workers: cfg.workers, Queues: cfg.queues, Clock: arch.Clock, Logger: arch.Logger,
-		TracerProvider: tracer.provider(), HistoryRetention: cfg.historyRetention})
+		TracerProvider: tracer.provider(), HistoryRetention: cfg.historyRetention, RecoveryGC: raiseGCForRecovery})
 	if err != nil {
 		return err
 	}
