@@ -21,7 +21,14 @@ var (
 )
 
 // samples holds one filled-in value of every registered event type.
-var samples = []events.Event{
+var samples = append(append([]events.Event(nil), v3Samples...),
+	// Backfill (DESIGN §8.4).
+	events.BackfillRequested{From: at, To: endAt, Slots: []time.Time{at, at.Add(time.Hour), endAt.Add(-time.Hour)}},
+	events.RunEnqueued{RunID: runID, Run: 2, Due: endAt, NextRun: endAt.Add(time.Hour), Slot: at, Attempt: 1, Trigger: events.TriggerBackfill},
+)
+
+// v3Samples is what events-v3.jsonl (written before backfill) holds.
+var v3Samples = []events.Event{
 	events.TaskCreated{TaskID: taskID, Name: "poll", Owner: "channel/pop3/42", Kind: "noop",
 		Payload: json.RawMessage(`{"url":"x"}`), Schedule: events.Schedule{Interval: events.Duration(time.Minute)},
 		Tolerance: events.Duration(5 * time.Second), Timebox: events.Duration(30 * time.Second), Priority: 3, NextRun: at},
@@ -81,7 +88,7 @@ var samples = []events.Event{
 
 // v2Samples is what events-v2.jsonl (written before history retention)
 // holds: every sample but TaskCompacted.
-var v2Samples = samples[:len(samples)-1]
+var v2Samples = v3Samples[:len(v3Samples)-1]
 
 // v1Samples is what the schema 1 golden stream (testdata/events-v1.jsonl,
 // written before schedules) decodes to today: the same values, a

@@ -27,7 +27,7 @@ type goldenLine struct {
 // TestGoldenStreamStillDecodes pins the wire form of every event type: each
 // file was written once and must keep decoding to the same values forever.
 // New schema versions append new golden files; old ones are never edited
-// (-update rewrites only the newest, events-v3.jsonl).
+// (-update rewrites only the newest, events-v4.jsonl).
 func TestGoldenStreamStillDecodes(t *testing.T) {
 	for _, g := range []struct {
 		file    string
@@ -41,7 +41,10 @@ func TestGoldenStreamStillDecodes(t *testing.T) {
 		// new, TaskCreated and TaskUpdated with optional schedule fields.
 		{"events-v2.jsonl", v2Samples, false, map[string]int{"TaskCreated": 1, "TaskUpdated": 1, "RunEnqueued": 2}},
 		// History retention: TaskCompacted new.
-		{"events-v3.jsonl", samples, true, map[string]int{"TaskCreated": 1, "TaskUpdated": 1, "RunEnqueued": 2, "TaskCompacted": 1}},
+		{"events-v3.jsonl", v3Samples, false, map[string]int{"TaskCreated": 1, "TaskUpdated": 1, "RunEnqueued": 2, "TaskCompacted": 1}},
+		// Backfill: BackfillRequested new, trigger backfill on RunEnqueued.
+		{"events-v4.jsonl", samples, true, map[string]int{"TaskCreated": 1, "TaskUpdated": 1, "RunEnqueued": 2, "TaskCompacted": 1,
+			"BackfillRequested": 1}},
 	} {
 		t.Run(g.file, func(t *testing.T) {
 			path := filepath.Join("testdata", g.file)

@@ -39,6 +39,8 @@ var Default = func() *Registry {
 	r.Register(SlotsMissed{}, 1, nil)
 	// History retention (DESIGN §8.3): the state at a cut.
 	r.Register(TaskCompacted{}, 1, nil)
+	// Backfill (DESIGN §8.4): past slots asked for.
+	r.Register(BackfillRequested{}, 1, nil)
 	return r
 }()
 

@@ -198,6 +198,9 @@ const (
 	MissedSkip = "skip"
 	// TriggerManual marks a run enqueued by a manual trigger (R15).
 	TriggerManual = "manual"
+	// TriggerBackfill marks a run enqueued for a past slot by a backfill
+	// (DESIGN §8.4); its Slot is that slot.
+	TriggerBackfill = "backfill"
 	// OverlapSkip: R12 as written, a run asking while another runs is
 	// dropped (reason DropOverlap). The default.
 	OverlapSkip = "skip"
@@ -383,8 +386,9 @@ type RunEnqueued struct {
 	Attempt int `json:"attempt,omitempty"`
 	// RetryOf is the ID of the failed run this one retries (R13).
 	RetryOf *uuid.UUID `json:"retry_of,omitempty"`
-	// Trigger is TriggerManual for a run a manual trigger enqueued (R15);
-	// such a run moves neither nextRun nor lastRun.
+	// Trigger is TriggerManual for a run a manual trigger enqueued (R15),
+	// TriggerBackfill for a run a backfill enqueued for a past slot (DESIGN
+	// §8.4); such a run moves neither nextRun nor lastRun.
 	Trigger string `json:"trigger,omitempty"`
 }
 
@@ -425,6 +429,23 @@ type SlotsMissed struct {
 	// Detail says it in words, with the numbers.
 	Detail string `json:"detail"`
 }
+
+// BackfillRequested: a backfill (DESIGN §8.4) asked for the task's slots in
+// [From, To). Slots lists them, in order (at most MaxBackfillSlots): each
+// becomes a run with trigger TriggerBackfill and that slot, enqueued in
+// slot order as the task has room for it (R18); the slots not enqueued yet
+// wait in the task's state (package taskstate), which a RunEnqueued with
+// trigger TriggerBackfill takes the first of. The runs of the same
+// decision follow it. Deleting or creating the task again forgets the
+// slots still waiting.
+type BackfillRequested struct {
+	From  time.Time   `json:"from"`
+	To    time.Time   `json:"to"`
+	Slots []time.Time `json:"slots"`
+}
+
+// MaxBackfillSlots is the most slots one backfill may ask for.
+const MaxBackfillSlots = 1000
 
 // TaskCompacted: history retention (DESIGN §8.3) removes every event of
 // the task's stream before this one. It carries the task's state folded up
@@ -538,6 +559,9 @@ func (CheckpointSaved) EventType() string { return "CheckpointSaved" }
 func (TaskFinished) EventType() string    { return "TaskFinished" }
 func (SlotsMissed) EventType() string     { return "SlotsMissed" }
 func (TaskCompacted) EventType() string   { return "TaskCompacted" }
+func (BackfillRequested) EventType() string {
+	return "BackfillRequested"
+}
 
 func (e TaskCreated) check() error {
 	for _, f := range []struct {
@@ -603,8 +627,9 @@ func checkRun(id uuid.UUID, run int) error {
 	return required("run", run < 1)
 }
 
-func (e RunEnqueued) check() error { return checkRun(e.RunID, e.Run) }
-func (e SlotsMissed) check() error { return required("due", e.Due.IsZero()) }
+func (e RunEnqueued) check() error       { return checkRun(e.RunID, e.Run) }
+func (e SlotsMissed) check() error       { return required("due", e.Due.IsZero()) }
+func (e BackfillRequested) check() error { return required("slots", len(e.Slots) == 0) }
 func (e TaskCompacted) check() error {
 	if err := required("state", len(e.State) == 0); err != nil {
 		return err

@@ -51,5 +51,5 @@ func ExampleParse() {
 	_, err := simulation.Parse([]byte("tick: 30s\nuntil: \"03:00\"\ntasks:\n  - name: A\n    intervall: 1m\n"))
 	fmt.Println(err)
 	// Output:
-	// simulation: invalid scenario: line 5: tasks[0].intervall: unknown field (known: at, create_at, cron, delete_at, dst_gap, dst_overlap, end_at, exclude, first_run, heartbeat_timeout, interval, jitter, max_runs, max_waiting, missed_after, missed_run_policy, name, overlap, pause_after_failures, pause_at, queue, resume_at, retry, runs, start_at, start_deadline, timebox, timezone, tolerance, trigger_at)
+	// simulation: invalid scenario: line 5: tasks[0].intervall: unknown field (known: at, backfill_at, create_at, cron, delete_at, dst_gap, dst_overlap, end_at, exclude, first_run, heartbeat_timeout, interval, jitter, max_runs, max_waiting, missed_after, missed_run_policy, name, overlap, pause_after_failures, pause_at, queue, resume_at, retry, runs, start_at, start_deadline, timebox, timezone, tolerance, trigger_at)
 }

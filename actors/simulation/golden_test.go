@@ -82,16 +82,17 @@ func TestGolden(t *testing.T) {
 // fields of the published JSON-lines form (docs/simulation.md) and no
 // others: at, task, event, next_run and last_run always; run on run events;
 // reason exactly on drops and forced ends, one of the published reasons;
-// attempt only on run events of a retry (2 and up); trigger only on the
-// RunEnqueued of a manually triggered run, and then "manual"; event one of
-// the published types.
+// attempt only on run events of a retry (2 and up); trigger only on a
+// RunEnqueued, "manual" for a manually triggered run or "backfill" for a
+// backfill's run, which alone carries slot (DESIGN §8.4); event one of the
+// published types.
 func TestJSONLinesMatchContract(t *testing.T) {
 	paths, err := filepath.Glob("testdata/*.yaml")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}
 	allowed := map[string]bool{"at": true, "task": true, "event": true, "run": true, "next_run": true, "last_run": true, "reason": true,
-		"attempt": true, "trigger": true}
+		"attempt": true, "trigger": true, "slot": true}
 	eventTypes := map[string]bool{"TaskCreated": true, "TaskPaused": true, "TaskResumed": true, "TaskDeleted": true, "TaskFinished": true,
 		"Tick": true, "RunEnqueued": true, "RunStarted": true, "RunCompleted": true, "RunDropped": true, "RunForcedEnd": true, "RunFailed": true}
 	reasonWords := map[string]map[string]bool{
@@ -150,17 +151,25 @@ func TestJSONLinesMatchContract(t *testing.T) {
 				seen["attempt"]++
 			}
 			if v, ok := m["trigger"]; ok {
-				if err := json.Unmarshal(v, &trigger); err != nil || trigger != "manual" || ev != "RunEnqueued" {
-					t.Errorf("%s: trigger %s on %s: want \"manual\", on RunEnqueued only: %s", path, v, ev, line)
+				if err := json.Unmarshal(v, &trigger); err != nil || (trigger != "manual" && trigger != "backfill") || ev != "RunEnqueued" {
+					t.Errorf("%s: trigger %s on %s: want \"manual\" or \"backfill\", on RunEnqueued only: %s", path, v, ev, line)
 				}
 				seen["trigger"]++
+				seen["trigger "+trigger]++
+			}
+			// A backfill's run says the past slot it is for (DESIGN §8.4),
+			// and no other line has a slot.
+			if _, ok := m["slot"]; ok != (trigger == "backfill") {
+				t.Errorf("%s: slot present = %v with trigger %q: %s", path, ok, trigger, line)
+			} else if ok {
+				seen["slot"]++
 			}
 		}
 	}
 	// The scenarios must reach each field and reason, or the checks above
 	// saw nothing of it.
 	for _, k := range []string{"too_soon", "paused", "deleted", "overlap", "too_late", "timebox_exceeded", "process_lost",
-		"heartbeat_timeout", "replaced", "failures", "attempt", "trigger"} {
+		"heartbeat_timeout", "replaced", "failures", "attempt", "trigger", "trigger manual", "trigger backfill", "slot"} {
 		if seen[k] == 0 {
 			t.Errorf("no scenario prints %q; the contract check saw nothing of it", k)
 		}

@@ -176,6 +176,10 @@ func (s *sim) workers() int {
 	n := 8
 	for _, t := range s.sc.Tasks {
 		n += len(t.TriggerAt)
+		if len(t.Backfills) > 0 {
+			// A backfill's runs wait at most max_waiting at once.
+			n += len(t.Backfills) * max(t.MaxWaiting, 3)
+		}
 		if t.Retry != nil {
 			n += max(t.Retry.MaxAttempts, 0)
 		}
@@ -313,7 +317,7 @@ func (s *sim) fail(err error) {
 type action struct {
 	at   time.Duration
 	task int
-	kind int // order at one instant: create, pause, resume, trigger, delete
+	kind int // order at one instant: create, pause, resume, trigger, backfill, delete
 	seq  int // the action's place among the task's actions of its kind
 	what string
 	do   func(context.Context, *scheduler.Scheduler) error
@@ -383,8 +387,17 @@ func (s *sim) actions(seg segment) []action {
 				}})
 			}
 		}
+		for k, b := range t.Backfills {
+			if in(b.At) {
+				o := s.sc.Origin()
+				out = append(out, action{at: b.At, task: i, kind: 4, seq: k, what: fmt.Sprintf("%s.backfill_at[%d]", field, k), do: func(ctx context.Context, sc *scheduler.Scheduler) error {
+					_, err := sc.Backfill(ctx, id, o.Add(b.From), o.Add(b.To))
+					return err
+				}})
+			}
+		}
 		if t.HasDelete && in(t.DeleteAt) {
-			out = append(out, action{at: t.DeleteAt, task: i, kind: 4, what: field + ".delete_at", do: func(ctx context.Context, sc *scheduler.Scheduler) error {
+			out = append(out, action{at: t.DeleteAt, task: i, kind: 5, what: field + ".delete_at", do: func(ctx context.Context, sc *scheduler.Scheduler) error {
 				_, err := sc.DeleteTask(ctx, id)
 				return err
 			}})

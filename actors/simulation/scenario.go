@@ -95,6 +95,9 @@ type TaskScript struct {
 	PauseAfterFailures int
 	// TriggerAt are the instants of manual triggers (R15), in order.
 	TriggerAt []time.Duration
+	// Backfills are the backfills asked of the task (DESIGN §8.4), in
+	// order: backfill_at, one mapping or a list of them.
+	Backfills []Backfill
 	// CreateAt is when the task is created; it defaults to the start.
 	CreateAt time.Duration
 	// PauseAt, ResumeAt and DeleteAt are when the task is paused, resumed
@@ -108,6 +111,12 @@ type TaskScript struct {
 	Runs []RunScript
 	// Line is where the task starts in the scenario text.
 	Line int
+}
+
+// Backfill is one backfill_at: at At, the task is asked for a run of each
+// of its slots in [From, To) (DESIGN §8.4); From < To <= At.
+type Backfill struct {
+	At, From, To time.Duration
 }
 
 // RunScript says what happens to one enqueued run.
@@ -431,7 +440,7 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 		"create_at", "pause_at", "resume_at", "delete_at", "runs",
 		"cron", "at", "timezone", "dst_gap", "dst_overlap", "exclude", "start_at", "end_at", "max_runs", "jitter", "max_waiting",
 		"queue", "retry", "missed_run_policy", "missed_after", "start_deadline", "heartbeat_timeout", "trigger_at",
-		"overlap", "pause_after_failures"})
+		"overlap", "pause_after_failures", "backfill_at"})
 	if err != nil {
 		return t, err
 	}
@@ -655,6 +664,11 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 			}
 		}
 	}
+	if v := f["backfill_at"]; v != nil {
+		if t.Backfills, err = p.backfills(v, field+".backfill_at", t); err != nil {
+			return t, err
+		}
+	}
 	if v := f["runs"]; v != nil {
 		if v.Kind != yaml.SequenceNode {
 			return t, p.errf(v, field+".runs", "want a list of runs")
@@ -675,6 +689,54 @@ func (p *parser) task(n *yaml.Node, field string, sc *Scenario) (TaskScript, err
 	return t, nil
 }
 
+// backfills reads backfill_at: {at, from, to}, or a list of them in
+// order of at, each within the task's life and with from < to <= at.
+func (p *parser) backfills(n *yaml.Node, field string, t TaskScript) ([]Backfill, error) {
+	items := []*yaml.Node{n}
+	list := n.Kind == yaml.SequenceNode
+	if list {
+		items = n.Content
+	}
+	var out []Backfill
+	for i, c := range items {
+		name := field
+		if list {
+			name = fmt.Sprintf("%s[%d]", field, i)
+		}
+		f, err := p.mapping(c, name, []string{"at", "from", "to"})
+		if err != nil {
+			return nil, err
+		}
+		if err := p.required(c, name, f, "at", "from", "to"); err != nil {
+			return nil, err
+		}
+		var b Backfill
+		for _, x := range []struct {
+			key string
+			d   *time.Duration
+		}{{"at", &b.At}, {"from", &b.From}, {"to", &b.To}} {
+			if *x.d, err = p.clock(f[x.key], name+"."+x.key); err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case b.At < t.CreateAt || (t.HasDelete && b.At >= t.DeleteAt):
+			return nil, p.errf(f["at"], name+".at", "backfill at %s outside the task's life", FormatTime(b.At))
+		case b.From >= b.To:
+			return nil, p.errf(f["to"], name+".to", "%s is not after from %s (the window is [from, to))", FormatTime(b.To), FormatTime(b.From))
+		case b.To > b.At:
+			return nil, p.errf(f["to"], name+".to", "%s is after at %s: a backfill asks for past slots only", FormatTime(b.To), FormatTime(b.At))
+		case len(out) > 0 && b.At < out[len(out)-1].At:
+			return nil, p.errf(f["at"], name+".at", "%s is before the backfill before it", FormatTime(b.At))
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		return nil, p.errf(n, field, "want {at, from, to} or a list of them")
+	}
+	return out, nil
+}
+
 // earliestEnqueues returns the earliest time each of the first n runs of t
 // can be enqueued: at the first tick at or after nextRun, with nextRun then
 // moving to that tick + interval (R1), merged with the manual triggers,
@@ -693,6 +755,12 @@ func earliestEnqueues(tick time.Duration, downtime bool, t TaskScript, n int) []
 		}
 		if len(trig) > 0 && trig[0] <= at {
 			out[i], trig = trig[0], trig[1:]
+			continue
+		}
+		if len(t.Backfills) > 0 && t.Backfills[0].At <= at {
+			// A backfill may enqueue any number of runs from its instant
+			// on (as room frees up): every later run may be one of them.
+			out[i] = t.Backfills[0].At
 			continue
 		}
 		out[i] = at
@@ -838,6 +906,11 @@ func (p *parser) actionsUp(n *yaml.Node, field string, t TaskScript, downs []Dow
 	}
 	for _, at := range t.TriggerAt {
 		if err := check("trigger_at", at); err != nil {
+			return err
+		}
+	}
+	for _, b := range t.Backfills {
+		if err := check("backfill_at", b.At); err != nil {
 			return err
 		}
 	}

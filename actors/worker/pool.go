@@ -592,9 +592,11 @@ func (w *Worker) Receive(ctx actor.Context) {
 		w.queue.free(ctx.Self(), w.lane)
 		return
 	}
-	// The start is the decision's last event: under overlap cancel_other
-	// the forced end of the run it replaces comes first.
-	_, started := reply.Events[len(reply.Events)-1].(events.RunStarted)
+	// The start need not be the decision's only event: under overlap
+	// cancel_other the forced end of the run it replaces comes first, and
+	// the runs of backfill slots its leaving the queue makes room for come
+	// after it.
+	started := startedIn(reply.Events, m.run.RunID)
 	if started && reply.Run == nil {
 		// An AskFunc that does not answer a start with StartDecision: the
 		// run is recorded started, and its task forces it to end at its
@@ -612,6 +614,16 @@ func (w *Worker) Receive(ctx actor.Context) {
 		return
 	}
 	w.begin(ctx, m, &reply)
+}
+
+// startedIn reports whether evs record the start of run id.
+func startedIn(evs []events.Event, id uuid.UUID) bool {
+	for _, e := range evs {
+		if s, ok := e.(events.RunStarted); ok && s.RunID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // begin hands run m, which its task started (d is the start's decision),

@@ -22,8 +22,8 @@ import (
 )
 
 func init() {
-	commands["task"] = command{summary: "create, list, get, update, upcoming, trigger, pause, resume, delete tasks", run: runTask,
-		subs: []string{"create", "list", "get", "update", "upcoming", "trigger", "pause", "resume", "delete"}}
+	commands["task"] = command{summary: "create, list, get, update, upcoming, trigger, backfill, pause, resume, delete tasks", run: runTask,
+		subs: []string{"create", "list", "get", "update", "upcoming", "trigger", "backfill", "pause", "resume", "delete"}}
 	commands["owner"] = command{summary: "delete every task of an owner", run: runOwner, subs: []string{"delete"}}
 	commands["history"] = command{summary: "a task's audit trail: history TASK [--format table|json]", run: runHistory}
 }
@@ -218,11 +218,16 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 			method, path = http.MethodPatch, "/v1/tasks/"+url.PathEscape(id)
 		}
 		return namedByFlag(c.showTask(ctx, env, method, path, body, out), fs)
-	case "upcoming", "trigger", "get", "pause", "resume", "delete":
+	case "upcoming", "trigger", "backfill", "get", "pause", "resume", "delete":
 		ref := addTaskRef(fs)
 		count := 10
 		if sub == "upcoming" {
 			fs.IntVar(&count, "count", 10, "how many slots, a `number` from 1 to 1000")
+		}
+		var from, to string
+		if sub == "backfill" {
+			fs.StringVar(&from, "from", "", "the window's start, an RFC 3339 `time` (its slots at or after it)")
+			fs.StringVar(&to, "to", "", "the window's end, an RFC 3339 `time` in the past (its slots before it)")
 		}
 		if err := fs.parse(args); err != nil {
 			return err
@@ -237,6 +242,13 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 		if sub == "upcoming" && (count < 1 || count > 1000) {
 			return fmt.Errorf("%w: --count must be between 1 and 1000", errUsage)
 		}
+		if sub == "backfill" {
+			for _, f := range []struct{ name, v string }{{"from", from}, {"to", to}} {
+				if f.v == "" {
+					return fmt.Errorf("%w: --%s is required (an RFC 3339 time; the window is [--from, --to))", errUsage, f.name)
+				}
+			}
+		}
 		if err := c.resolve(env); err != nil {
 			return err
 		}
@@ -249,6 +261,8 @@ func runTask(ctx context.Context, env *cliEnv, args []string) error {
 			return runTaskUpcoming(ctx, env, c, id, count, out == "json")
 		case "trigger":
 			return describeTaskError(runTaskTrigger(ctx, env, c, id, out == "json"), id)
+		case "backfill":
+			return describeTaskError(namedByFlag(runTaskBackfill(ctx, env, c, id, from, to, out == "json"), fs), id)
 		}
 		path := "/v1/tasks/" + url.PathEscape(id)
 		method := map[string]string{"get": http.MethodGet, "pause": http.MethodPost, "resume": http.MethodPost, "delete": http.MethodDelete}[sub]
@@ -377,7 +391,7 @@ const (
 func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 	t := &table{}
 	if wide {
-		t.row("ID", "NAME", "OWNER", "KIND", "SCHEDULE", "ZONE", "QUEUE", "TOLERANCE", "TIMEBOX", "PRIORITY", "STATUS", "RUN STATE", "NEXT RUN", "LAST RUN", "RUNS", "DONE", "DROPPED", "FORCED", "FAILED", "RETRIES", "MISSED", "AGE")
+		t.row("ID", "NAME", "OWNER", "KIND", "SCHEDULE", "ZONE", "QUEUE", "TOLERANCE", "TIMEBOX", "PRIORITY", "STATUS", "RUN STATE", "NEXT RUN", "LAST RUN", "LAST OUTCOME", "RUNS", "DONE", "DROPPED", "FORCED", "FAILED", "RETRIES", "MISSED", "AGE")
 	} else {
 		t.row("ID", "NAME", "OWNER", "SCHEDULE", "ZONE", "STATUS", "NEXT RUN", "LAST RUN", "AGE")
 		t.limits = map[int]int{1: maxNameColumns, 2: maxNameColumns, 3: maxScheduleColumns, 4: maxZoneColumns}
@@ -389,8 +403,8 @@ func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 		next := shownNextRun(task)
 		if wide {
 			t.row(task.ID.String(), name, owner, escapeControl(task.Kind), sched, zone, escapeControl(or(task.Queue, "default")),
-				time.Duration(task.Tolerance).String(), time.Duration(task.Timebox).String(), fmt.Sprint(task.Priority), task.Status,
-				or(task.RunState, "-"), absTime(next), absTime(task.LastRun),
+				compactDuration(time.Duration(task.Tolerance)), compactDuration(time.Duration(task.Timebox)), fmt.Sprint(task.Priority), task.Status,
+				or(task.RunState, "-"), absTime(next), absTime(task.LastRun), lastOutcome(task.LastOutcome),
 				fmt.Sprint(task.RunCount), fmt.Sprint(task.CompletedCount), fmt.Sprint(task.DroppedCount), fmt.Sprint(task.ForcedCount),
 				fmt.Sprint(task.FailedCount), fmt.Sprint(task.RetryCount), fmt.Sprint(task.MissedCount), age)
 			continue
@@ -398,6 +412,20 @@ func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 		t.row(task.ID.String(), name, owner, sched, zone, task.Status, relTime(next, now), relTime(task.LastRun, now), age)
 	}
 	t.write(w)
+}
+
+// lastOutcome is how the latest run that ended, ended, with its number and
+// time, as the dashboard's "Last outcome" says it: often another run than
+// LAST RUN's (a retry, a manual trigger, a run still going), so apart.
+func lastOutcome(o *crontasks.Outcome) string {
+	if o == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%s #%d", o.Outcome, o.Run)
+	if o.Attempt > 1 {
+		s += fmt.Sprintf(" (attempt %d)", o.Attempt)
+	}
+	return s + " " + o.At.UTC().Format(time.RFC3339)
 }
 
 // shownNextRun is the next run the table shows: none for a task that will

@@ -32,7 +32,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 cronactor serve`,
 
 	"task": {
 		usage: "cronactor task COMMAND [ARGS] [FLAGS]",
-		about: "Create, list, change, trigger, pause, resume and delete tasks through the daemon's HTTP API.",
+		about: "Create, list, change, trigger, backfill, pause, resume and delete tasks through the daemon's HTTP API.",
 		example: `cronactor task create --name inbox --owner channel/pop3/42 --kind noop --interval 1m
 cronactor task list --owner channel/pop3/42`,
 	},
@@ -61,7 +61,8 @@ cronactor task create --name report --owner team/finance --kind noop --queue rep
 	"task list": {
 		summary: "list tasks from the cron_tasks view (deleted ones with --all)",
 		usage:   "cronactor task list [--owner OWNER] [--status STATUS] [--all] [-o table|wide|json] [FLAGS]",
-		about: `List tasks, one row each: ID, NAME, OWNER, SCHEDULE, ZONE, STATUS, NEXT RUN, LAST RUN and AGE;
+		about: `List tasks, one row each: ID, NAME, OWNER, SCHEDULE (a cron schedule's exclude list after "except"),
+ZONE, STATUS, NEXT RUN, LAST RUN and AGE;
 -o wide adds the kind, timing and run counts; -o json prints the server's page as it came.
 Deleted tasks are left out unless --all or --status deleted. Control characters in names and
 owners are shown escaped (\n, \x1b), so a name cannot break the table or the terminal.`,
@@ -95,11 +96,26 @@ lastRun and skips the spacing check, but still waits while another run of the ta
 deleted task refuses, and the command exits 1 with the reason.`,
 		example: "cronactor task trigger 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa",
 	},
+	"task backfill": {
+		summary: "run a task's past slots in a window",
+		usage:   "cronactor task backfill (TASK_ID | --owner OWNER --name NAME) --from TIME --to TIME [-o json] [FLAGS]",
+		about: `Ask for one run of each of the task's slots in [--from, --to) (RFC 3339 times; --to not in the
+future): the slots its schedule had there, honouring exclude, the zone and the DST policies (an
+interval task's: every interval from its next run's slot). Prints the slots, one per line, in the
+task's zone offset. Each becomes a run with trigger "backfill" and that slot, enqueued in slot
+order as the task has room for it (max_waiting); the slots still waiting survive a restart. A
+backfill run skips the spacing check and moves neither nextRun nor lastRun, and obeys the task's
+overlap (docs/policies.md). At most 1000 slots: a larger window is refused, saying how many it
+holds. A paused, finished or deleted task refuses, and the command exits 1 with the reason.`,
+		example: "cronactor task backfill 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --from 2026-03-01T00:00:00Z --to 2026-03-08T00:00:00Z",
+	},
 	"task upcoming": {
 		summary: "show a task's next slots",
 		usage:   "cronactor task upcoming (TASK_ID | --owner OWNER --name NAME) [--count N] [-o json]",
 		about: `Print the task's next N slots (default 10, at most 1000), one per line, RFC 3339 in the
-task's zone offset, capped by its max_runs and end_at.`,
+task's zone offset, capped by its max_runs and end_at. A task with none gets one line saying why:
+a paused, deleted or finished task has no slots (as on the dashboard; -o json is the server's
+answer, which lists a paused task's slots once resumed), nor one whose schedule ended.`,
 		example: "cronactor task upcoming 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --count 3",
 	},
 	"task pause": {

@@ -154,7 +154,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
 	sched, err := scheduler.New(scheduler.Config{Store: timed.withSnapshots(), Tick: cfg.tick, Workers: cfg.workers, Queues: cfg.queues, Clock: arch.Clock, Logger: arch.Logger,
-		TracerProvider: tracer.provider(), HistoryRetention: cfg.historyRetention})
+		TracerProvider: tracer.provider(), HistoryRetention: cfg.historyRetention, RecoveryGC: raiseGCForRecovery})
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("start the scheduler: %w", err)
 	}
-	ph.done("recover_tasks", "tasks", sched.Stats().Tasks)
+	ph.done("recover_tasks", "tasks_in_memory", sched.Stats().Tasks)
 	m.register(sched, view, store)
 	go m.follow(runCtx, store, logger)
 

@@ -118,6 +118,8 @@ func (m *metrics) count(e events.Event) (counted bool) {
 			reason = "retry"
 		case e.Trigger == events.TriggerManual:
 			reason = "manual"
+		case e.Trigger == events.TriggerBackfill:
+			reason = "backfill"
 		case e.Reason == events.EnqueueBacklog:
 			reason = "backlog"
 		}
@@ -140,7 +142,8 @@ func (m *metrics) count(e events.Event) (counted bool) {
 	case events.SlotsMissed:
 		m.reasons.WithLabelValues("skipped", "missed").Add(float64(max(e.Missed, 1)))
 	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted,
-		events.TaskFinished, events.TaskCompacted, events.RunStarted, events.RunCompleted, events.CheckpointSaved:
+		events.TaskFinished, events.TaskCompacted, events.RunStarted, events.RunCompleted, events.CheckpointSaved,
+		events.BackfillRequested:
 		// Not a run decision with a reason.
 	default:
 		return false

@@ -74,9 +74,26 @@ func (f *policyFlags) apply(body map[string]any) error {
 		retry["multiplier"] = x
 	}
 	if len(retry) > 0 {
+		if _, ok := retry["max_attempts"]; !ok {
+			// The retry flags give the whole policy (the API takes it
+			// whole): without the number of attempts the daemon would
+			// refuse a flag the user never typed.
+			return fmt.Errorf("%w: %s: --%s needs --retry-max-attempts N too (the attempts, the first included; the retry flags give the whole policy)",
+				errUsage, f.fs.path, f.firstRetryFlag())
+		}
 		body["retry"] = retry
 	}
 	return nil
+}
+
+// firstRetryFlag is the first retry flag given, in the order of the help.
+func (f *policyFlags) firstRetryFlag() string {
+	for _, name := range []string{"retry-initial-backoff", "retry-max-backoff", "retry-multiplier"} {
+		if f.fs.given(name) {
+			return name
+		}
+	}
+	return "retry-max-attempts"
 }
 
 // runTaskTrigger is `task trigger ID`: one run now, outside the schedule
@@ -95,4 +112,27 @@ func runTaskTrigger(ctx context.Context, env *cliEnv, c *client, id string, asJS
 	}
 	_, err = fmt.Fprintln(env.stdout, ans.RunID)
 	return err
+}
+
+// runTaskBackfill asks for a run of each of the task's slots in [from, to)
+// (DESIGN §8.4) and prints the slots, one per line, RFC 3339 in the
+// task's zone offset (-o json: the server's answer as it came).
+func runTaskBackfill(ctx context.Context, env *cliEnv, c *client, id, from, to string, asJSON bool) error {
+	var ans struct {
+		Slots []string `json:"slots"`
+	}
+	raw, err := c.do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(id)+"/backfill", map[string]any{"from": from, "to": to}, &ans)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		_, err := env.stdout.Write(raw)
+		return err
+	}
+	for _, s := range ans.Slots {
+		if _, err := fmt.Fprintln(env.stdout, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -25,6 +25,15 @@ func bodyDaemon(t *testing.T) (*httptest.Server, func() map[string]any) {
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		switch {
+		case strings.HasSuffix(r.URL.Path, "/paused/backfill"):
+			w.WriteHeader(http.StatusConflict)
+			fmt.Fprint(w, `{"error":{"field":"id","message":"the task cannot be backfilled: the task is paused"}}`)
+		case strings.HasSuffix(r.URL.Path, "/future/backfill"):
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":{"field":"to","message":"is in the future (now is 2026-03-09T00:00:00Z): a backfill asks for past slots only"}}`)
+		case strings.HasSuffix(r.URL.Path, "/backfill"):
+			w.WriteHeader(http.StatusAccepted)
+			fmt.Fprint(w, `{"slots":["2026-03-01T09:00:00+01:00","2026-03-02T09:00:00+01:00"]}`)
 		case strings.HasSuffix(r.URL.Path, "/paused/trigger"):
 			w.WriteHeader(http.StatusConflict)
 			fmt.Fprint(w, `{"error":{"field":"id","message":"the task cannot be triggered: the task is paused"}}`)
@@ -95,5 +104,45 @@ func TestTaskTrigger(t *testing.T) {
 	}
 	if code, _, errOut := cliRun(t, env, "task", "trigger"); code != 2 || !strings.Contains(errOut, "task trigger needs one TASK_ID") {
 		t.Fatalf("no id: exit %d %q", code, errOut)
+	}
+}
+
+// task backfill sends --from and --to as the window and prints the slots
+// one per line; its flags are its own, both required; a refusal is exit 1
+// naming the flag, with the hint for a paused task.
+func TestTaskBackfill(t *testing.T) {
+	srv, last := bodyDaemon(t)
+	env := map[string]string{"CRONACTOR_SERVER": srv.URL}
+	id := "0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa"
+	code, out, errOut := cliRun(t, env, "task", "backfill", id, "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-03T00:00:00Z")
+	if code != 0 || out != "2026-03-01T09:00:00+01:00\n2026-03-02T09:00:00+01:00\n" {
+		t.Fatalf("backfill: exit %d, %q %q", code, out, errOut)
+	}
+	if got := last(); !reflect.DeepEqual(got, map[string]any{"from": "2026-03-01T00:00:00Z", "to": "2026-03-03T00:00:00Z"}) {
+		t.Errorf("body %v", got)
+	}
+	if code, out, _ := cliRun(t, env, "task", "backfill", id, "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-03T00:00:00Z", "-o", "json"); code != 0 || !strings.Contains(out, `"slots":[`) {
+		t.Fatalf("backfill -o json: exit %d, %q", code, out)
+	}
+	code, out, errOut = cliRun(t, env, "task", "backfill", "paused", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-03T00:00:00Z")
+	if code != 1 || out != "" || errOut != "cronactor: id: the task cannot be backfilled: the task is paused (resume it first with `cronactor task resume paused`)\n" {
+		t.Fatalf("refused backfill: exit %d, %q %q", code, out, errOut)
+	}
+	code, _, errOut = cliRun(t, env, "task", "backfill", "future", "--from", "2026-03-01T00:00:00Z", "--to", "2026-04-01T00:00:00Z")
+	if code != 1 || errOut != "cronactor: --to: is in the future (now is 2026-03-09T00:00:00Z): a backfill asks for past slots only\n" {
+		t.Fatalf("future window: exit %d %q", code, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"task", "backfill", id, "--to", "2026-03-03T00:00:00Z"}, "--from is required"},
+		{[]string{"task", "backfill", id, "--from", "2026-03-01T00:00:00Z"}, "--to is required"},
+		{[]string{"task", "backfill", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-03T00:00:00Z"}, "task backfill needs one TASK_ID"},
+		{[]string{"task", "trigger", id, "--from", "2026-03-01T00:00:00Z"}, "unknown flag --from"},
+	} {
+		if code, _, errOut := cliRun(t, env, c.args...); code != 2 || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%q: exit %d %q, want 2 with %q", c.args, code, errOut, c.msg)
+		}
 	}
 }

@@ -98,7 +98,12 @@ func (f *scheduleFlags) apply(body map[string]any) error {
 func scheduleText(t crontasks.Task) string {
 	switch {
 	case len(t.Cron) > 0:
-		return escapeControl(strings.Join(t.Cron, " | "))
+		s := strings.Join(t.Cron, " | ")
+		if len(t.Exclude) > 0 {
+			// The slots it leaves out belong to the schedule (§8.4).
+			s += " except " + strings.Join(t.Exclude, ", ")
+		}
+		return escapeControl(s)
 	case len(t.At) > 0:
 		s := "at " + t.At[0].UTC().Format("2006-01-02T15:04:05Z")
 		if len(t.At) > 1 {
@@ -120,7 +125,19 @@ func zoneText(t crontasks.Task) string {
 
 // runTaskUpcoming is `task upcoming ID [--count N]`: the task's next slots,
 // one per line, RFC 3339 in its zone's offset (--json: the API's answer).
+// A task that is not active has none, as on the dashboard: one line says
+// why instead of the slots it would have once resumed.
 func runTaskUpcoming(ctx context.Context, env *cliEnv, c *client, id string, count int, asJSON bool) error {
+	var t crontasks.Task
+	if !asJSON {
+		if _, err := c.do(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, &t); err != nil {
+			return err
+		}
+		if t.Status != "active" {
+			fmt.Fprintln(env.stdout, noSlotsWhy(t))
+			return nil
+		}
+	}
 	var ans struct {
 		Slots []string `json:"slots"`
 	}
@@ -136,5 +153,20 @@ func runTaskUpcoming(ctx context.Context, env *cliEnv, c *client, id string, cou
 	for _, s := range ans.Slots {
 		fmt.Fprintln(env.stdout, s)
 	}
+	if len(ans.Slots) == 0 {
+		// Nothing printed would read as a failure to answer: say why.
+		fmt.Fprintln(env.stdout, noSlotsWhy(t))
+	}
 	return nil
+}
+
+// noSlotsWhy says why a task has no upcoming slots.
+func noSlotsWhy(t crontasks.Task) string {
+	switch t.Status {
+	case "paused":
+		return fmt.Sprintf("no upcoming slots: the task is paused (task resume %s runs it again)", t.ID)
+	case "deleted", "finished":
+		return "no upcoming slots: the task is " + t.Status
+	}
+	return "no upcoming slots: its schedule has none left (end_at, max_runs or its at instants)"
 }

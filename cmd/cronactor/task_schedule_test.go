@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/cronactor/cronactor/projections/crontasks"
 )
 
 // fakeAPI answers the task endpoints with fixed rows and keeps the last
@@ -100,5 +102,24 @@ func TestTaskScheduleFlags(t *testing.T) {
 		if _, _, err := runCLI(t, args...); !errors.Is(err, errUsage) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// task list and task get show a cron schedule's exclude list after its
+// expressions (whole with -o wide, cut with "…" in the narrow table).
+func TestTaskTablesShowExclude(t *testing.T) {
+	var task crontasks.Task
+	if err := json.Unmarshal([]byte(cronRow), &task); err != nil {
+		t.Fatal(err)
+	}
+	task.Exclude = []string{"2026-12-25", "0 9 * * SAT,SUN"}
+	var wide, narrow strings.Builder
+	printTasks(&wide, []crontasks.Task{task}, true, task.CreatedAt)
+	printTasks(&narrow, []crontasks.Task{task}, false, task.CreatedAt)
+	if !strings.Contains(wide.String(), "0 9 * * MON-FRI | 0 12 * * SAT except 2026-12-25, 0 9 * * SAT,SUN") {
+		t.Errorf("wide:\n%s", wide.String())
+	}
+	if !strings.Contains(narrow.String(), "0 9 * * MON-FRI | 0 12 * * SAT except 2…") {
+		t.Errorf("narrow:\n%s", narrow.String())
 	}
 }

@@ -21,9 +21,10 @@ var ErrBinary = errors.New("taskstate: bad binary state")
 // Version 1 had no schedule exclusions; version 2 no overlap,
 // pause_after_failures, failure count or pause reason; version 3 no
 // history retention (Spec.HistoryRetention and the compaction fields,
-// written last). Since TaskCompacted events carry this form, every version
+// written last); version 4 no pending backfill (State.Backfill, written
+// last). Since TaskCompacted events carry this form, every version
 // stays readable.
-const binaryVersion = 4
+const binaryVersion = 5
 
 // The binary form is the compact copy of a State that a scheduler keeps
 // for a task with no actor in memory (docs/architecture.md). It is not a
@@ -80,6 +81,10 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	w.time(s.FirstAt)
 	w.time(s.DeletedAt)
 	w.str(s.DeleteReason)
+	w.len(s.Backfill == nil, len(s.Backfill))
+	for _, t := range s.Backfill {
+		w.time(t)
+	}
 	return w.b, nil
 }
 
@@ -139,6 +144,14 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		st.FirstAt = r.time()
 		st.DeletedAt = r.time()
 		st.DeleteReason = r.str()
+	}
+	if r.version >= 5 {
+		if n, ok := r.len(); ok {
+			st.Backfill = make([]time.Time, n)
+			for i := range st.Backfill {
+				st.Backfill[i] = r.time()
+			}
+		}
 	}
 	if r.err != nil {
 		return r.err

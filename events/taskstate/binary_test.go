@@ -141,7 +141,7 @@ func TestBinaryRoundTrip(t *testing.T) {
 func TestBinaryFields(t *testing.T) {
 	want := map[reflect.Type]string{
 		reflect.TypeFor[taskstate.State](): "ID Spec Status NextRun NextSlot NextSpacing Scheduled LastRun Runs Checkpoint Open " +
-			"Incarnation Version Backlog Retries Failures PauseReason CreatedAt UpdatedAt Compacted CompactedAt CompactedThrough FirstAt DeletedAt DeleteReason",
+			"Incarnation Version Backlog Retries Failures PauseReason CreatedAt UpdatedAt Compacted CompactedAt CompactedThrough FirstAt DeletedAt DeleteReason Backfill",
 		reflect.TypeFor[taskstate.Spec](): "Name Owner Kind Payload Schedule Window Tolerance Timebox Priority MaxWaiting Policy ToleranceSet HistoryRetention",
 		reflect.TypeFor[taskstate.Run](): "ID Number Due EnqueuedAt Priority Incarnation Slot Spacing Started StartedAt Deadline " +
 			"Checkpoint Attempt RetryOf Trigger",

@@ -31,6 +31,12 @@ func TestBinaryReadsVersion2(t *testing.T) { readOlder(t, "testdata/state_v2.hex
 // that tail.
 func TestBinaryReadsVersion3(t *testing.T) { readOlder(t, "testdata/state_v3.hex", 3) }
 
+// TestBinaryReadsVersion4 does the same for states of the build before
+// backfill (version 4): testdata/state_v4.hex holds random states written
+// by that build's AppendBinary (the commit before version 5), which
+// version 5 reads with no backfill slots waiting.
+func TestBinaryReadsVersion4(t *testing.T) { readOlder(t, "testdata/state_v4.hex", 4) }
+
 func readOlder(t *testing.T, path string, version byte) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -58,17 +64,20 @@ func readOlder(t *testing.T, path string, version byte) {
 		if p := s.Spec.Policy; version < 3 && (p.Overlap != "" || p.PauseAfterFailures != 0 || s.Failures != 0 || s.PauseReason != "") {
 			t.Fatalf("state %d: fields of version 3 read from version %d: %+v", i, version, s)
 		}
-		if s.Spec.HistoryRetention != 0 || s.Compacted != 0 || !s.CompactedAt.IsZero() || !s.CompactedThrough.IsZero() ||
-			!s.FirstAt.IsZero() || !s.DeletedAt.IsZero() || s.DeleteReason != "" {
+		if s.Backfill != nil {
+			t.Fatalf("state %d: backfill slots %v read from version %d", i, s.Backfill, version)
+		}
+		if version < 4 && (s.Spec.HistoryRetention != 0 || s.Compacted != 0 || !s.CompactedAt.IsZero() || !s.CompactedThrough.IsZero() ||
+			!s.FirstAt.IsZero() || !s.DeletedAt.IsZero() || s.DeleteReason != "") {
 			t.Fatalf("state %d: fields of version 4 read from version %d: %+v", i, version, s)
 		}
-		v4, err := s.AppendBinary(nil)
+		now, err := s.AppendBinary(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var again taskstate.State
-		if err := again.UnmarshalBinary(v4); err != nil || v4[0] != 4 {
-			t.Fatalf("state %d: written again (version %d): %v", i, v4[0], err)
+		if err := again.UnmarshalBinary(now); err != nil || now[0] != 5 {
+			t.Fatalf("state %d: written again (version %d): %v", i, now[0], err)
 		}
 		if !reflect.DeepEqual(again, s) {
 			t.Fatalf("state %d: written again and read it is\n%+v\nnot\n%+v", i, again, s)

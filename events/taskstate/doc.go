@@ -43,6 +43,12 @@
 // SlotsMissed (missed_run_policy skip, R14) moves nextRun as a RunEnqueued
 // would, without a run.
 //
+// Backfill (DESIGN §8.4). BackfillRequested appends its slots to Backfill;
+// each RunEnqueued with trigger backfill takes the first of them (the rules
+// enqueue them in order), and is otherwise a triggered run. Deleting the
+// task or creating it again forgets the slots still waiting; a pause keeps
+// them. The binary form carries them from version 5.
+//
 // Concurrency: State is a value; Evolve never changes its input, so states
 // may be shared between goroutines freely.
 package taskstate

@@ -184,6 +184,11 @@ type State struct {
 	// TaskCompacted carries them.
 	DeletedAt    time.Time
 	DeleteReason string
+	// Backfill lists the slots a backfill asked for (BackfillRequested)
+	// that have no run yet, in slot order: each is enqueued, the first
+	// first, as the task has room for it (R18; DESIGN §8.4). Deleting or
+	// creating the task again forgets them.
+	Backfill []time.Time
 }
 
 // Exists reports whether the task was created.
@@ -366,6 +371,7 @@ func (s *State) apply(meta events.Metadata, e events.Event) (handled bool) {
 		s.Status = StatusDeleted
 		s.Backlog = false
 		s.Retries = nil
+		s.Backfill = nil
 	case events.RunEnqueued:
 		s.enqueued(meta, e)
 	case events.TaskFinished:
@@ -383,6 +389,10 @@ func (s *State) apply(meta events.Metadata, e events.Event) (handled bool) {
 		s.ended(meta, e)
 	case events.TaskCompacted:
 		s.compacted(meta, e)
+	case events.BackfillRequested:
+		// A new backing array: the old one is shared with the State values
+		// this one was made from.
+		s.Backfill = append(slices.Clone(s.Backfill), ev.Slots...)
 	default:
 		return false
 	}
@@ -455,6 +465,7 @@ func (s *State) created(meta events.Metadata, ev events.Event) {
 	s.LastRun = time.Time{}
 	s.Checkpoint = nil
 	s.Retries = nil
+	s.Backfill = nil
 	s.Failures, s.PauseReason = 0, ""
 	s.CreatedAt = meta.At
 	s.DeletedAt, s.DeleteReason = time.Time{}, ""
@@ -519,6 +530,14 @@ func (s *State) enqueued(meta events.Metadata, ev events.Event) {
 		s.Scheduled++
 		s.NextRun = e.NextRun
 		s.NextSlot, s.NextSpacing = nextSlot(e.NextRun, e.NextSlot), e.NextSpacing.D()
+	}
+	if e.Trigger == events.TriggerBackfill && len(s.Backfill) > 0 {
+		// The first slot waiting has its run (the rules enqueue them in
+		// order); the rest keep waiting.
+		s.Backfill = s.Backfill[1:len(s.Backfill):len(s.Backfill)]
+		if len(s.Backfill) == 0 {
+			s.Backfill = nil
+		}
 	}
 	if e.RetryOf != nil {
 		s.Retries = slices.DeleteFunc(slices.Clone(s.Retries), func(r PendingRetry) bool { return r.Of == *e.RetryOf })

@@ -410,7 +410,7 @@ const (
 )
 
 var lagReadsPast = []string{"TaskCreated", "TaskUpdated", "TaskPaused", "TaskResumed", "TaskDeleted", "TaskFinished",
-	"TaskCompacted", "SlotsMissed", "CheckpointSaved", "RunFailed", "RunDropped", "RunForcedEnd"}
+	"TaskCompacted", "SlotsMissed", "CheckpointSaved", "RunFailed", "RunDropped", "RunForcedEnd", "BackfillRequested"}
 
 // LagHandles reports whether bench lag has a rule for an event type: it
 // folds it or reads past it on purpose. The table test over every

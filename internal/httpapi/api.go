@@ -118,6 +118,7 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("POST /v1/tasks/{id}/pause", a.pause)
 	mux.HandleFunc("POST /v1/tasks/{id}/resume", a.resume)
 	mux.HandleFunc("POST /v1/tasks/{id}/trigger", a.trigger)
+	mux.HandleFunc("POST /v1/tasks/{id}/backfill", a.backfill)
 	mux.HandleFunc("DELETE /v1/tasks/{id}", a.delete)
 	mux.HandleFunc("GET /v1/tasks/{id}/events", a.events)
 	mux.HandleFunc("DELETE /v1/owners/", a.deleteOwner)

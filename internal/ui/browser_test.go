@@ -615,3 +615,36 @@ func TestAuditTrailPagesOlder(t *testing.T) {
 	// Newest first: the last row is the task's creation.
 	run(t, ctx, "first event last", waitText("#trail tr:last-child", all.Rows[0].Text))
 }
+
+// The create form's hints give the cron day forms (L, W, #) and exclude; a
+// cron task made with an exclude list shows it on its page. The task page
+// shows the past slots a backfill has still waiting for room.
+func TestCreateFormExcludeAndPendingBackfill(t *testing.T) {
+	d := startDaemon(t, "")
+	ctx := tab(t)
+	run(t, ctx, "create", chromedp.Navigate(d.url("#/new")),
+		waitText("#c-cron-hint", "FRI#2"), waitText("#c-cron-hint", "15W"), waitText("#c-cron-hint", "L-3"),
+		waitText("#c-exclude-hint", "a date (2026-12-25"),
+		chromedp.SendKeys(css("#c-name"), "report"), chromedp.SendKeys(css("#c-owner"), "team/data"),
+		setInput("#c-cron", "0 9 * * *"), setInput("#c-exclude", "2026-12-25\n0 9 * * SAT,SUN"),
+		chromedp.Click(css(`form.create button[type="submit"]`)), waitText("h1", "report"),
+		waitText("#f-exclude", "2026-12-25; 0 9 * * SAT,SUN"))
+
+	body := `{"name":"sync","owner":"team/ops","kind":"noop","interval":"1m","max_waiting":1,"first_run":"` + t0.Add(10*time.Minute).Format(time.RFC3339) + `"}`
+	code, resp := d.call(t, "POST", "/v1/tasks", body)
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, resp)
+	}
+	var tk struct{ ID uuid.UUID }
+	json.Unmarshal([]byte(resp), &tk)
+	d.scriptRun(tk.ID, 1, time.Hour, time.Second) // the first backfill run waits: no room for the rest
+	d.advance(5 * time.Minute)
+	code, resp = d.call(t, "POST", "/v1/tasks/"+tk.ID.String()+"/backfill",
+		`{"from":"`+t0.Format(time.RFC3339)+`","to":"`+t0.Add(4*time.Minute).Format(time.RFC3339)+`"}`)
+	if code != 202 {
+		t.Fatalf("backfill: %d %s", code, resp)
+	}
+	run(t, ctx, "pending backfill", chromedp.Navigate(d.url("#/tasks/"+tk.ID.String())),
+		waitText("#f-backfill", "3 past slots waiting for room to be enqueued (max_waiting 1)"),
+		waitText("#f-runs", "1 backfilled"))
+}

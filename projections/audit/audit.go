@@ -31,10 +31,6 @@ import (
 // ErrNotFound: the task's stream has no events.
 var ErrNotFound = errors.New("audit: task not found")
 
-// windowFold is how many events before the time asked about the fold that
-// finds the task's interval (an explanation's default window) starts.
-const windowFold = 64
-
 // MaxExplainEvents bounds the events an explanation folds on each side of
 // the time asked about (besides the look-back): a window wider than that
 // many decisions lists the nearest ones.

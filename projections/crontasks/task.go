@@ -123,6 +123,11 @@ type Task struct {
 	// enqueued (R15).
 	RetryCount   int64 `json:"retry_count"`
 	TriggerCount int64 `json:"trigger_count"`
+	// BackfillCount counts the runs a backfill enqueued for past slots
+	// (DESIGN §8.4; each is also in RunCount); BackfillPending the slots a
+	// backfill asked for that wait for room to be enqueued (0: none).
+	BackfillCount   int64 `json:"backfill_count"`
+	BackfillPending int   `json:"backfill_pending"`
 	// RunState is what the task is doing now: RunIdle (no run enqueued
 	// and without an outcome), RunQueued (runs wait, none runs) or
 	// RunRunning. RunID is then the run that runs (the latest started) or
@@ -271,9 +276,15 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 		if e.Attempt > 1 {
 			t.RetryCount++
 		}
-		if e.Trigger == events.TriggerManual {
+		switch e.Trigger {
+		case events.TriggerManual:
 			t.TriggerCount++
+		case events.TriggerBackfill:
+			t.BackfillCount++
 		}
+	case events.BackfillRequested:
+		// Its slots wait in the state (BackfillPending, below); its runs
+		// are RunEnqueued events.
 	case events.RunStarted:
 		if current(e.RunID) {
 			t.StartedCount++
@@ -329,6 +340,7 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 	t.CompactedAt = tp(st.CompactedAt)
 	t.setPolicy(st.Spec.Policy)
 	t.ConsecutiveFailures = st.Failures
+	t.BackfillPending = len(st.Backfill)
 	t.PauseReason = nil
 	if st.Status == taskstate.StatusPaused && st.PauseReason != "" {
 		t.PauseReason = &st.PauseReason
@@ -350,7 +362,7 @@ func Evolve(cur *Task, m events.Metadata, ev events.Event) (*Task, error) {
 // resetCounts starts the counters of a new incarnation.
 func (t *Task) resetCounts() {
 	t.RunCount, t.StartedCount, t.CompletedCount, t.DroppedCount, t.ForcedCount, t.FailedCount = 0, 0, 0, 0, 0, 0
-	t.MissedCount, t.RetryCount, t.TriggerCount = 0, 0, 0
+	t.MissedCount, t.RetryCount, t.TriggerCount, t.BackfillCount = 0, 0, 0, 0
 }
 
 // rowFold is a row and the task state it derives from, allocated together.

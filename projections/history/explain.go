@@ -71,12 +71,16 @@ func (d Decision) Text(tf TimeFormat) string {
 		return s
 	case "TaskCompacted":
 		return fmt.Sprintf("%s's history was compacted%s: %s; the state it carries is the state before it", r.Task, rule, r.Detail)
+	case "BackfillRequested":
+		return fmt.Sprintf("%s was asked to backfill%s: %s, each a run enqueued in slot order as the task has room for it (max_waiting)", r.Task, rule, r.window(tf))
 	case "SlotsMissed":
 		return fmt.Sprintf("%s ran nothing for %s%s: %s; next due at %s", r.Task, plural(r.Missed, "missed slot"), rule, r.Detail, next())
 	case "RunEnqueued":
 		switch {
 		case r.Trigger == events.TriggerManual:
 			return fmt.Sprintf("%s was enqueued%s by a manual trigger: outside the schedule, nextRun and lastRun unchanged; next due at %s", run, rule, next())
+		case r.Trigger == events.TriggerBackfill:
+			return fmt.Sprintf("%s was enqueued%s by a backfill for the past slot %s: nextRun and lastRun unchanged; next due at %s", run, rule, fmtOpt(tf, r.Slot), next())
 		case r.Attempt > 1:
 			return fmt.Sprintf("%s was enqueued%s as attempt %d, the %s; next due at %s", run, rule, r.Attempt, r.retryOf(), next())
 		}
@@ -95,14 +99,17 @@ func (d Decision) Text(tf TimeFormat) string {
 		switch {
 		case r.Trigger == events.TriggerManual:
 			return fmt.Sprintf("%s started%s: a manually triggered run, no spacing check and lastRun unchanged; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
+		case r.Trigger == events.TriggerBackfill:
+			return fmt.Sprintf("%s started%s: a backfill run, no spacing check and lastRun unchanged; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
 		case r.Attempt > 1:
 			return fmt.Sprintf("%s started%s: attempt %d, a retry, no spacing check and lastRun unchanged; deadline %s", run, rule, r.Attempt, fmtOpt(tf, r.Deadline))
 		}
 		if r.PrevLastRun == nil {
 			return fmt.Sprintf("%s started%s: no run had started before; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
 		}
+		since, needed := events.Spans(r.SinceLastStart, r.Needed)
 		return fmt.Sprintf("%s started%s: %s after the last start at %s; needs ≥ %s; deadline %s", run, rule,
-			events.Span(r.SinceLastStart), tf.Format(*r.PrevLastRun), events.Span(r.Needed), fmtOpt(tf, r.Deadline))
+			since, tf.Format(*r.PrevLastRun), needed, fmtOpt(tf, r.Deadline))
 	case "RunCompleted":
 		return run + " completed"
 	case "RunFailed":
@@ -140,7 +147,8 @@ func (r Row) dropWords(tf TimeFormat) string {
 	// in one unit; the detail an older event carries may say them in Go's
 	// duration form ("28.0012s … needs 55s").
 	if r.Reason == events.DropTooSoon && r.Needed > 0 {
-		return fmt.Sprintf("started %s after the last start; needs ≥ %s", events.Span(r.SinceLastStart), events.Span(r.Needed))
+		since, needed := events.Spans(r.SinceLastStart, r.Needed)
+		return fmt.Sprintf("started %s after the last start; needs ≥ %s", since, needed)
 	}
 	if r.Detail != "" {
 		return r.Detail
@@ -180,8 +188,12 @@ func (r Row) forcedWords(tf TimeFormat) string {
 // ruleOf names the rule behind a row.
 func ruleOf(r Row) string {
 	switch r.Event {
+	case "BackfillRequested":
+		return "backfill, R18"
 	case "RunEnqueued":
 		switch {
+		case r.Trigger == events.TriggerBackfill:
+			return "backfill"
 		case r.Trigger == events.TriggerManual:
 			return "R15"
 		case r.Attempt > 1:
@@ -197,6 +209,8 @@ func ruleOf(r Row) string {
 		return rule
 	case "RunStarted":
 		switch {
+		case r.Trigger == events.TriggerBackfill:
+			return "backfill"
 		case r.Trigger == events.TriggerManual:
 			return "R15"
 		case r.Attempt > 1:
@@ -470,7 +484,12 @@ func (e Explanation) Verdict(tf TimeFormat) string {
 	case e.Status == StatusPaused:
 		fmt.Fprintf(&b, "At %s %s was paused (since %s), so it enqueued nothing and its waiting runs were dropped (R7).", t, e.Task, tf.Format(e.Since))
 	case e.NextRun != nil && e.NextRun.After(e.At):
-		fmt.Fprintf(&b, "At %s %s was not due: nextRun was %s, and a tick enqueues a run only once nextRun <= now (R1).", t, e.Task, tf.Format(*e.NextRun))
+		next := tf.Format(*e.NextRun)
+		if next == t {
+			// Shown to the second, both read the same: say how much later.
+			next += ", " + events.Span(e.NextRun.Sub(e.At)) + " later"
+		}
+		fmt.Fprintf(&b, "At %s %s was not due: nextRun was %s, and a tick enqueues a run only once nextRun <= now (R1).", t, e.Task, next)
 	case e.NextRun != nil && e.MaxWaiting > 0 && len(e.Queued) >= e.MaxWaiting:
 		fmt.Fprintf(&b, "At %s %s was due since %s but not enqueued: %s already waiting (R18). nextRun stays; the first tick after one of them leaves the queue enqueues one run, with the intervals missed meanwhile (R8) and the reason backlog.",
 			t, e.Task, tf.Format(*e.NextRun), plural(len(e.Queued), "run"))

@@ -51,6 +51,13 @@ type Row struct {
 	RetryOf    uuid.UUID
 	RetryOfRun int
 	Trigger    string
+	// Slot is the past slot of a backfill run (trigger backfill) on its
+	// RunEnqueued; Slots counts the slots of a BackfillRequested. Zero on
+	// other events.
+	Slot  *time.Time
+	Slots int
+	// From and To are a BackfillRequested's window [From, To).
+	From, To *time.Time
 	// Fatal, RetryAt, Backoff and NoRetry are what a failure or forced end
 	// says of retries (R13): the error was not retryable; the retry falls
 	// due at RetryAt after Backoff; or why no retry is made.
@@ -205,7 +212,12 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		if e.RetryOf != nil {
 			row.RetryOf, row.RetryOfRun = *e.RetryOf, t.numbers[*e.RetryOf]
 		}
+		if e.Trigger == events.TriggerBackfill {
+			row.Slot = tp(e.Slot.UTC())
+		}
 		t.numbers[e.RunID] = e.Run
+	case events.BackfillRequested:
+		row.Slots, row.From, row.To = len(e.Slots), tp(e.From.UTC()), tp(e.To.UTC())
 	case events.SlotsMissed:
 		row.Missed, row.Detail, row.Skipped = e.Missed, e.Detail, true
 	case events.RunStarted:
@@ -269,6 +281,12 @@ func (t *Tracker) ApplyEvent(m events.Metadata, ev events.Event) (Row, error) {
 		row.Interval = spacing
 	}
 	return row, nil
+}
+
+// window says a backfill's slots and window in tf: "3 slots in [00:00,
+// 03:00)".
+func (r Row) window(tf TimeFormat) string {
+	return fmt.Sprintf("%s in [%s, %s)", plural(r.Slots, "slot"), fmtOpt(tf, r.From), fmtOpt(tf, r.To))
 }
 
 // fill copies the task's state after the event into its row.

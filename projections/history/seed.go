@@ -60,7 +60,7 @@ func seedStatus(recs []events.Recorded) taskstate.Status {
 		switch r.Type {
 		case "TaskResumed":
 			return taskstate.StatusPaused
-		case "TaskPaused", "TaskFinished", "SlotsMissed", "TaskCreated":
+		case "TaskPaused", "TaskFinished", "SlotsMissed", "TaskCreated", "BackfillRequested":
 			return taskstate.StatusActive
 		case "RunEnqueued":
 			ev, err := events.Decode(r)

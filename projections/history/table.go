@@ -81,7 +81,8 @@ func (r Row) spacingWords(tf TimeFormat, op string) string {
 		return fmt.Sprintf("%s after %s %s %d - %d", events.Span(r.SinceLastStart), prev, op,
 			r.Interval/time.Second, r.Tolerance/time.Second)
 	}
-	return fmt.Sprintf("%s after %s, needs ≥ %s", events.Span(r.SinceLastStart), prev, events.Span(r.Needed))
+	since, needed := events.Spans(r.SinceLastStart, r.Needed)
+	return fmt.Sprintf("%s after %s, needs ≥ %s", since, prev, needed)
 }
 
 // wholeSeconds: d is a whole number of seconds, from 0 to under an hour.
@@ -127,6 +128,8 @@ func (r Row) Text(tf TimeFormat) string {
 		return r.Task + " is finished"
 	case "TaskCompacted":
 		return fmt.Sprintf("%s's history is compacted (%s)", r.Task, r.Detail)
+	case "BackfillRequested":
+		return fmt.Sprintf("Backfill of %s asks for %s", r.Task, r.window(tf))
 	case "TaskDeleted":
 		if r.Detail != "" {
 			return fmt.Sprintf("%s is deleted (%s)", r.Task, r.Detail)
@@ -137,6 +140,8 @@ func (r Row) Text(tf TimeFormat) string {
 		switch {
 		case r.Trigger == events.TriggerManual:
 			return "Manual trigger enqueues " + run
+		case r.Trigger == events.TriggerBackfill:
+			return fmt.Sprintf("Backfill enqueues %s (slot %s)", run, fmtOpt(tf, r.Slot))
 		case r.Attempt > 1:
 			return fmt.Sprintf("Cron enqueues %s (%s)", run, r.retryWords())
 		}
@@ -157,6 +162,8 @@ func (r Row) Text(tf TimeFormat) string {
 		switch {
 		case r.Trigger == events.TriggerManual:
 			return run + " begins execution (manual trigger: no spacing check)"
+		case r.Trigger == events.TriggerBackfill:
+			return run + " begins execution (backfill: no spacing check)"
 		case r.Attempt > 1:
 			return fmt.Sprintf("%s begins execution (%s: no spacing check)", run, r.retryWords())
 		}
@@ -329,7 +336,9 @@ func escapeCell(s string) string {
 // Times are rendered with the caller's TimeFormat; next_run and last_run are
 // null when unset; reason is set for drops and forced ends; attempt is set on
 // the run events of a retry (attempt 2 and up, R13) and trigger ("manual")
-// on the RunEnqueued of a manually triggered run (R15). run_id and detail
+// on the RunEnqueued of a manually triggered run (R15), trigger
+// ("backfill") and slot on the RunEnqueued of a backfill run (DESIGN
+// §8.4). run_id and detail
 // (the event's words: a drop's numbers, a failure's error) are added only
 // when LineFields asks for them, so the simulation prints exactly the fields
 // of its published contract.
@@ -340,6 +349,7 @@ type Line struct {
 	Run     int     `json:"run,omitempty"`
 	Attempt int     `json:"attempt,omitempty"`
 	Trigger string  `json:"trigger,omitempty"`
+	Slot    *string `json:"slot,omitempty"`
 	RunID   string  `json:"run_id,omitempty"`
 	NextRun *string `json:"next_run"`
 	LastRun *string `json:"last_run"`
@@ -377,6 +387,7 @@ func (r Row) Line(tf TimeFormat, f LineFields) Line {
 	}
 	if r.Event == "RunEnqueued" {
 		l.Trigger = r.Trigger
+		l.Slot = opt(r.Slot)
 	}
 	if f.Detail {
 		l.Detail = r.Detail

@@ -76,6 +76,12 @@ func WriteTimelineWith(w io.Writer, entries []TimelineEntry, tf TimeFormat, form
 		if row.Event == "CheckpointSaved" || opt.HideIdle && row.idle() {
 			continue
 		}
+		if row.Event == "BackfillRequested" && format == "json" {
+			// The published lines have no event of their own for it (DESIGN
+			// §8.4): its runs' lines carry trigger backfill and the slot.
+			// The table says it in words.
+			continue
+		}
 		row.Detail, _, _ = strings.Cut(row.Detail, "\n")
 		rows = append(rows, row)
 	}

@@ -198,6 +198,19 @@ func (h *Harness) Create(spec scheduler.TaskSpec) scheduler.Task {
 	return task
 }
 
+// Backfill asks task id for a run of each of its slots in [from, to)
+// (Scheduler.Backfill, DESIGN §8.4), returns the slots, and fails the test
+// if the scheduler refuses. The runs are enqueued as the task has room;
+// Advance lets them run.
+func (h *Harness) Backfill(id uuid.UUID, from, to time.Time) []time.Time {
+	h.t.Helper()
+	slots, err := h.s.Backfill(context.Background(), id, from, to)
+	if err != nil {
+		h.t.Fatalf("schedulertest: backfill %s [%s, %s): %v", id, from.Format(time.RFC3339), to.Format(time.RFC3339), err)
+	}
+	return slots
+}
+
 // Task reads a task (Scheduler.Task) and fails the test if that fails.
 func (h *Harness) Task(id uuid.UUID) scheduler.Task {
 	h.t.Helper()

@@ -119,3 +119,37 @@ func TestStoppedAtCleanup(t *testing.T) {
 		t.Fatal("the scheduler still creates tasks after its test ended")
 	}
 }
+
+// A backfill's runs go through the real scheduler: each past slot becomes
+// a run with trigger backfill and that slot, enqueued one at a time under
+// max_waiting 1 as the run before it starts, and each runs its handler to
+// completion, one after the other (a worker finds its run's start in a decision that also
+// enqueues the next backfill run). nextRun and lastRun do not move.
+func TestBackfillRunsThroughTheScheduler(t *testing.T) {
+	h := schedulertest.New(t, schedulertest.WithHandler("k", schedulertest.Script()),
+		schedulertest.WithConfig(scheduler.Config{Tick: 10 * time.Second}))
+	// buffer_one: a backfill run taken while the one before it still runs
+	// waits for it (under skip it would be dropped, as the handler's real
+	// time decides).
+	task := h.Create(scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "k", Interval: time.Hour, FirstRun: t0(time.Hour), MaxWaiting: 1,
+		Overlap: events.OverlapBufferOne})
+	h.Advance(10 * time.Minute)
+	slots := h.Backfill(task.ID, t0(-3*time.Hour), t0(0))
+	want := []time.Time{t0(-3 * time.Hour), t0(-2 * time.Hour), t0(-time.Hour)}
+	if fmt.Sprint(slots) != fmt.Sprint(want) {
+		t.Fatalf("slots %v, want %v", slots, want)
+	}
+	h.Advance(time.Second)
+	runs := h.Runs(task.ID)
+	if len(runs) != 3 {
+		t.Fatalf("runs %+v", runs)
+	}
+	for i, r := range runs {
+		if r.Trigger != events.TriggerBackfill || !r.Slot.Equal(want[i]) || r.Outcome != worker.OutcomeCompleted {
+			t.Errorf("run %d: %+v, want a completed backfill run of slot %s", i+1, r, want[i])
+		}
+	}
+	if got := h.Task(task.ID); !got.NextRun.Equal(t0(time.Hour)) || !got.LastRun.IsZero() {
+		t.Fatalf("next run %s, last run %s: a backfill moved them", got.NextRun, got.LastRun)
+	}
+}

@@ -23,8 +23,22 @@ func Decide(s State, cmd Command, now time.Time) ([]events.Event, error) {
 	}
 	switch c := cmd.(type) {
 	case Tick:
+		if len(s.Backfill) > 0 {
+			before := s
+			return withBackfill(before, decideTick(&s, now), now), nil
+		}
 		return decideTick(&s, now), nil
 	case RequestStart:
+		if len(s.Backfill) > 0 {
+			// A run that leaves the queue (it starts or is dropped) makes
+			// room; a run held (overlap buffer_one) records nothing and
+			// makes none.
+			out, err := decideStart(&s, c, now)
+			if err != nil || len(out) == 0 {
+				return out, err
+			}
+			return withBackfill(s, out, now), nil
+		}
 		return decideStart(&s, c, now)
 	case Complete:
 		return decideComplete(&s, c)
@@ -61,31 +75,12 @@ func decide(sp *State, cmd Command, now time.Time) ([]events.Event, error) {
 		}
 		return []events.Event{events.TaskPaused{}}, nil
 	case Resume:
-		switch s.Status {
-		case StatusDeleted:
-			return nil, ErrTaskDeleted
-		case StatusActive, StatusFinished:
-			return nil, nil
+		out, err := decideResume(s, now)
+		if err != nil || len(out) == 0 {
+			return out, err
 		}
-		next := s.NextRun
-		if !next.Before(now) {
-			return []events.Event{events.TaskResumed{NextRun: next}}, nil
-		}
-		res := events.TaskResumed{NextRun: now}
-		if !s.Spec.Schedule.IsInterval() {
-			// The slots that passed while paused: the latest runs once, at
-			// the next tick, and none of them counts as missed.
-			if c, err := Compiled(s.Spec); err == nil {
-				if last := c.Prev(now.Add(time.Nanosecond)); !last.IsZero() && last.After(s.NextSlot) {
-					var spacing time.Duration
-					if prev := c.Prev(last); !prev.IsZero() {
-						spacing = dueSpacing(s.ID, s.Spec.Window.Jitter.D(), prev, last)
-					}
-					res.NextSlot, res.NextSpacing = events.TimePtr(last), events.Duration(spacing)
-				}
-			}
-		}
-		return []events.Event{res}, nil
+		// The backfill slots waiting get their runs as room allows.
+		return withBackfill(s, out, now), nil
 	case Delete:
 		if s.Status == StatusDeleted {
 			return nil, nil
@@ -101,6 +96,8 @@ func decide(sp *State, cmd Command, now time.Time) ([]events.Event, error) {
 		return pauseAfterFailures(&s, r, f.RetryAt != nil, f), nil
 	case Trigger:
 		return decideTrigger(s, now)
+	case Backfill:
+		return decideBackfill(s, c, now)
 	case Heartbeat:
 		// Heartbeats are not recorded (too frequent): the actor keeps the
 		// time of a run's last one (R16). Only a running run heartbeats.
@@ -208,4 +205,33 @@ func decideCreate(s State, c Create, now time.Time) ([]events.Event, error) {
 		created.NextSlot = events.TimePtr(slot)
 	}
 	return append(out, created), nil
+}
+
+// decideResume lets a paused task enqueue again (see Resume).
+func decideResume(s State, now time.Time) ([]events.Event, error) {
+	switch s.Status {
+	case StatusDeleted:
+		return nil, ErrTaskDeleted
+	case StatusActive, StatusFinished:
+		return nil, nil
+	}
+	next := s.NextRun
+	if !next.Before(now) {
+		return []events.Event{events.TaskResumed{NextRun: next}}, nil
+	}
+	res := events.TaskResumed{NextRun: now}
+	if !s.Spec.Schedule.IsInterval() {
+		// The slots that passed while paused: the latest runs once, at
+		// the next tick, and none of them counts as missed.
+		if c, err := Compiled(s.Spec); err == nil {
+			if last := c.Prev(now.Add(time.Nanosecond)); !last.IsZero() && last.After(s.NextSlot) {
+				var spacing time.Duration
+				if prev := c.Prev(last); !prev.IsZero() {
+					spacing = dueSpacing(s.ID, s.Spec.Window.Jitter.D(), prev, last)
+				}
+				res.NextSlot, res.NextSpacing = events.TimePtr(last), events.Duration(spacing)
+			}
+		}
+	}
+	return []events.Event{res}, nil
 }

@@ -69,6 +69,14 @@
 //     lastRun nor the scheduled count, skips R3 and obeys R12. A paused,
 //     finished or deleted task refuses it, and so does a task at its R18
 //     bound (ErrCannotTrigger, the text says which).
+//   - Backfill (DESIGN §8.4): records BackfillRequested with the task's
+//     slots in a past window (BackfillSlots, at most 1000) and enqueues a
+//     run of each, trigger backfill, in slot order while the task is under
+//     its R18 bound: in that decision, then whenever a waiting run starts
+//     or is dropped, at a tick and at a resume (the slots still waiting are
+//     State.Backfill). Once enqueued, a backfill run is treated as a
+//     trigger's: no R3, nextRun and lastRun untouched, overlap obeyed. A
+//     paused, finished or deleted task refuses it (ErrCannotBackfill).
 //   - R16: heartbeats are not recorded. The actor keeps each running run's
 //     last heartbeat (its start, a Heartbeat, a saved checkpoint:
 //     ArmHeartbeat, NoteHeartbeat) and, once heartbeat_timeout has passed

@@ -29,6 +29,9 @@ var (
 	// ErrCannotTrigger: a manual trigger (R15) of a task that is paused,
 	// finished or deleted; the error's text says which.
 	ErrCannotTrigger = errors.New("rules: the task cannot be triggered")
+	// ErrCannotBackfill: a backfill (DESIGN §8.4) of a task that is paused,
+	// finished or deleted; the error's text says which.
+	ErrCannotBackfill = errors.New("rules: the task cannot be backfilled")
 )
 
 // VersionMismatchError is the rejection of a command whose IfVersion is not

@@ -26,7 +26,12 @@ import (
 //     exactly when the slots failed in a row, counted here from the events
 //     on their own, reach pause_after_failures, and never otherwise;
 //   - every enqueued run ends in exactly one outcome once drained (R9): a
-//     held run is not lost.
+//     held run is not lost;
+//   - with backfills in the mix (DESIGN §8.4): every slot a backfill asked
+//     for gets exactly one run, in the order asked, once drained (each run
+//     then has its one outcome: it ran, or was dropped for the documented
+//     reasons, overlap under skip or buffer_one among them), and no
+//     backfill run moves nextRun or lastRun.
 func TestOverlapAndPauseInvariants(t *testing.T) {
 	seen := map[string]int{}
 	for _, policy := range []string{"", events.OverlapSkip, events.OverlapBufferOne, events.OverlapCancelOther, events.OverlapAllow} {
@@ -37,7 +42,7 @@ func TestOverlapAndPauseInvariants(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"held", "held dropped overlap", "released start", "replaced", "two running under allow",
-		"drop overlap", "paused failures", "resume resets"} {
+		"drop overlap", "paused failures", "resume resets", "backfill", "backfill waits", "backfill started", "backfill dropped overlap"} {
 		if seen[k] == 0 {
 			t.Errorf("no run reached %q: %v", k, seen)
 		}
@@ -66,9 +71,11 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 		now       = t0
 		outcomes  = map[int]int{}
 		enqueued  = map[int]bool{}
-		held      uuid.UUID // the run the "actor" holds (rules.Buffer)
-		releasing uuid.UUID // a held run being asked for again
-		failures  int       // slots failed in a row, from the events alone
+		held      uuid.UUID   // the run the "actor" holds (rules.Buffer)
+		releasing uuid.UUID   // a held run being asked for again
+		failures  int         // slots failed in a row, from the events alone
+		asked     []time.Time // the slots backfills asked for, in order
+		filled    []time.Time // the slots of the backfill runs enqueued, in order
 	)
 	var decide func(cmd rules.Command) []events.Event
 	decide = func(cmd rules.Command) []events.Event {
@@ -86,8 +93,17 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 		paused := false
 		for i, e := range evs {
 			switch e := e.(type) {
+			case events.BackfillRequested:
+				asked = append(asked, e.Slots...)
+				seen["backfill"]++
 			case events.RunEnqueued:
 				enqueued[e.Run] = true
+				if e.Trigger == events.TriggerBackfill {
+					filled = append(filled, e.Slot)
+					if !e.NextRun.Equal(s.NextRun) {
+						t.Fatalf("%s: backfill run %d moves nextRun %s → %s", now.Sub(t0), e.Run, s.NextRun, e.NextRun)
+					}
+				}
 			case events.RunCompleted:
 				outcomes[e.Run]++
 				if r, _ := s.Run(e.RunID); r.Trigger == "" && s.Current(r) {
@@ -110,6 +126,9 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 				}
 			case events.RunDropped:
 				outcomes[e.Run]++
+				if r, _ := s.Run(e.RunID); r.Trigger == events.TriggerBackfill && e.Reason == events.DropOverlap {
+					seen["backfill dropped overlap"]++
+				}
 				if e.Reason == events.DropOverlap {
 					seen["drop overlap"]++
 					if policy == events.OverlapBufferOne {
@@ -124,6 +143,14 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 				}
 				if e.RunID == releasing {
 					seen["released start"]++
+				}
+				if r, _ := s.Run(e.RunID); r.Trigger == events.TriggerBackfill {
+					seen["backfill started"]++
+					defer func(last time.Time) {
+						if !s.LastRun.Equal(last) {
+							t.Fatalf("%s: backfill run %d moved lastRun %s → %s", now.Sub(t0), e.Run, last, s.LastRun)
+						}
+					}(s.LastRun)
 				}
 			case events.TaskPaused:
 				if e.Reason == events.PauseFailures {
@@ -144,6 +171,9 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 		}
 		if p.PauseAfterFailures > 0 && active && failures >= p.PauseAfterFailures && !paused {
 			t.Fatalf("%s: %d slots failed in a row (pause_after_failures %d) and the task did not pause", now.Sub(t0), failures, p.PauseAfterFailures)
+		}
+		if len(s.Backfill) > 0 {
+			seen["backfill waits"]++
 		}
 		if failures != s.Failures {
 			t.Fatalf("%s: the state counts %d failed slots, the events %d", now.Sub(t0), s.Failures, failures)
@@ -209,8 +239,11 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 					}
 				}
 			}
-		case k < 18:
+		case k < 17:
 			decide(rules.Trigger{})
+		case k < 18:
+			to := now.Add(-sec(rnd.IntN(60)))
+			decide(rules.Backfill{From: to.Add(-time.Duration(1+rnd.IntN(6)) * iv), To: to})
 		case k < 19:
 			decide(rules.Pause{})
 		default:
@@ -231,5 +264,8 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 		if outcomes[n] != 1 {
 			t.Fatalf("run %d has %d outcomes", n, outcomes[n])
 		}
+	}
+	if len(s.Backfill) != 0 || fmt.Sprint(asked) != fmt.Sprint(filled) {
+		t.Fatalf("backfills asked for slots %v; runs were enqueued for %v; %v still wait", asked, filled, s.Backfill)
 	}
 }

@@ -15,6 +15,7 @@ export function createPage(root) {
   const interval = inp("c-interval", { placeholder: "1m", "aria-describedby": "c-interval-hint" });
   const cron = inp("c-cron", { placeholder: "*/5 * * * *", spellcheck: "false", "aria-describedby": "c-cron-hint" });
   const tz = inp("c-timezone", { placeholder: "UTC" });
+  const exclude = h("textarea#c-exclude", { name: "exclude", rows: 2, spellcheck: "false", placeholder: "2026-12-25\n0 9 * * SAT,SUN", "aria-describedby": "c-exclude-hint" });
   const tolerance = inp("c-tolerance", { placeholder: "5s" });
   const timebox = inp("c-timebox", { placeholder: "interval/2" });
   const priority = inp("c-priority", { type: "number", value: "0" });
@@ -40,11 +41,12 @@ export function createPage(root) {
       field("c-payload", "Payload (JSON, optional)", payload)),
     h("fieldset", {}, h("legend", { text: "Schedule: an interval, a cron expression, or times (at)" }),
       field("c-interval", "Interval", interval, "A Go duration: 30s, 5m, 1h30m."),
-      field("c-cron", "Cron expression", cron, "5 or 6 fields, or @hourly, @daily…; needs a server with cron schedules."),
+      field("c-cron", "Cron expression", cron, "5 or 6 fields, or @hourly, @daily…; day of month takes L (last day), L-3, 15W (nearest weekday), LW; day of week FRI#2 (second Friday), FRIL or 5L (last Friday); MON-SUN ranges."),
       field("c-at", "At (times)", at, "RFC 3339 instants, separated by commas: the task runs once at each."),
       field("c-timezone", "Time zone (cron, at)", tz),
       field("c-dst_gap", "DST gap (cron)", dstGap),
       field("c-dst_overlap", "DST overlap (cron)", dstOverlap),
+      field("c-exclude", "Exclude (cron)", exclude, "One per line: a date (2026-12-25, the whole day in the zone) or a cron expression; its slots are not slots (not run, not missed)."),
       field("c-first_run", "First run (interval)", firstRun)),
     h("fieldset", {}, h("legend", { text: "Run policy (optional)" }),
       field("c-queue", "Queue", queue),
@@ -68,6 +70,8 @@ export function createPage(root) {
     for (const s of list) preview.append(h("li", {}, h("time", { datetime: s, text: `${utc(s)} (${relative(s)})` })));
     previewNote.textContent = note;
   };
+  // excludeList: the exclude field's dates and expressions, one a line.
+  const excludeList = () => exclude.value.split("\n").map((x) => x.trim()).filter(Boolean);
   // atList: the at field's instants, as written.
   const atList = () => at.value.split(",").map((x) => x.trim()).filter(Boolean);
   async function updatePreview() {
@@ -84,6 +88,7 @@ export function createPage(root) {
       if (tz.value.trim()) p.set("timezone", tz.value.trim());
       if (dstGap.value) p.set("dst_gap", dstGap.value);
       if (dstOverlap.value) p.set("dst_overlap", dstOverlap.value);
+      for (const x of excludeList()) p.append("exclude", x);
       try {
         const res = await api("GET", "/v1/schedule/preview?" + p);
         if (my === seq) showSlots(res.slots || [], cronWords(cron.value));
@@ -99,7 +104,7 @@ export function createPage(root) {
     if (isNaN(first)) return showSlots([], "The first run is not an RFC 3339 time.");
     showSlots([0, 1, 2, 3, 4].map((k) => new Date(first + k * iv).toISOString()), `Every ${durationWords(iv)}.`);
   }
-  for (const el of [interval, cron, at, tz, firstRun, dstGap, dstOverlap]) {
+  for (const el of [interval, cron, at, tz, firstRun, dstGap, dstOverlap, exclude]) {
     for (const type of ["input", "change"]) el.addEventListener(type, () => { clearTimeout(timer); timer = setTimeout(updatePreview, 250); });
   }
   updatePreview();
@@ -117,6 +122,7 @@ export function createPage(root) {
       if (tz.value.trim()) body.timezone = tz.value.trim();
       if (dstGap.value) body.dst_gap = dstGap.value;
       if (dstOverlap.value) body.dst_overlap = dstOverlap.value;
+      if (excludeList().length) body.exclude = excludeList();
     } else {
       body.interval = interval.value.trim();
       if (firstRun.value.trim()) body.first_run = firstRun.value.trim();

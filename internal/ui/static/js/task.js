@@ -163,6 +163,7 @@ export function taskPage(root, id) {
     clear(facts).append(
       ...fact("Schedule", h("span", { text: sc.words }), " ", h("code", { text: sc.written })),
       ...fact("Zone", zone(task)),
+      ...(task.exclude && task.exclude.length ? fact("Exclude", h("code#f-exclude", { text: task.exclude.join("; ") })) : []),
       ...fact("Owner", task.owner),
       ...fact("Kind", task.kind),
       ...fact("Tolerance / timebox", `${task.tolerance} / ${task.timebox}`),
@@ -175,8 +176,9 @@ export function taskPage(root, id) {
       ...fact("Next run", task.status === "active" ? when(task.next_run) : `- (${task.status})`),
       ...fact("Last run", h("span#f-laststart", {}, task.last_run ? ["started ", when(task.last_run), task.last_run_number ? `, run ${task.last_run_number}` : ""] : "-")),
       ...fact("Last outcome", h("span#f-lastoutcome", {}, ...lastOutcome(task.last_outcome, when))),
-      ...fact("Runs", h("span#f-runs", {}, `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.retry_count || 0} retries, ${task.trigger_count || 0} triggered; ${task.missed_count} missed`,
+      ...fact("Runs", h("span#f-runs", {}, `${task.run_count} enqueued: ${task.completed_count} completed, ${task.dropped_count} dropped, ${task.forced_count} forced, ${task.failed_count} failed; ${task.retry_count || 0} retries, ${task.trigger_count || 0} triggered, ${task.backfill_count || 0} backfilled; ${task.missed_count} missed`,
         task.incarnation > 1 ? [" — counted since it was created again ", when(task.created_at)] : "")),
+      ...fact("Backfill", h("span#f-backfill", { text: task.backfill_pending ? `${task.backfill_pending} past slot${task.backfill_pending > 1 ? "s" : ""} waiting for room to be enqueued (max_waiting ${task.max_waiting})` : "none waiting" })),
       ...fact("Payload", h("code.json", { text: task.payload === null || task.payload === undefined ? "-" : JSON.stringify(task.payload) })),
       ...fact("Checkpoint", h("code.json", { text: task.checkpoint === null || task.checkpoint === undefined ? "-" : JSON.stringify(task.checkpoint) })),
       ...fact("ID", h("code", { text: task.id })),
