@@ -33,6 +33,14 @@ type RestartChildConfig struct {
 	Tick time.Duration
 	// Workers is the scheduler's workers: 1 to 10000.
 	Workers int
+	// CPUProfile, when set, is where the child writes a Go CPU profile of
+	// opening the store and starting the scheduler (the recovery of every
+	// task), for `go tool pprof`.
+	CPUProfile string
+	// MemProfile, when set, is where the child writes its allocation
+	// profile (allocs) once the scheduler has started: every allocation of
+	// the fresh process up to then, most of them the recovery's.
+	MemProfile string
 }
 
 // Validate reports a field out of its limits.
@@ -88,6 +96,12 @@ func RestartChild(ctx context.Context, cfg RestartChildConfig, out io.Writer) er
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	prof := Profiles{CPU: cfg.CPUProfile, Mem: cfg.MemProfile}
+	stopCPU, err := prof.startCPU("")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopCPU() }() // for the early returns; stopped and checked after Start
 	t0 := time.Now()
 	store, err := embedded.Open(cfg.Dir, embedded.Options{})
 	if err != nil {
@@ -128,6 +142,13 @@ func RestartChild(ctx context.Context, cfg RestartChildConfig, out io.Writer) er
 		_ = s.Stop(stopCtx)
 	}()
 	startS := time.Since(t0).Seconds()
+	if err := stopCPU(); err != nil {
+		return err
+	}
+	stopCPU = func() error { return nil }
+	if err := prof.writeAllocs(""); err != nil {
+		return err
+	}
 	select {
 	case <-decided:
 	case err := <-subErr:

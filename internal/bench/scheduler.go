@@ -208,7 +208,9 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 		if err := store.Close(); err != nil {
 			return res, err
 		}
-		r, err := measureRestart(ctx, cfg.Child, RestartChildConfig{Dir: dir, Probe: probe, Tick: cfg.tick(), Workers: cfg.Workers})
+		cpu, mem := cfg.Profiles.restart()
+		r, err := measureRestart(ctx, cfg.Child, RestartChildConfig{Dir: dir, Probe: probe, Tick: cfg.tick(), Workers: cfg.Workers,
+			CPUProfile: cpu, MemProfile: mem})
 		if err != nil {
 			return res, err
 		}
