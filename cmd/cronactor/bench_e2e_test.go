@@ -16,7 +16,8 @@ import (
 // object with every field of DESIGN.md §6, the restart measured in a fresh
 // process of the binary itself (its hidden bench-restart-child command).
 // It checks shapes and plausibility, never speed, and that the profiles
-// --cpuprofile, --memprofile and --trace ask for are written. Then `bench report`
+// --cpuprofile, --memprofile and --trace ask for are written (the
+// restart's fresh process writes the .restart ones). Then `bench report`
 // turns that output into the table.
 func TestBenchSchedulerJSON(t *testing.T) {
 	if testing.Short() {
@@ -37,7 +38,7 @@ func TestBenchSchedulerJSON(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bench scheduler: %v\n%s", err, stderr.String())
 	}
-	for _, f := range []string{cpu, cpu + ".create", mem, mem + ".created", mem + ".start", trc} {
+	for _, f := range []string{cpu, cpu + ".create", cpu + ".restart", mem, mem + ".created", mem + ".start", mem + ".restart", trc} {
 		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
 			t.Errorf("profile %s: %v (want a non-empty file)", filepath.Base(f), err)
 		}
