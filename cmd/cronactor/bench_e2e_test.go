@@ -54,7 +54,7 @@ func TestBenchSchedulerJSON(t *testing.T) {
 		t.Fatalf("last line %q: %v", last, err)
 	}
 	for _, k := range []string{"tasks", "runs_per_s", "events_per_s", "raw_events_per_s", "ratio", "lag_p50_ms",
-		"lag_p99_ms", "rss_bytes_per_task", "restart_s"} {
+		"lag_p99_ms", "rss_bytes_per_task", "restart_s", "restart_allocs_per_task"} {
 		v, ok := m[k].(float64)
 		if !ok {
 			t.Errorf("%s = %v (%T), want a number", k, m[k], m[k])
@@ -67,6 +67,9 @@ func TestBenchSchedulerJSON(t *testing.T) {
 		if k != "lag_p50_ms" && k != "rss_bytes_per_task" && !(v > 0) {
 			t.Errorf("%s = %v, want more than 0", k, v)
 		}
+	}
+	if v, _ := m["restart_start_cpu_s"].(float64); runtime.GOOS == "linux" && !(v > 0) {
+		t.Errorf("restart_start_cpu_s = %v on linux, want more than 0", m["restart_start_cpu_s"])
 	}
 	if runtime.GOOS == "linux" && m["rss_measured"] != true {
 		t.Errorf("rss_measured = %v on linux, want true", m["rss_measured"])
