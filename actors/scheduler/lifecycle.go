@@ -109,7 +109,16 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		place(id, placementOf(id, &st.State), "", st)
 	}
 	r.recorded = nil // the records live on in s.tasks; the rest is garbage
+	// Each owner's set made at its size: a million tasks of one owner
+	// grew theirs through every size, rehashing each time.
+	perOwner := map[string]int{}
+	for _, o := range byOwner {
+		perOwner[o.owner]++
+	}
 	s.ownersMu.Lock()
+	for owner, k := range perOwner {
+		s.owners[owner] = make(map[uuid.UUID]struct{}, k)
+	}
 	for _, o := range byOwner {
 		s.indexOwner(o.owner, o.id)
 	}
