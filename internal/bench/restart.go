@@ -164,7 +164,11 @@ func RestartChild(ctx context.Context, cfg RestartChildConfig, out io.Writer) er
 	select {
 	case <-decided:
 	case err := <-subErr:
-		return fmt.Errorf("bench: restart child: subscription ended before the probe was decided: %w", err)
+		// Both are ready once the probe is seen (the subscription closes
+		// decided, then ends with errProbeSeen): select picks either.
+		if !errors.Is(err, errProbeSeen) {
+			return fmt.Errorf("bench: restart child: subscription ended before the probe was decided: %w", err)
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
