@@ -34,9 +34,13 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	defer recoveryGC()()
+	s.follow = newFollower(s) // before recovery: it starts where recovery starts reading
 	r, err := s.recover(ctx)
 	if err != nil {
 		return err
+	}
+	if s.follow != nil && s.snap != nil {
+		s.snap.head = followHead{s.snap.head, s.follow}
 	}
 	states := r.states
 	c := s.cfg.Clock
@@ -174,6 +178,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		sn.poke()
 	}
 	s.started = true
+	if s.follow != nil {
+		s.follow.start()
+	}
 	// The message says what the counts are (tasks - actors - resting
 	// are deleted with nothing open).
 	logger.Info("scheduler started (tasks: every task in the log; actors: those with a run open, given an actor now; "+
@@ -258,6 +265,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.abandon()
 	errs = append(errs, s.stopTasks(ctx))
+	if s.follow != nil {
+		s.follow.finish(ctx) // before the last snapshot, whose mark it bounds
+	}
 	if s.snap != nil {
 		s.stopSweeper(ctx)
 	}

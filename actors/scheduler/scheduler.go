@@ -55,6 +55,7 @@ import (
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/task/taskrt"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
@@ -102,6 +103,12 @@ type Config struct {
 	// snapshots. Default DefaultSnapshotEvery; negative: no snapshots are
 	// read or written. Only one scheduler may use a store's snapshots.
 	SnapshotEvery int
+	// Follow says whether the scheduler follows the store's global log to
+	// take in the tasks other writers create, change or delete (an
+	// embedder's transaction on PostgreSQL, package pgtx). Default
+	// FollowAuto: on a store that says others append to it
+	// (events.SharedLog), not on the embedded store.
+	Follow Follow
 	// RecordEvery is how many events a task's actor may record before the
 	// scheduler keeps its state as a snapshot record again, while the
 	// actor lives (a task that rests is recorded each time it rests): a
@@ -289,8 +296,9 @@ type Scheduler struct {
 	gates   sync.Map
 	base    context.Context
 	abandon context.CancelFunc
-	// dispatch runs the task actors' mailboxes (task.Dispatcher).
-	dispatch *task.Dispatcher
+	// rt is the task actors' runtime (task.NewRuntime): their mailboxes on
+	// a task.Dispatcher, their objects reused. Made by the first spawn.
+	rt *taskrt.Runtime
 	// infra lists the actors that are not task actors: shards, queue, ticker.
 	infra []*actor.PID
 	// prefix starts the name of every actor of this scheduler; hosted is
@@ -314,6 +322,8 @@ type Scheduler struct {
 	// whose load failed on a tick (load.go). Both guarded by mu.
 	vacated uint64
 	retries map[uuid.UUID]*loadRetry
+	// follow is the follower of the log (follow.go), nil when not following.
+	follow *follower
 }
 
 // schedulers numbers the Schedulers of the process, for their actors'

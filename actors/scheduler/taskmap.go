@@ -10,6 +10,7 @@ import (
 	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/task/taskrt"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
@@ -73,9 +74,12 @@ func (s *Scheduler) spawnTask(id uuid.UUID, st *task.Initial) *entry {
 func (s *Scheduler) taskConfig(id uuid.UUID) task.Config {
 	cfg := task.Config{Store: s.cfg.Store, Archetype: s.arch, Queue: s.queue, Enqueue: s.enqueue, Shard: s.shardOf(id),
 		Registry: (*registry)(s), StoreTimeout: s.cfg.StoreTimeout, Host: s.host, Rest: true, Load: s.load,
-		HistoryRetention: s.cfg.HistoryRetention}
+		HistoryRetention: s.cfg.HistoryRetention, Runtime: s.runtime()}
 	if s.snap != nil && s.cfg.RecordEvery > 0 {
 		cfg.RecordEvery = s.cfg.RecordEvery
+	}
+	if s.follow != nil {
+		cfg.Store = s.follow.store // notes its appends' IDs (follow.go)
 	}
 	return cfg
 }
@@ -84,16 +88,21 @@ func (s *Scheduler) taskConfig(id uuid.UUID) task.Config {
 // be held.
 func (s *Scheduler) spawnActor(id uuid.UUID, produce actor.Producer) *entry {
 	s.actors.Add(1)
-	if s.dispatch == nil {
-		s.dispatch = task.NewDispatcher(0)
-	}
-	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, actor.PropsFromProducer(produce,
-		actor.WithDispatcher(s.dispatch), actor.WithMailbox(task.NewMailbox)), s.prefix)}
+	e := &entry{pid: counted.SpawnPrefix(s.cfg.Clock, s.sys.Root, s.runtime().Props(produce), s.prefix)}
 	s.tasks[id] = slot{e: e}
 	if s.snap != nil {
 		s.snap.live[id] = struct{}{}
 	}
 	return e
+}
+
+// runtime is the task actors' runtime, made by the first call; s.mu must
+// be held.
+func (s *Scheduler) runtime() *taskrt.Runtime {
+	if s.rt == nil {
+		s.rt = task.NewRuntime(task.NewDispatcher(0), s.cfg.Logger)
+	}
+	return s.rt
 }
 
 // wake starts the actor of a resting task from its record rec; s.mu must

@@ -29,7 +29,7 @@ func renderResult(w io.Writer, res *simulation.Result, format string) error {
 	if res.Absolute {
 		tf = history.Absolute()
 	}
-	return history.WriteTimelineAs(w, tl, tf, format)
+	return history.WriteTimelineWith(w, tl, tf, format, history.TimelineOptions{})
 }
 
 func clock(s string) time.Time {

@@ -61,6 +61,12 @@
 // nothing: ticks reach the task through the Registry's owner, which orders
 // them with the actor's leaving.
 //
+// Runtime: the scheduler spawns task actors under a taskrt.Runtime
+// (NewRuntime, Config.Runtime): their mailbox, and the reuse of a stopped
+// actor's object by the next (pool.go). What that leans on in protoactor
+// is pinned by taskrt's contract tests, and a message for an object's
+// earlier generation is dropped, never handled (decision 0028).
+//
 // Host actors: with Config.Host set, the actor also answers the messages an
 // embedder's own actors send it (package scheduler's request messages), as
 // HostRequests. Those are not counted on the clock — nobody called
@@ -85,6 +91,7 @@ import (
 	"github.com/cronactor/cronactor/actors/clock"
 	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/task/taskrt"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/counted"
 	"github.com/google/uuid"
@@ -104,7 +111,18 @@ const maxConflictRetries = 5
 const DefaultStoreTimeout = 10 * time.Second
 
 // Actor is one task's actor. Build it with New.
+//
+// Under a Runtime (Config.Runtime) the object is reused once the actor has
+// stopped (pool.go): Life is its generation, which the runtime keeps from
+// one task to the next; incarnation is all the actor holds of its task,
+// reset for the next.
 type Actor struct {
+	taskrt.Life
+	incarnation
+}
+
+// incarnation is what a task actor holds, from its start to its Stopped.
+type incarnation struct {
 	cfg     Config
 	id      uuid.UUID
 	stream  string
@@ -161,9 +179,6 @@ type Actor struct {
 	// leaveNow is set by it when the actor may passivate at once.
 	leaveFn  func()
 	leaveNow bool
-	// mb is the actor's mailbox (set by it, see mailbox.RegisterHandlers),
-	// nil under another: maybeLeave reads whether a message waits in it.
-	mb *mailbox
 	// idScope is the stream, a NUL and a random ID of this actor (its
 	// incarnation), which tells its decisions apart from those of another
 	// actor of the same task: event IDs derive from it, so a retry by this
@@ -227,7 +242,7 @@ func (a *Actor) Receive(ctx actor.Context) {
 		if !a.loadedMsg(ctx, m) {
 			return // not for this actor's load in flight
 		}
-		if m.f != nil {
+		if m.f != nil || m.refresh != nil {
 			a.settle(ctx)
 		} // else: as after Started, the message that made us start says whether we may stop
 		a.replay(ctx)
@@ -294,6 +309,8 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 		a.checkHeartbeat(ctx, m.runID)
 	case compactNow:
 		a.compact(ctx)
+	case Refresh:
+		a.refresh(ctx, m, sender)
 	case passivate:
 		a.passivate(ctx)
 		return stay

@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/archetype"
 	"github.com/cronactor/cronactor/actors/task/rules"
+	"github.com/cronactor/cronactor/actors/task/taskrt"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
@@ -114,6 +115,12 @@ type Config struct {
 	// handed to Registry.Left. False: only an actor whose task needs none
 	// stops.
 	Rest bool
+	// Runtime, if set, is the runtime the actor is spawned under (spawn it
+	// with Runtime.Props): the actor's object comes from it and goes back
+	// to it once stopped, and its mailbox tells the actor when nothing
+	// waits, so that it passivates without a message to itself. Nil: a new
+	// object for every actor. See NewRuntime.
+	Runtime *taskrt.Runtime
 }
 
 // New returns the producer of the actor for task id. With initial nil the
@@ -144,7 +151,7 @@ func newActor(cfg *Config, id uuid.UUID, initial *Initial) *Actor {
 	// beats and beatTimers are made by the first run watched for
 	// heartbeats: most tasks have none, and an actor is started for every
 	// run of a resting task.
-	a := reuseActor()
+	a := reuseActor(cfg.Runtime)
 	a.cfg, a.id, a.stream, a.idScope = *cfg, id, stream, scope
 	if initial != nil {
 		a.state, a.pos, a.loaded, a.tracked = initial.State, initial.Position, true, initial.Tracked

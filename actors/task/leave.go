@@ -113,8 +113,17 @@ func (a *Actor) maybeLeave(ctx actor.Context) {
 
 // leaveSend is Leave's send (a.leaveFn): it queues the actor's last
 // message, or notes that none is needed (see maybeLeave).
+//
+// It is made once per object (Actor.leaveFn), so it cannot carry the
+// generation it was handed out for: a call after the object was reused
+// (the Registry keeping it past Leave) finds the next task's actor, which
+// is not leaving, and is a stale delivery (taskrt), dropped.
 func (a *Actor) leaveSend() {
-	if a.mb != nil && a.mb.userN.Load() == 0 && a.heldNext == len(a.held) {
+	if a.leave != leaving {
+		a.cfg.Runtime.Stale(passivate{}, a.Generation(), a.Generation())
+		return
+	}
+	if n, ok := a.Waiting(); ok && n == 0 && a.heldNext == len(a.held) {
 		a.leaveNow = true
 		return
 	}

@@ -51,8 +51,10 @@ func (r *rig) spawnOnTaskMailbox(passivates *int, mu *sync.Mutex) *actor.PID {
 		}
 	}
 	r.clk.Begin() // its Started, as counted.Spawn counts it
-	return r.sys.Root.Spawn(actor.PropsFromProducer(task.New(r.cfg, r.id, nil),
-		actor.WithMailbox(task.NewMailbox), actor.WithReceiverMiddleware(count)))
+	if r.cfg.Runtime == nil {
+		r.cfg.Runtime = task.NewRuntime(nil, nil)
+	}
+	return r.sys.Root.Spawn(r.cfg.Runtime.Props(task.New(r.cfg, r.id, nil), actor.WithReceiverMiddleware(count)))
 }
 
 // An idle actor with nothing waiting in its mailbox leaves without its
@@ -167,8 +169,8 @@ func TestLeavingHandlesTheHeldMessages(t *testing.T) {
 		}
 	}
 	r.clk.Begin() // its Started
-	a := r.sys.Root.Spawn(actor.PropsFromProducer(task.New(r.cfg, r.id, nil),
-		actor.WithMailbox(task.NewMailbox), actor.WithReceiverMiddleware(spy)))
+	r.cfg.Runtime = task.NewRuntime(nil, nil)
+	a := r.sys.Root.Spawn(r.cfg.Runtime.Props(task.New(r.cfg, r.id, nil), actor.WithReceiverMiddleware(spy)))
 	spec := rules.Spec{Name: "A", Owner: "o", Kind: "k", Schedule: events.Schedule{Interval: events.Duration(time.Minute)}}
 	r.clk.Begin()
 	created := r.sys.Root.RequestFuture(a, task.Command{Cmd: rules.Create{TaskID: r.id, Spec: spec, FirstRun: t0.Add(time.Minute)}}, 10*time.Second)

@@ -35,6 +35,9 @@ type loaded struct {
 	recs []events.Recorded
 	evs  []events.Event
 	err  error
+	// refresh, when set, makes this the answer to a Refresh's read (recs
+	// and evs are the stream's events after the actor's version).
+	refresh *refreshing
 }
 
 // startLoad starts the actor's first load: with Config.Load, or a read of
@@ -119,6 +122,13 @@ func (a *Actor) startReload(f *flight) {
 // this actor's load in flight (it cannot happen: an actor that stops with
 // a load in flight never handles its answer).
 func (a *Actor) loadedMsg(ctx actor.Context, m *loaded) bool {
+	if m.refresh != nil {
+		if !a.loading {
+			return false
+		}
+		a.refreshed(ctx, m)
+		return true
+	}
 	if m.f != nil {
 		f := m.f
 		if f != a.fl || !f.reloading {

@@ -15,7 +15,7 @@ type ctxKey struct{}
 // context derived from it) or when cancelled, and answers its parent's
 // values.
 func TestStoreCtxEndsLikeWithTimeout(t *testing.T) {
-	a := &Actor{cfg: Config{StoreTimeout: time.Millisecond}}
+	a := &Actor{incarnation: incarnation{cfg: Config{StoreTimeout: time.Millisecond}}}
 	parent := context.WithValue(context.Background(), ctxKey{}, "v")
 
 	ctx, cancel := a.storeCtx(parent)
@@ -86,7 +86,7 @@ func TestStoreCtxEndsLikeWithTimeout(t *testing.T) {
 // the last one did — cancelled, past its deadline, or with a timer that
 // fires late.
 func TestAppendCtxIsReusedAndFresh(t *testing.T) {
-	a := &Actor{cfg: Config{StoreTimeout: -time.Second}}
+	a := &Actor{incarnation: incarnation{cfg: Config{StoreTimeout: -time.Second}}}
 	f := flights.Get().(*flight)
 	defer f.release()
 	f.cctx = context.Background()

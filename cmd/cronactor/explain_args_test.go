@@ -64,7 +64,7 @@ func TestExplainFlagsAroundTheTask(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)
 		}
-		if !strings.Contains(out, "decisions within 5s") {
+		if !strings.Contains(out, "decisions within 5 s") {
 			t.Errorf("%q: --window ignored:\n%s", args, out)
 		}
 	}

@@ -76,7 +76,7 @@ func TestExplainCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		"A1 was running (started 2026-11-22T02:01:35Z, deadline 2026-11-22T02:02:05Z)",
-		"2026-11-22T02:02:03Z: A2 was dropped (R3): started 28s after the last start; needs 55s",
+		"2026-11-22T02:02:03Z: A2 was dropped (R3): started 28 s after the last start; needs ≥ 55 s",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

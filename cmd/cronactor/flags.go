@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -84,8 +85,22 @@ func (f *flagSet) flagError(err error) string {
 		}
 		return "unknown flag " + name
 	}
+	// "invalid boolean value "x" for -name: parse error" and "invalid value
+	// "x" for flag -name: …": the flag first, as the user typed it.
+	if m := badValue.FindStringSubmatch(msg); m != nil {
+		name, value, why := m[3], m[2], m[4]
+		if len(name) > 1 {
+			name = "-" + name
+		}
+		if m[1] == "boolean " {
+			return fmt.Sprintf("-%s: want true or false, got %s", name, value)
+		}
+		return fmt.Sprintf("-%s: invalid value %s: %s", name, value, why)
+	}
 	return msg
 }
+
+var badValue = regexp.MustCompile(`^invalid (boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-(\S+): (.*)$`)
 
 // given reports whether the flag name was set on the command line.
 func (f *flagSet) given(name string) bool {

@@ -150,10 +150,11 @@ TIME and the rule that applied. Only the events around TIME are read, however lo
 		example: "cronactor explain 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --at 2026-11-22T02:03:00Z --window 5m",
 	},
 	"simulate": {
-		usage: "cronactor simulate SCENARIO [--format table|json]",
+		usage: "cronactor simulate SCENARIO [--format table|json] [--hide-idle]",
 		about: `Run a scenario (YAML or JSON) on a virtual clock with the daemon's own actors, decisions and store
 code, and print what happened: the audit table, or one JSON object per line. Nothing waits for
-real time. The scenario format is in docs/simulation.md.`,
+real time. A scenario of several tasks gets a Task column in the table; --hide-idle leaves out
+the ticks that found nothing to do. The scenario format is in docs/simulation.md.`,
 		example: "cronactor simulate actors/simulation/testdata/design_scenario.yaml --format json",
 	},
 

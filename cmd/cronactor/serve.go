@@ -396,6 +396,14 @@ func (t *timedStore) TruncateBefore(ctx context.Context, stream string, before u
 	return tr.TruncateBefore(ctx, stream, before)
 }
 
+// SharedLog passes through whether others append to the store's log
+// (events.SharedLog: the Postgres store, where embedders write tasks in
+// their own transactions), so that the scheduler follows it.
+func (t *timedStore) SharedLog() bool {
+	sl, ok := t.Store.(events.SharedLog)
+	return ok && sl.SharedLog()
+}
+
 // Head passes the embedded store's head through, for read-your-writes.
 func (t *timedStore) Head() events.Position {
 	if h, ok := t.Store.(events.HeadReader); ok {

@@ -106,8 +106,10 @@ func (m *metrics) register(s *scheduler.Scheduler, v *crontasks.Keeper, st event
 	)
 }
 
-// count adds a run decision to cronactor_run_reasons_total.
-func (m *metrics) count(e events.Event) {
+// count adds a run decision to cronactor_run_reasons_total. counted is
+// false for an event type it has no rule for (the table test over every
+// registered event type asks it).
+func (m *metrics) count(e events.Event) (counted bool) {
 	switch e := e.(type) {
 	case events.RunEnqueued:
 		reason := "schedule"
@@ -137,7 +139,13 @@ func (m *metrics) count(e events.Event) {
 		m.reasons.WithLabelValues("forced_end", e.Reason).Inc()
 	case events.SlotsMissed:
 		m.reasons.WithLabelValues("skipped", "missed").Add(float64(max(e.Missed, 1)))
+	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted,
+		events.TaskFinished, events.TaskCompacted, events.RunStarted, events.RunCompleted, events.CheckpointSaved:
+		// Not a run decision with a reason.
+	default:
+		return false
 	}
+	return true
 }
 
 // registerQueues adds the per-queue gauges, read from the scheduler at

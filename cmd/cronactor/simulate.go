@@ -12,7 +12,7 @@ import (
 
 func init() {
 	commands["simulate"] = command{
-		summary: "run a scenario on a virtual clock and print what the scheduler did: simulate SCENARIO [--format table|json]",
+		summary: "run a scenario on a virtual clock and print what the scheduler did: simulate SCENARIO [--format table|json] [--hide-idle]",
 		run:     runSimulate,
 	}
 }
@@ -23,6 +23,7 @@ const simulateMaxScenario = 4 << 20
 func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "simulate")
 	format := fs.String("format", "table", "output `format`: table (the audit table) or json (one object per line)")
+	hideIdle := fs.Bool("hide-idle", false, "leave out the ticks that found nothing to do (\"Cron executes\" rows, \"Tick\" lines)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("simulate %s: %w", path, err)
 	}
-	return writeSimulation(env.stdout, res, *format)
+	return writeSimulation(env.stdout, res, *format, history.TimelineOptions{HideIdle: *hideIdle})
 }
 
 func readScenario(path string) ([]byte, error) {
@@ -68,15 +69,15 @@ func readScenario(path string) ([]byte, error) {
 }
 
 // writeSimulation renders a simulation's timeline with projections/history,
-// the renderer of `cronactor history`: the worked example's table, or JSON
-// lines; times as MM:SS, or RFC 3339 instants when the scenario gives its
-// start.
-func writeSimulation(w io.Writer, res *simulation.Result, format string) error {
+// the renderer of `cronactor history`: the worked example's table (with a
+// Task column when the scenario has several tasks), or JSON lines; times as
+// MM:SS, or RFC 3339 instants when the scenario gives its start.
+func writeSimulation(w io.Writer, res *simulation.Result, format string, opt history.TimelineOptions) error {
 	tf := history.Relative(res.Start)
 	if res.Absolute {
 		tf = history.Absolute()
 	}
-	return history.WriteTimelineAs(w, timeline(res.Entries), tf, format)
+	return history.WriteTimelineWith(w, timeline(res.Entries), tf, format, opt)
 }
 
 func timeline(entries []simulation.Entry) []history.TimelineEntry {

@@ -333,7 +333,18 @@ func Evolve(s State, meta events.Metadata, e events.Event) State {
 // of the whole state. Slices s shares with other State values (Open,
 // Retries) are never written to: they are replaced, as Evolve replaces
 // them.
-func (s *State) Apply(meta events.Metadata, e events.Event) {
+func (s *State) Apply(meta events.Metadata, e events.Event) { s.apply(meta, e) }
+
+// Folds reports whether Apply has a rule for e's type. An event of a type
+// it has none for changes only Version and UpdatedAt; the table test over
+// every registered event type (cmd/cronactor) asks it of each.
+func Folds(e events.Event) bool {
+	var s State
+	return s.apply(events.Metadata{}, e)
+}
+
+// apply is Apply; handled is false for an event type it has no rule for.
+func (s *State) apply(meta events.Metadata, e events.Event) (handled bool) {
 	s.UpdatedAt = meta.At
 	s.Version = meta.Version
 	if meta.Version == 0 {
@@ -372,7 +383,10 @@ func (s *State) Apply(meta events.Metadata, e events.Event) {
 		s.ended(meta, e)
 	case events.TaskCompacted:
 		s.compacted(meta, e)
+	default:
+		return false
 	}
+	return true
 }
 
 // compacted starts the fold again from the state the event carries: in a

@@ -270,7 +270,7 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, trac
 		mu.Lock()
 		defer mu.Unlock()
 		switch r.Type {
-		case "RunEnqueued", "RunStarted":
+		case lagEnqueued, lagStarted:
 			e, err := events.Decode(r)
 			if err != nil {
 				bad = err
@@ -300,7 +300,7 @@ func paced(ctx context.Context, cfg LagConfig, dir string, createS float64, trac
 				dueLag = append(dueLag, r.At.Sub(q.due))
 				tickWait = append(tickWait, q.tick.Sub(q.due))
 			}
-		case "RunCompleted":
+		case lagCompleted:
 			completed++
 			if completed == n {
 				last = time.Now()
@@ -398,4 +398,27 @@ func (res LagResult) Text() string {
 	}
 	b.WriteString(peersText(res.Peers, res.PeersNote, res.RawEventsPerS))
 	return b.String()
+}
+
+// The event types bench lag folds (the switch in its subscriber), and
+// those it reads past on purpose: they say nothing of when a run started
+// after its tick.
+const (
+	lagEnqueued  = "RunEnqueued"
+	lagStarted   = "RunStarted"
+	lagCompleted = "RunCompleted"
+)
+
+var lagReadsPast = []string{"TaskCreated", "TaskUpdated", "TaskPaused", "TaskResumed", "TaskDeleted", "TaskFinished",
+	"TaskCompacted", "SlotsMissed", "CheckpointSaved", "RunFailed", "RunDropped", "RunForcedEnd"}
+
+// LagHandles reports whether bench lag has a rule for an event type: it
+// folds it or reads past it on purpose. The table test over every
+// registered event type (cmd/cronactor) asks it of each.
+func LagHandles(eventType string) bool {
+	switch eventType {
+	case lagEnqueued, lagStarted, lagCompleted:
+		return true
+	}
+	return slices.Contains(lagReadsPast, eventType)
 }

@@ -29,7 +29,8 @@
 // Damage: a view whose files are damaged, or whose database fails, is
 // refused or breaks (Damaged, ErrCorrupt, ErrBroken) and never takes the
 // process down with it. Keeper, which the daemon runs, moves such a view
-// aside to a dated sibling directory, opens a fresh one and rebuilds it from
+// aside to a dated sibling directory (keeping the newest Config.KeepDamaged
+// of those), opens a fresh one and rebuilds it from
 // the log in the background. Until the rebuild is done, View answers an
 // UnavailableError, and Status says how far the rebuild has got.
 //

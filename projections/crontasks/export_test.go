@@ -17,3 +17,7 @@ func CrashNextCommit() {
 		return ErrSimulatedCrash
 	}
 }
+
+// DBClosed is closed once the view's database has been closed, also when
+// a failed one is closed in the background.
+func (v *View) DBClosed() <-chan struct{} { return v.dbClosed }

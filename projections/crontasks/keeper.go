@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,9 +96,9 @@ func (s Status) Message() string {
 // Keeper keeps the cron_tasks view of a running daemon usable whatever
 // happens to its files. The view is derived data: when it is found damaged
 // (on open, by the applier or by a query; see Damaged), Keeper moves its
-// directory aside to a dated sibling (<dir>.damaged-<UTC time>, logged, never
-// deleted), opens a fresh one and folds the log into it in the background,
-// logging progress. Meanwhile View answers an UnavailableError and Status
+// directory aside to a dated sibling (<dir>.damaged-<UTC time>, logged), opens a fresh one and folds the log into it in the background,
+// logging progress. The newest Config.KeepDamaged of those siblings are kept
+// (default 3); older ones are removed, logged. Meanwhile View answers an UnavailableError and Status
 // says how far the rebuild is. The event log is only ever read.
 //
 // Concurrency: a Keeper is safe for concurrent use; Run runs in one
@@ -183,6 +186,7 @@ func (k *Keeper) reopen(cause error) error {
 			k.mu.Lock()
 			k.movedAside = moved
 			k.mu.Unlock()
+			k.pruneDamaged()
 		}
 	}
 	_, existed := k.fs.Stat(k.cfg.Dir)
@@ -220,10 +224,18 @@ func (k *Keeper) reopen(cause error) error {
 	return nil
 }
 
+// damagedSuffix is what a moved-aside view's directory adds to Dir, before
+// the time it was moved.
+const damagedSuffix = ".damaged-"
+
+// damagedTime is the layout of the time in a moved-aside view's name; it
+// sorts as text in time order.
+const damagedTime = "20060102T150405Z"
+
 // moveAside renames the view's directory to a dated sibling that does not
-// exist yet.
+// exist yet (<dir>.damaged-<time>, then -2, -3… within the same second).
 func (k *Keeper) moveAside() (string, error) {
-	base := k.cfg.Dir + ".damaged-" + k.cfg.Archetype.Now().UTC().Format("20060102T150405Z")
+	base := k.cfg.Dir + damagedSuffix + k.cfg.Archetype.Now().UTC().Format(damagedTime)
 	to := base
 	for i := 2; ; i++ {
 		if _, err := k.fs.Stat(to); errors.Is(err, os.ErrNotExist) {
@@ -237,6 +249,72 @@ func (k *Keeper) moveAside() (string, error) {
 		return "", err
 	}
 	return to, nil
+}
+
+// movedAside is a moved-aside view's directory, ordered by when it was
+// moved.
+type movedAside struct {
+	name string
+	at   string // the damagedTime text
+	seq  int    // 1, then the -N suffix
+}
+
+// pruneDamaged removes the moved-aside views older than the newest
+// KeepDamaged. A failure to list or remove is logged and left for the next
+// move: it does not hold up the rebuild.
+func (k *Keeper) pruneDamaged() {
+	log := k.cfg.Archetype.Logger
+	parent, prefix := k.fs.PathDir(k.cfg.Dir), k.fs.PathBase(k.cfg.Dir)+damagedSuffix
+	names, err := k.fs.List(parent)
+	if err != nil {
+		log.Warn("cron_tasks view: cannot list the damaged views moved aside", "dir", parent, "err", err)
+		return
+	}
+	var found []movedAside
+	for _, n := range names {
+		if m, ok := parseMovedAside(n, prefix); ok {
+			found = append(found, m)
+		}
+	}
+	if len(found) <= k.cfg.KeepDamaged {
+		return
+	}
+	slices.SortFunc(found, func(a, b movedAside) int {
+		if c := strings.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
+	for _, m := range found[:len(found)-k.cfg.KeepDamaged] {
+		path := k.fs.PathJoin(parent, m.name)
+		if err := k.fs.RemoveAll(path); err != nil {
+			log.Warn("cron_tasks view: cannot remove an old damaged view", "dir", path, "err", err)
+			continue
+		}
+		log.Info("cron_tasks view: removed an old damaged view", "dir", path, "keep", k.cfg.KeepDamaged)
+	}
+}
+
+// parseMovedAside reads a name moveAside gave (prefix, a damagedTime, an
+// optional -N); other names are not the Keeper's.
+func parseMovedAside(name, prefix string) (movedAside, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || len(rest) < len(damagedTime) {
+		return movedAside{}, false
+	}
+	at, suffix := rest[:len(damagedTime)], rest[len(damagedTime):]
+	if _, err := time.Parse(damagedTime, at); err != nil {
+		return movedAside{}, false
+	}
+	m := movedAside{name: name, at: at, seq: 1}
+	if suffix != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(suffix, "-"))
+		if !strings.HasPrefix(suffix, "-") || err != nil || n < 2 {
+			return movedAside{}, false
+		}
+		m.seq = n
+	}
+	return m, true
 }
 
 func (k *Keeper) set(v *View, state, reason string) {

@@ -263,7 +263,7 @@ func TestKeeperSurvivesFailingWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	keep(t, k)
-	waitReady(t, k, store.Head())
+	first := waitReady(t, k, store.Head())
 
 	failing.Store(true)
 	h.run(50) // the log goes on; the view cannot write what it folds
@@ -271,6 +271,13 @@ func TestKeeperSurvivesFailingWrites(t *testing.T) {
 	t.Logf("with a failing disk: %+v", st)
 	if _, err := k.View(); !errors.Is(err, crontasks.ErrUnavailable) {
 		t.Errorf("View with a failing disk: %v", err)
+	}
+	// The failed database is closed, not left with Pebble's goroutines
+	// running (in the background, while the disk still fails).
+	select {
+	case <-first.DBClosed():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the failed database was never closed")
 	}
 	failing.Store(false)
 	h.run(50)

@@ -140,7 +140,7 @@ func (v *View) Get(ctx context.Context, id uuid.UUID) (_ Task, err error) {
 		return Task{}, err
 	}
 	defer release()
-	defer v.shield(&err)()
+	defer v.guard(&err)()
 	t, err := v.lookup(v.db, id)
 	if err != nil {
 		return Task{}, err
@@ -163,7 +163,7 @@ func (v *View) Query(ctx context.Context, q Query) (_ Page, err error) {
 		return Page{}, err
 	}
 	defer release()
-	defer v.shield(&err)()
+	defer v.guard(&err)()
 	snap := v.db.NewSnapshot()
 	defer snap.Close()
 	tag, lower, upper := q.plan()
@@ -257,7 +257,7 @@ func (v *View) ByOwnerName(ctx context.Context, owner, name string) (_ []Task, e
 		return nil, err
 	}
 	defer release()
-	defer v.shield(&err)()
+	defer v.guard(&err)()
 	snap := v.db.NewSnapshot()
 	defer snap.Close()
 	p := ownerNamePrefix(owner, name)

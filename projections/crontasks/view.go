@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,38 +47,6 @@ var (
 
 // errReadLog marks an error of the log, not of the view.
 var errReadLog = errors.New("crontasks: read the log")
-
-// Damaged reports whether err says the view's files are damaged or its
-// database instance failed: the view cannot be trusted and must be moved
-// aside and rebuilt from the log (Keeper does it). A transient error (the
-// log could not be read, a context ended, a write was refused but the
-// database is sound) is not damage; neither is a view of another log
-// (ErrAheadOfLog) or a directory that is not a view (ErrForeignDB), which
-// an operator decides about.
-func Damaged(err error) bool {
-	if err == nil || errors.Is(err, ErrAheadOfLog) {
-		return false
-	}
-	if errors.Is(err, errReadLog) {
-		return false // the log's trouble, not the view's
-	}
-	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrBroken) || pebble.IsCorruptionError(err) || errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	// Pebble does not always keep its marks on the errors it returns (a
-	// checksum mismatch met through a table cache, a file the manifest
-	// names that is gone, kept only as a secondary error): its words say it.
-	msg := err.Error()
-	for _, s := range damageWords {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// damageWords are the words of Pebble's errors for damaged files.
-var damageWords = []string{"checksum mismatch", fs.ErrNotExist.Error(), "pebble: corruption", "malformed manifest", "invalid table", "corrupt"}
 
 // Config configures a View.
 type Config struct {
@@ -124,6 +92,11 @@ type Config struct {
 	// rows as they were then: rows changed since are kept twice until it
 	// is dropped. Default 8192; -1 disables; at most 1<<24.
 	SnapshotEvery int
+	// KeepDamaged is how many damaged views a Keeper keeps moved aside
+	// (<Dir>.damaged-<UTC time>), for an operator to look at: after moving
+	// one aside it removes the oldest beyond this many. Default 3; 1 to
+	// 100.
+	KeepDamaged int
 	// Snapshots caps the snapshots kept. Past it every other one is
 	// dropped and the spacing doubles, so they keep spanning all the view
 	// folded since it was opened. Default 32; 2 to 1024.
@@ -150,6 +123,9 @@ func (c Config) Validate() error {
 	if c.SnapshotEvery < -1 || c.SnapshotEvery > 1<<24 {
 		return fmt.Errorf("crontasks: Config.SnapshotEvery %d out of -1..%d", c.SnapshotEvery, 1<<24)
 	}
+	if c.KeepDamaged < 0 || c.KeepDamaged > 100 {
+		return fmt.Errorf("crontasks: Config.KeepDamaged %d out of 1..100", c.KeepDamaged)
+	}
 	if c.Snapshots != 0 && (c.Snapshots < 2 || c.Snapshots > 1024) {
 		return fmt.Errorf("crontasks: Config.Snapshots %d out of 2..1024", c.Snapshots)
 	}
@@ -173,6 +149,9 @@ func (c Config) withDefaults() Config {
 	if c.Snapshots == 0 {
 		c.Snapshots = 32
 	}
+	if c.KeepDamaged == 0 {
+		c.KeepDamaged = 3
+	}
 	return c
 }
 
@@ -195,8 +174,12 @@ type View struct {
 	notify     chan struct{} // closed and replaced after each applied batch
 	failed     error         // why Run stopped applying, if it did
 	broken     chan struct{} // closed when the database failed (brokenErr)
-	brokenErr  error
-	// lock is the database's directory lock (see lockFS).
+	// dbClosed is closed once the database has been closed (see abandon).
+	dbClosed chan struct{}
+	// dbOpen is set once pebble.Open has returned the database (see viewFS).
+	dbOpen    atomic.Bool
+	brokenErr error
+	// lock is the database's directory lock (see viewFS).
 	lock io.Closer
 	// catchUpPage, when set, replaces BatchSize in catch-up (Keeper's
 	// throttled rebuild).
@@ -243,8 +226,8 @@ func Open(cfg Config) (*View, error) {
 		return nil, fmt.Errorf("crontasks: create %s: %w", dir, err)
 	}
 	v := &View{cfg: cfg, rows: newRowCache(cfg.CacheRows), notify: make(chan struct{}), done: make(chan struct{}),
-		broken: make(chan struct{}), queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1), snaps: newSnapshots(cfg)}
-	opts.FS = lockFS{FS: opts.FS, v: v}
+		broken: make(chan struct{}), dbClosed: make(chan struct{}), queueWake: make(chan struct{}, 1), queueRoom: make(chan struct{}, 1), snaps: newSnapshots(cfg)}
+	opts.FS = viewFS{FS: opts.FS, v: v}
 	if err := v.open(dir, opts, log); err != nil {
 		if v.db != nil {
 			v.abandon()
@@ -257,20 +240,24 @@ func Open(cfg Config) (*View, error) {
 // open opens the database and reads the format marker and the checkpoint.
 func (v *View) open(dir string, opts *pebble.Options, log *pebbleLogger) (err error) {
 	if v.cfg.Dir != "" {
-		if err := probe(dir, opts.FS.(lockFS).FS, v.cfg.Store); err != nil {
+		if err := probe(dir, opts.FS.(viewFS).FS, v.cfg); err != nil {
 			return err
 		}
 	}
-	defer v.shield(&err)()
+	defer v.guard(&err)()
 	cfg := v.cfg
 	db, err := pebble.Open(dir, opts)
 	if err == nil {
 		err = log.attach(v)
 	}
 	if err != nil {
-		return fmt.Errorf("crontasks: open %s: %w", dir, err)
+		if db != nil {
+			v.db = db // closed by Open's abandon
+		}
+		return fmt.Errorf("crontasks: open %s: %w", dir, openFailure(err))
 	}
 	v.db = db
+	v.dbOpen.Store(true)
 	if err := v.checkFormat(); err != nil {
 		return err
 	}
@@ -301,20 +288,21 @@ func errAhead(dir string, cp, head events.Position) error {
 // probe opens an existing view read-only and reads what Open reads, so
 // that a damaged view, or one ahead of the log, is refused as it was found:
 // a read-write open would first replay its WAL and rotate its manifest.
-func probe(dir string, fs vfs.FS, store events.Store) (err error) {
+func probe(dir string, fs vfs.FS, cfg Config) (err error) {
+	store := cfg.Store
 	if _, err := fs.Stat(fs.PathJoin(dir, "CURRENT")); err != nil {
-		return nil // nothing to probe; Open creates or reports it
+		return checkUncreated(dir, fs)
 	}
-	pv := &View{broken: make(chan struct{}), done: make(chan struct{})}
+	pv := &View{cfg: cfg, broken: make(chan struct{}), done: make(chan struct{}), dbClosed: make(chan struct{})}
 	log := &pebbleLogger{}
-	// Closed after shield has recovered a failure (in the background then).
+	// Closed after guard has recovered a failure (in the background then).
 	defer func() {
 		if pv.db != nil {
 			pv.abandon()
 		}
 	}()
-	defer pv.shield(&err)()
-	db, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, FS: lockFS{FS: fs, v: pv}, Logger: log})
+	defer pv.guard(&err)()
+	db, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, FS: viewFS{FS: fs, v: pv}, Logger: log})
 	if db != nil {
 		pv.db = db
 	}
@@ -322,7 +310,7 @@ func probe(dir string, fs vfs.FS, store events.Store) (err error) {
 		err = log.attach(pv)
 	}
 	if err != nil {
-		if Damaged(err) {
+		if err := openFailure(err); Damaged(err) {
 			return fmt.Errorf("crontasks: open %s: %w", dir, err)
 		}
 		return nil // the read-write open reports it
@@ -349,13 +337,34 @@ func probe(dir string, fs vfs.FS, store events.Store) (err error) {
 	return nil
 }
 
+// checkUncreated refuses a directory without Pebble's CURRENT file that
+// holds files all the same (a MANIFEST, tables, logs: CURRENT was lost), as
+// ErrCorrupt, before Pebble sees it: Pebble would take it for a new
+// database, write a fresh MANIFEST over the old one and then panic
+// replaying the old logs. An empty directory (or one with only the LOCK) is
+// a new view.
+func checkUncreated(dir string, fs vfs.FS) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		return fmt.Errorf("crontasks: list %s: %w", dir, err)
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "LOCK" })
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return fmt.Errorf("%w: %s has no CURRENT file but holds %s", ErrCorrupt, dir, strings.Join(names, ", "))
+}
+
 // abandon lets go of the database: closed at once unless its instance
-// failed (ErrBroken); then its directory lock is released at once, so a
-// fresh view can be opened at the same path, and the database is closed in
-// the background (a failed Pebble may never finish closing), dropping a
-// panic of that close.
+// failed (ErrBroken). A failed one has its directory lock released at once,
+// so a fresh view can be opened at the same path, and is closed in the
+// background, since a failed Pebble may be slow to finish its work; a panic
+// of that close is recovered there and logged with its error. dbClosed is
+// closed once the database is.
 func (v *View) abandon() error {
 	if !errors.Is(v.Broken(), ErrBroken) {
+		defer close(v.dbClosed)
 		v.snaps.close()
 		return v.db.Close()
 	}
@@ -363,11 +372,22 @@ func (v *View) abandon() error {
 		_ = v.lock.Close()
 	}
 	go func() {
-		defer func() { _ = recover() }()
-		v.snaps.close() // its snapshots are of the failed database
-		_ = v.db.Close()
+		defer close(v.dbClosed)
+		err := v.closeBroken()
+		v.cfg.Archetype.Logger.Info("cron_tasks view: closed a failed database", "dir", v.cfg.Dir, "err", err)
 	}()
 	return nil
+}
+
+// closeBroken closes a failed database, its snapshots first.
+func (v *View) closeBroken() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: pebble panicked while closing: %v", ErrBroken, r)
+		}
+	}()
+	v.snaps.close()
+	return v.db.Close()
 }
 
 func (v *View) checkFormat() error {
@@ -562,7 +582,7 @@ func (v *View) apply(recs []events.Recorded) (err error) {
 	if broken != nil {
 		return broken
 	}
-	defer v.shield(&err)()
+	defer v.guard(&err)()
 	rows := map[uuid.UUID]*cached{}
 	newCP := cp
 	var foldErr error
@@ -648,6 +668,11 @@ func (v *View) apply(recs []events.Recorded) (err error) {
 		wo = pebble.Sync
 	}
 	if err := v.commit(b, wo); err != nil {
+		return fmt.Errorf("crontasks: apply batch up to position %s: %w", newCP, err)
+	}
+	if err := v.Broken(); err != nil {
+		// Pebble's Fatalf returned after a failed commit, which then
+		// returned nil (see fault.go).
 		return fmt.Errorf("crontasks: apply batch up to position %s: %w", newCP, err)
 	}
 	// Rows enter the cache only once written, so a batch that failed is

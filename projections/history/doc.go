@@ -4,7 +4,9 @@
 // the reason with its numbers. Rows render as the table of the worked
 // example in docs/lifecycle.md ("Cron enqueues A1", "A1 begins execution", …) with a
 // pluggable time format (relative MM:SS or absolute RFC 3339), or as JSON
-// lines.
+// lines. A timeline of several tasks (WriteTimelineWith) adds a Task column.
+// Every duration in words is said by events.Span, one unit for one size
+// ("57 s", "250 ms", "5.0 s", "1 d 1 h").
 //
 // A Tracker folds the events of one or more tasks; callers that drive a
 // clock (the simulation) interleave their own Tick rows ("Cron executes")

@@ -117,6 +117,6 @@ func ExampleExplain() {
 	// Output:
 	// 01:30: A2 was enqueued (R1): the task was due; next due at 02:30
 	// 01:32: A1 started (R3): no run had started before; deadline 02:02
-	// 01:50: A2 was dropped (R3): started 18s after the last start; needs 55s
+	// 01:50: A2 was dropped (R3): started 18 s after the last start; needs ≥ 55 s
 	// 01:55: A1 completed
 }

@@ -24,17 +24,18 @@ type Decision struct {
 	Rule string
 }
 
-// scheduleWords is the row's schedule in words ("every 1m0s" for an
-// interval task, as it always read).
+// scheduleWords is the row's schedule in words ("every 60 s" for an
+// interval task).
 func (r Row) scheduleWords() string {
 	if r.Schedule == "" {
-		return "every " + r.Interval.String()
+		return "every " + events.Span(r.Interval)
 	}
 	return r.Schedule
 }
 
 // Text is the decision in words, past tense, e.g. "A3 was dropped (R3):
-// started 28s after the last start; needs 55s".
+// started 28 s after the last start; needs ≥ 55 s". Durations are said by
+// events.Span.
 func (d Decision) Text(tf TimeFormat) string {
 	r := d.Row
 	run := fmt.Sprintf("%s%d", r.Task, r.Run)
@@ -47,11 +48,11 @@ func (d Decision) Text(tf TimeFormat) string {
 	case "TaskCreated":
 		if r.Incarnation > 1 {
 			return fmt.Sprintf("%s was created again after it was deleted (incarnation %d, starting with no lastRun and no checkpoint): every %s, tolerance %s, timebox %s; first due at %s",
-				r.Task, r.Incarnation, r.Interval, r.Tolerance, r.Timebox, next())
+				r.Task, r.Incarnation, events.Span(r.Interval), events.Span(r.Tolerance), events.Span(r.Timebox), next())
 		}
-		return fmt.Sprintf("%s was created: %s, tolerance %s, timebox %s; first due at %s", r.Task, r.scheduleWords(), r.Tolerance, r.Timebox, next())
+		return fmt.Sprintf("%s was created: %s, tolerance %s, timebox %s; first due at %s", r.Task, r.scheduleWords(), events.Span(r.Tolerance), events.Span(r.Timebox), next())
 	case "TaskUpdated":
-		return fmt.Sprintf("%s was updated: %s, tolerance %s, timebox %s; next due at %s", r.Task, r.scheduleWords(), r.Tolerance, r.Timebox, next())
+		return fmt.Sprintf("%s was updated: %s, tolerance %s, timebox %s; next due at %s", r.Task, r.scheduleWords(), events.Span(r.Tolerance), events.Span(r.Timebox), next())
 	case "TaskFinished":
 		return fmt.Sprintf("%s finished%s: %s; it enqueues nothing more, and its open runs still end", r.Task, rule, r.Detail)
 	case "TaskPaused":
@@ -100,8 +101,8 @@ func (d Decision) Text(tf TimeFormat) string {
 		if r.PrevLastRun == nil {
 			return fmt.Sprintf("%s started%s: no run had started before; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
 		}
-		return fmt.Sprintf("%s started%s: %s after the last start at %s; needs %s; deadline %s", run, rule,
-			r.SinceLastStart, tf.Format(*r.PrevLastRun), r.Needed, fmtOpt(tf, r.Deadline))
+		return fmt.Sprintf("%s started%s: %s after the last start at %s; needs ≥ %s; deadline %s", run, rule,
+			events.Span(r.SinceLastStart), tf.Format(*r.PrevLastRun), events.Span(r.Needed), fmtOpt(tf, r.Deadline))
 	case "RunCompleted":
 		return run + " completed"
 	case "RunFailed":
@@ -125,7 +126,7 @@ func (d Decision) Text(tf TimeFormat) string {
 func (r Row) retryDecision(tf TimeFormat) string {
 	switch {
 	case r.RetryAt != nil:
-		return fmt.Sprintf("; retried as attempt %d, due at %s after a backoff of %s", max(r.Attempt, 1)+1, tf.Format(*r.RetryAt), r.Backoff)
+		return fmt.Sprintf("; retried as attempt %d, due at %s after a backoff of %s", max(r.Attempt, 1)+1, tf.Format(*r.RetryAt), events.Span(r.Backoff))
 	case r.NoRetry != "":
 		return "; not retried: " + r.NoRetry
 	case r.Fatal:
@@ -135,12 +136,18 @@ func (r Row) retryDecision(tf TimeFormat) string {
 }
 
 func (r Row) dropWords(tf TimeFormat) string {
+	// R3's numbers are the event's own (or derived from the spec), said
+	// in one unit; the detail an older event carries may say them in Go's
+	// duration form ("28.0012s … needs 55s").
+	if r.Reason == events.DropTooSoon && r.Needed > 0 {
+		return fmt.Sprintf("started %s after the last start; needs ≥ %s", events.Span(r.SinceLastStart), events.Span(r.Needed))
+	}
 	if r.Detail != "" {
 		return r.Detail
 	}
 	switch r.Reason {
 	case events.DropTooSoon:
-		return fmt.Sprintf("started %s after the last start; needs %s", r.SinceLastStart, r.Needed)
+		return "it asked to start too soon after the last start"
 	case events.DropPaused:
 		return "the task was paused"
 	case events.DropDeleted:
@@ -459,7 +466,7 @@ func (e Explanation) Verdict(tf TimeFormat) string {
 	}
 	for _, p := range e.Retries {
 		fmt.Fprintf(&b, " %s%d had failed; its retry (attempt %d) was due at %s after a backoff of %s, enqueued on the first tick at or after it (R13).",
-			e.Task, p.Of, p.Attempt, tf.Format(p.Due), p.Backoff)
+			e.Task, p.Of, p.Attempt, tf.Format(p.Due), events.Span(p.Backoff))
 	}
 	for _, r := range e.Queued {
 		if e.Status == StatusActive && (r.Attempt > 1 || r.Trigger != "") {
@@ -485,7 +492,7 @@ func (e Explanation) Write(w io.Writer, tf TimeFormat) error {
 	}
 	// Say what is listed: the window, and the nearest decision on each side
 	// of it however far away (one five days off is not "within 5s").
-	fmt.Fprintf(&b, "decisions within %s of %s, and the last before and the first after it:\n", e.Window, tf.Format(e.At))
+	fmt.Fprintf(&b, "decisions within %s of %s, and the last before and the first after it:\n", events.Span(e.Window), tf.Format(e.At))
 	for i, d := range e.Decisions {
 		if i == e.Before {
 			fmt.Fprintf(&b, "  ---- %s ----\n", tf.Format(e.At))

@@ -44,8 +44,8 @@ func TestExplainRules(t *testing.T) {
 		decision string // a decision listed, in its words
 	}{
 		{"01:00", "was not due: nextRun was 01:30", "00:35: A1 started (R3): no run had started before; deadline 01:05"},
-		{"02:45", "A3 was running (started 02:31, deadline 03:01)", "02:31: A3 started (R3): 59s after the last start at 01:32; needs 55s; deadline 03:01"},
-		{"04:59", "A4 was running", "04:59: A5 was dropped (R3): started 28s after the last start; needs 55s"},
+		{"02:45", "A3 was running (started 02:31, deadline 03:01)", "02:31: A3 started (R3): 59 s after the last start at 01:32; needs ≥ 55 s; deadline 03:01"},
+		{"04:59", "A4 was running", "04:59: A5 was dropped (R3): started 28 s after the last start; needs ≥ 55 s"},
 		{"03:01", "", "03:01: A3 was forced to end (R4): still running at the deadline 30s after its start; deadline 03:01"},
 		{"04:00", "A4 was waiting in the queue since 03:30", "03:30: A4 was enqueued (R1): the task was due; next due at 04:30"},
 		{"07:00", "was paused (since 05:10)", "05:10: A was paused (R7)"},

@@ -118,7 +118,7 @@ func TestExplainRetries(t *testing.T) {
 		ex.Retries[0].OfID != l.run(1) || ex.Retries[0].Backoff != time.Second {
 		t.Errorf("pending retries %+v", ex.Retries)
 	}
-	if v := ex.Verdict(tf); !strings.Contains(v, "A1 had failed; its retry (attempt 2) was due at 00:32 after a backoff of 1s") {
+	if v := ex.Verdict(tf); !strings.Contains(v, "A1 had failed; its retry (attempt 2) was due at 00:32 after a backoff of 1 s") {
 		t.Errorf("verdict: %s", v)
 	}
 	var b strings.Builder
@@ -126,12 +126,12 @@ func TestExplainRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"00:31: A1 failed (R13): HTTP 500; retried as attempt 2, due at 00:32 after a backoff of 1s",
+		"00:31: A1 failed (R13): HTTP 500; retried as attempt 2, due at 00:32 after a backoff of 1 s",
 		"00:32: A2 was enqueued (R13) as attempt 2, the retry of A1; next due at 01:30",
 		"00:32: A2 started (R13): attempt 2, a retry, no spacing check and lastRun unchanged",
 		"00:33: A3 was enqueued (R15) by a manual trigger",
 		"00:33: A3 was dropped (R12): another run of the task was running (overlap)",
-		"00:34: A2 was forced to end (R16, R13): no heartbeat within the task's heartbeat_timeout; deadline 01:02; retried as attempt 3, due at 00:36 after a backoff of 2s",
+		"00:34: A2 was forced to end (R16, R13): no heartbeat within the task's heartbeat_timeout; deadline 01:02; retried as attempt 3, due at 00:36 after a backoff of 2 s",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("explanation lacks %q:\n%s", want, b.String())

@@ -42,7 +42,7 @@ func TestCompactedRows(t *testing.T) {
 		t.Fatalf("rows after removal: %d, first %q", len(kept), kept[0].Event)
 	}
 	text := kept[0].Text(history.TimeFormat{})
-	for _, want := range []string{"6 events removed", "versions 0–5", "2026-01-05T02:00:00Z", "2026-01-05T02:01:32Z", "retention 1m0s"} {
+	for _, want := range []string{"6 events removed", "versions 0–5", "2026-01-05T02:00:00Z", "2026-01-05T02:01:32Z", "retention 60 s"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the row says %q, not %q", text, want)
 		}

@@ -90,7 +90,7 @@ type Row struct {
 	Interval  time.Duration
 	Tolerance time.Duration
 	Timebox   time.Duration
-	// Schedule is the schedule in words: "every 1m0s", or a cron or at
+	// Schedule is the schedule in words: "every 60 s", or a cron or at
 	// schedule as written with its zone.
 	Schedule string
 	// Deadline is the deadline of a started or forced-ended run.
@@ -300,12 +300,12 @@ func compactedDetail(e events.TaskCompacted, removed bool) string {
 	s := fmt.Sprintf("%s %s: versions %d–%d, decided %s – %s", plural(e.Events, "event"), state, e.FromVersion, e.ToVersion,
 		e.FromAt.UTC().Format(time.RFC3339), e.ToAt.UTC().Format(time.RFC3339))
 	if e.Retention > 0 {
-		s += ", retention " + e.Retention.D().String()
+		s += ", retention " + events.Span(e.Retention.D())
 	}
 	return s
 }
 
-// ScheduleText is a schedule in words: "every 1m0s", `cron "30 2 * * *" in
+// ScheduleText is a schedule in words: "every 60 s", `cron "30 2 * * *" in
 // America/New_York`, "at 2026-05-01T08:00:00Z, … in UTC".
 func ScheduleText(sc events.Schedule) string {
 	zone := sc.Timezone
@@ -337,7 +337,7 @@ func ScheduleText(sc events.Schedule) string {
 		}
 		return "at " + strings.Join(q, ", ") + " in " + zone
 	}
-	return "every " + sc.Interval.String()
+	return "every " + events.Span(sc.Interval.D())
 }
 
 func or(s, def string) string {

@@ -15,7 +15,7 @@ func TestScheduleText(t *testing.T) {
 		sc   events.Schedule
 		want string
 	}{
-		{events.Schedule{Interval: events.Duration(time.Minute)}, "every 1m0s"},
+		{events.Schedule{Interval: events.Duration(time.Minute)}, "every 60 s"},
 		{events.Schedule{Cron: []string{"0 9 LW * *"}, Timezone: "Europe/Berlin"}, `cron "0 9 LW * *" in Europe/Berlin`},
 		{events.Schedule{Cron: []string{"0 9 * * *"}, Exclude: []string{"2026-12-25", "0 9 * * SAT,SUN"}},
 			`cron "0 9 * * *" in UTC, excluding "2026-12-25", "0 9 * * SAT,SUN"`},

@@ -69,18 +69,24 @@ func ParseClock(s string) (time.Duration, error) {
 	return time.Duration(total) * time.Second, nil
 }
 
-// secs renders a duration in seconds without unit ("60", "1.5").
-func secs(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+// spacingWords is R3's comparison in a start or too_soon drop row: the
+// time since the previous start against interval - tolerance. When all
+// three are whole seconds under an hour it keeps the worked example's
+// published form, seconds written once: "57 s after 00:35 >= 60 - 5"
+// (DESIGN §2). Otherwise each number is said by events.Span and the
+// comparison by what is needed: "5.0 s after 00:00:01, needs ≥ 4.5 s".
+func (r Row) spacingWords(tf TimeFormat, op string) string {
+	prev := tf.Format(*r.PrevLastRun)
+	if wholeSeconds(r.SinceLastStart) && wholeSeconds(r.Interval) && wholeSeconds(r.Tolerance) {
+		return fmt.Sprintf("%s after %s %s %d - %d", events.Span(r.SinceLastStart), prev, op,
+			r.Interval/time.Second, r.Tolerance/time.Second)
+	}
+	return fmt.Sprintf("%s after %s, needs ≥ %s", events.Span(r.SinceLastStart), prev, events.Span(r.Needed))
 }
 
-// span renders a duration for prose: "57 s" for whole seconds under an
-// hour, else Go's form ("1m30.5s").
-func span(d time.Duration) string {
-	if d%time.Second == 0 && d < time.Hour && d > -time.Hour {
-		return secs(d) + " s"
-	}
-	return d.String()
+// wholeSeconds: d is a whole number of seconds, from 0 to under an hour.
+func wholeSeconds(d time.Duration) bool {
+	return d >= 0 && d < time.Hour && d%time.Second == 0
 }
 
 // Text is the Event column of the row: what happened, in the words of the
@@ -104,9 +110,9 @@ func (r Row) Text(tf TimeFormat) string {
 		return "Initial state"
 	case "TaskUpdated":
 		if r.Interval == 0 && r.Schedule != "" {
-			return fmt.Sprintf("%s is updated (%s, tolerance %s, timebox %s)", r.Task, r.Schedule, span(r.Tolerance), span(r.Timebox))
+			return fmt.Sprintf("%s is updated (%s, tolerance %s, timebox %s)", r.Task, r.Schedule, events.Span(r.Tolerance), events.Span(r.Timebox))
 		}
-		return fmt.Sprintf("%s is updated (interval %s, tolerance %s, timebox %s)", r.Task, span(r.Interval), span(r.Tolerance), span(r.Timebox))
+		return fmt.Sprintf("%s is updated (interval %s, tolerance %s, timebox %s)", r.Task, events.Span(r.Interval), events.Span(r.Tolerance), events.Span(r.Timebox))
 	case "TaskPaused":
 		if r.Reason == events.PauseFailures {
 			return fmt.Sprintf("%s is paused (%s failed in a row: pause_after_failures)", r.Task, plural(r.Failures, "slot"))
@@ -157,8 +163,7 @@ func (r Row) Text(tf TimeFormat) string {
 		if r.PrevLastRun == nil {
 			return run + " begins execution"
 		}
-		return fmt.Sprintf("%s begins execution (%s after %s >= %s - %s)", run,
-			span(r.SinceLastStart), tf.Format(*r.PrevLastRun), secs(r.Interval), secs(r.Tolerance))
+		return fmt.Sprintf("%s begins execution (%s)", run, r.spacingWords(tf, ">="))
 	case "RunCompleted":
 		return run + " ends execution"
 	case "RunFailed":
@@ -199,7 +204,7 @@ func (r Row) retryWords() string {
 func (r Row) retryOutcome(tf TimeFormat) string {
 	switch {
 	case r.RetryAt != nil:
-		return fmt.Sprintf("; retry at %s after %s backoff", tf.Format(*r.RetryAt), span(r.Backoff))
+		return fmt.Sprintf("; retry at %s after %s backoff", tf.Format(*r.RetryAt), events.Span(r.Backoff))
 	case r.NoRetry != "":
 		return "; no retry: " + r.NoRetry
 	}
@@ -218,7 +223,7 @@ func (r Row) dropWhy(tf TimeFormat) string {
 	switch r.Reason {
 	case events.DropTooSoon:
 		if r.PrevLastRun != nil {
-			return fmt.Sprintf("%s after %s < %s - %s", span(r.SinceLastStart), tf.Format(*r.PrevLastRun), secs(r.Interval), secs(r.Tolerance))
+			return r.spacingWords(tf, "<")
 		}
 	case events.DropPaused:
 		return "task paused"
@@ -245,7 +250,7 @@ func (r Row) forcedWhy(tf TimeFormat) string {
 	switch r.Reason {
 	case events.ForcedTimebox:
 		if r.Deadline != nil {
-			return fmt.Sprintf("timebox %s ended at %s", span(r.Timebox), tf.Format(*r.Deadline))
+			return fmt.Sprintf("timebox %s ended at %s", events.Span(r.Timebox), tf.Format(*r.Deadline))
 		}
 	case events.ForcedProcessLost:
 		if r.Deadline != nil {
@@ -282,9 +287,27 @@ func fmtOpt(tf TimeFormat, t *time.Time) string {
 //	|---|---|---|---|
 //	| 00:00 | Initial state | 00:30 | - |
 func WriteTable(w io.Writer, rows []Row, tf TimeFormat) error {
+	return writeTable(w, rows, tf, false)
+}
+
+// writeTable is WriteTable, with a Task column after the time when
+// taskColumn (a timeline of several tasks):
+//
+//	| MM:SS | Task | Event | nextRun | lastRun |
+//	|---|---|---|---|---|
+//	| 00:30 | A | Cron enqueues A1 | 01:30 | - |
+func writeTable(w io.Writer, rows []Row, tf TimeFormat, taskColumn bool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| %s | Event | nextRun | lastRun |\n|---|---|---|---|\n", tf.Header)
+	if taskColumn {
+		fmt.Fprintf(&b, "| %s | Task | Event | nextRun | lastRun |\n|---|---|---|---|---|\n", tf.Header)
+	} else {
+		fmt.Fprintf(&b, "| %s | Event | nextRun | lastRun |\n|---|---|---|---|\n", tf.Header)
+	}
 	for _, r := range rows {
+		if taskColumn {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", tf.Format(r.At), escapeCell(r.Task), escapeCell(r.Text(tf)), fmtOpt(tf, r.NextRun), fmtOpt(tf, r.LastRun))
+			continue
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", tf.Format(r.At), escapeCell(r.Text(tf)), fmtOpt(tf, r.NextRun), fmtOpt(tf, r.LastRun))
 	}
 	_, err := io.WriteString(w, b.String())

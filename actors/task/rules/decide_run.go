@@ -52,8 +52,8 @@ func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error
 				word = "spacing"
 			}
 			drop.Reason = events.DropTooSoon
-			drop.Detail = fmt.Sprintf("asked to start %s after the last start; needs %s (%s %s - tolerance %s)",
-				since, needed, word, spacing, s.Spec.Tolerance)
+			drop.Detail = fmt.Sprintf("asked to start %s after the last start; needs ≥ %s (%s %s - tolerance %s)",
+				events.Span(since), events.Span(needed), word, events.Span(spacing), events.Span(s.Spec.Tolerance))
 			drop.LastRun, drop.SinceLastStart, drop.Needed = &last, events.Duration(since), events.Duration(needed)
 			return []events.Event{drop}, nil
 		}
@@ -77,7 +77,7 @@ func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error
 			for _, o := range s.Open {
 				if o.Started && s.Current(o) {
 					f := events.RunForcedEnd{RunID: o.ID, Run: o.Number, Deadline: o.Deadline, Reason: events.ForcedReplaced,
-						Detail:     fmt.Sprintf("run %d asked to start after this one ran %s (overlap cancel_other)", r.Number, now.Sub(o.StartedAt)),
+						Detail:     fmt.Sprintf("run %d asked to start after this one ran %s (overlap cancel_other)", r.Number, events.Span(now.Sub(o.StartedAt))),
 						Checkpoint: o.Checkpoint}
 					if retries(*s) {
 						f.NoRetry = fmt.Sprintf("replaced by run %d", r.Number)
@@ -87,11 +87,11 @@ func decideStart(s *State, c RequestStart, now time.Time) ([]events.Event, error
 			}
 		default:
 			drop.Reason = events.DropOverlap
-			left := fmt.Sprintf("its deadline %s away", o.Deadline.Sub(now))
+			left := fmt.Sprintf("its deadline %s away", events.Span(o.Deadline.Sub(now)))
 			if !now.Before(o.Deadline) {
-				left = fmt.Sprintf("its deadline passed %s before, its forced end not recorded yet", now.Sub(o.Deadline))
+				left = fmt.Sprintf("its deadline passed %s before, its forced end not recorded yet", events.Span(now.Sub(o.Deadline)))
 			}
-			drop.Detail = fmt.Sprintf("run %d is still running: started %s before, %s", o.Number, now.Sub(o.StartedAt), left)
+			drop.Detail = fmt.Sprintf("run %d is still running: started %s before, %s", o.Number, events.Span(now.Sub(o.StartedAt)), left)
 			return []events.Event{drop}, nil
 		}
 	}
@@ -133,7 +133,7 @@ func Buffers(s *State, id uuid.UUID) bool {
 func tooLate(s *State, r Run, drop events.RunDropped, now time.Time) (events.RunDropped, bool) {
 	if sd := s.Spec.Policy.StartDeadline.D(); sd > 0 && now.After(r.Due.Add(sd)) {
 		drop.Reason = events.DropTooLate
-		drop.Detail = fmt.Sprintf("asked to start %s after it fell due; start_deadline %s", now.Sub(r.Due), sd)
+		drop.Detail = fmt.Sprintf("asked to start %s after it fell due; start_deadline %s", events.Span(now.Sub(r.Due)), events.Span(sd))
 		return drop, true
 	}
 	return drop, false
@@ -170,7 +170,7 @@ func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) 
 		// The run's own timebox (its deadline), not the spec's now: the task
 		// may have been updated or created again since the run started.
 		tb := r.Deadline.Sub(r.StartedAt)
-		detail = fmt.Sprintf("still running at its deadline, %s after it started (timebox %s)", tb, tb)
+		detail = fmt.Sprintf("still running at its deadline, %s after it started (timebox %s)", events.Span(tb), events.Span(tb))
 	case events.ForcedProcessLost:
 		if now.Before(r.Deadline) {
 			return nil, ErrDeadlineNotDue
@@ -188,10 +188,10 @@ func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) 
 		if now.Before(last.Add(hb)) {
 			return nil, fmt.Errorf("%w: the run heartbeated %s ago, within %s", ErrHeartbeatNotDue, now.Sub(last), hb)
 		}
-		detail = fmt.Sprintf("no heartbeat for %s since it started (heartbeat_timeout %s)", now.Sub(last), hb)
+		detail = fmt.Sprintf("no heartbeat for %s since it started (heartbeat_timeout %s)", events.Span(now.Sub(last)), events.Span(hb))
 		if last.After(r.StartedAt) {
 			detail = fmt.Sprintf("no heartbeat for %s (heartbeat_timeout %s); the last came %s after it started",
-				now.Sub(last), hb, last.Sub(r.StartedAt))
+				events.Span(now.Sub(last)), events.Span(hb), events.Span(last.Sub(r.StartedAt)))
 		}
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownForceKind, c.Reason)

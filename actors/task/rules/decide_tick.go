@@ -162,7 +162,7 @@ func decideMissed(s *State, now time.Time, limit time.Duration) []events.Event {
 	}
 	late := now.Sub(s.NextRun)
 	ev.Detail = fmt.Sprintf("found %s after it fell due at %s, later than missed_after %s: no run (missed_run_policy skip); %d missed",
-		late, s.NextRun.UTC().Format(time.RFC3339Nano), limit, ev.Missed)
+		events.Span(late), s.NextRun.UTC().Format(time.RFC3339Nano), events.Span(limit), ev.Missed)
 	if finished != "" {
 		return []events.Event{ev, events.TaskFinished{Runs: s.Scheduled, Reason: finished}}
 	}

@@ -118,18 +118,9 @@ func AppendEffects(out []Effect, cmd Command, after *State, evs []events.Event) 
 		}
 	}
 	for _, e := range evs {
-		switch e.(type) {
-		case events.RunEnqueued:
-			out = enqueueEffect(out, s, e)
-		case events.RunStarted:
-			out = startEffects(out, s, e)
-		case events.CheckpointSaved, events.RunCompleted, events.RunFailed, events.RunForcedEnd:
-			var retry bool
-			out, retry = runEffects(out, e)
-			track = track || retry
-		case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
-			track = true
-		}
+		var moved bool
+		out, moved, _ = eventEffects(out, s, e)
+		track = track || moved
 	}
 	if track && s.Exists() {
 		out = append(out, trackOf(s))
@@ -138,6 +129,37 @@ func AppendEffects(out []Effect, cmd Command, after *State, evs []events.Event) 
 		out = append(out, Passivate{})
 	}
 	return out
+}
+
+// eventEffects appends the effects of one recorded event; track reports
+// that it moved when the task is due. handled is false for an event type
+// with no rule here.
+func eventEffects(out []Effect, s *State, e events.Event) (_ []Effect, track, handled bool) {
+	switch e.(type) {
+	case events.RunEnqueued:
+		return enqueueEffect(out, s, e), false, true
+	case events.RunStarted:
+		return startEffects(out, s, e), false, true
+	case events.CheckpointSaved, events.RunCompleted, events.RunFailed, events.RunForcedEnd:
+		out, retry := runEffects(out, e)
+		return out, retry, true
+	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
+		return out, true, true
+	case events.RunDropped, events.SlotsMissed, events.TaskFinished, events.TaskCompacted:
+		// No effect of their own: a dropped run never started (no timer
+		// runs), and the command that records the others (a tick, a
+		// compaction) says what follows.
+		return out, false, true
+	}
+	return out, false, false
+}
+
+// HasEffectRule reports whether AppendEffects has a rule for e's type,
+// one that may call for no effect; the table test over every registered
+// event type (cmd/cronactor) asks it of each.
+func HasEffectRule(e events.Event) bool {
+	_, _, handled := eventEffects(nil, &State{}, e)
+	return handled
 }
 
 // noteHeartbeat notes the heartbeat of run id if it is running.

@@ -1,4 +1,4 @@
-package task
+package taskrt
 
 import (
 	"runtime"
@@ -8,22 +8,23 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// NewMailbox is the mailbox of the task actors (actor.WithMailbox): what
-// protoactor's default mailbox does for them, for fewer allocations. A task
-// actor of a resting task is started and stopped for every run, and the
-// default mailbox allocated five objects per actor (a ring buffer and a
-// lock-free queue), one per system message (a queue node) and one each
-// time it scheduled itself on the dispatcher (the method value it hands
-// over); this one allocates itself with room for a few messages, and the
-// function it hands the dispatcher once (docs/performance.md).
+// mailbox is the mailbox of the runtime's actors (Runtime.Props): what
+// protoactor's default mailbox does for them, for fewer allocations, and
+// the runtime's checks. A task actor of a resting task is started and
+// stopped for every run, and the default mailbox allocated five objects
+// per actor (a ring buffer and a lock-free queue), one per system message
+// (a queue node) and one each time it scheduled itself on the dispatcher
+// (the method value it hands over); this one allocates itself with room
+// for a few messages, and the function it hands the dispatcher once
+// (docs/performance.md).
 //
 // The order is the default mailbox's: system messages first, each time
 // round; user messages in the order posted, not while suspended; the
 // dispatcher's throughput between yields; a panic escalated to the actor's
 // supervisor. Not supported (task actors use neither): mailbox middlewares,
 // and actor.MessageBatch (a batch is delivered as one message).
-func NewMailbox() actor.Mailbox {
-	m := &mailbox{}
+func newMailbox(rt *Runtime) actor.Mailbox {
+	m := &mailbox{rt: rt}
 	m.user, m.system = m.userBuf[:0], m.systemBuf[:0]
 	m.process = m.processMessages
 	return m
@@ -51,9 +52,18 @@ type mailbox struct {
 	invoker    actor.MessageInvoker
 	dispatcher actor.Dispatcher
 	process    func() // m.processMessages, made once
-	// gone is set once the actor has stopped; only the goroutine running
-	// the mailbox (one at a time) reads or writes it.
+	rt         *Runtime
+	// life is the actor's, and gen its generation when the mailbox was
+	// made for it; nil when the actor is not one of the runtime's.
+	life *Life
+	gen  uint64
+	// gone is set once the actor has stopped: it put its object back
+	// within a system message (Stopped comes within the Stop's). Only the
+	// goroutine running the mailbox (one at a time) reads or writes it.
 	gone bool
+	// afterSystem, if set (tests), is called after each system message
+	// is handed to the invoker.
+	afterSystem func(msg any)
 }
 
 // PostUserMessage implements actor.Mailbox.
@@ -75,13 +85,22 @@ func (m *mailbox) PostSystemMessage(msg any) {
 }
 
 // RegisterHandlers implements actor.Mailbox. The invoker is the actor's
-// context, its actor made already: a task Actor learns its mailbox here
-// (Actor.maybeLeave reads it).
+// context, its actor made already: the actor learns its mailbox here
+// (Life.Waiting), and the mailbox its generation.
 func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
 	m.invoker, m.dispatcher = invoker, dispatcher
-	if c, ok := invoker.(interface{ Actor() actor.Actor }); ok {
-		if a, ok := c.Actor().(*Actor); ok {
-			a.mb = m
+	m.bind()
+}
+
+// bind notes the invoker's actor, its generation, and tells it its
+// mailbox: when the mailbox is made, and after a restart (protoactor then
+// produces a new actor in the same context, and never stops the old one).
+func (m *mailbox) bind() {
+	m.life, m.gen = nil, 0
+	if c, ok := m.invoker.(interface{ Actor() actor.Actor }); ok {
+		if a, ok := c.Actor().(Pooled); ok {
+			m.life, m.gen = a.life(), a.life().gen.Load()
+			m.life.mb = m
 		}
 	}
 }
@@ -115,6 +134,9 @@ func (m *mailbox) run() {
 	var msg any
 	defer func() {
 		if r := recover(); r != nil {
+			if v, ok := r.(*Violation); ok {
+				panic(v) // a test binary: fail loudly, not as the actor's failure
+			}
 			m.invoker.EscalateFailure(r, msg)
 		}
 	}()
@@ -134,9 +156,25 @@ func (m *mailbox) run() {
 				case *actor.ResumeMailbox:
 					m.suspended.Store(false)
 				default:
+					if !m.gone && m.stale(msg) {
+						continue // nobody's to handle: protoactor's context would hand it to another's actor
+					}
 					m.invoker.InvokeSystemMessage(msg)
-					if _, stop := msg.(*actor.Stop); stop {
-						m.gone = true // a task actor has no children: it has stopped
+					if m.afterSystem != nil {
+						m.afterSystem(msg)
+					}
+					if _, restart := msg.(*actor.Restart); restart && !m.gone {
+						m.bind()
+					}
+					if m.life != nil && m.life.gen.Load() != m.gen {
+						m.gone = true // it got Stopped and put its object back
+					} else if _, stop := msg.(*actor.Stop); stop && !m.gone {
+						// A task actor has no children: it has stopped. A
+						// runtime's actor put its object back on Stopped.
+						m.gone = true
+						if m.life != nil {
+							m.rt.violated(ErrStopNotSynchronous, msg, m.gen, m.gen)
+						}
 					}
 				}
 				continue
@@ -149,12 +187,26 @@ func (m *mailbox) run() {
 			return
 		}
 		m.userN.Add(-1)
-		if m.gone {
+		if m.gone || m.stale(msg) {
 			m.deadLetter(msg)
 			continue
 		}
 		m.invoker.InvokeUserMessage(msg)
 	}
+}
+
+// stale reports whether msg would reach an actor whose object was put
+// back for reuse other than within a system message of its own (which
+// sets gone): a stale delivery, reported to the runtime.
+func (m *mailbox) stale(msg any) bool {
+	if m.life == nil {
+		return false
+	}
+	if now := m.life.gen.Load(); now != m.gen {
+		m.rt.Stale(msg, m.gen, now)
+		return true
+	}
+	return false
 }
 
 // deadLetter hands msg, which reached the mailbox before its stopped actor

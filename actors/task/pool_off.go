@@ -1,0 +1,5 @@
+//go:build nopool
+
+package task
+
+const poolActors = false
