@@ -40,6 +40,10 @@ postgres: ## install PostgreSQL for the Postgres store's tests, if missing and r
 BENCHOUT ?= bin/bench
 BENCH_TASKS ?= 100000
 BENCH_DURATION ?= 5s
+# The tasks of the scheduler measurement on Postgres, with River on the same
+# server (a throwaway one from .ci/bench-postgres unless CRONACTOR_POSTGRES
+# names one; skipped without server binaries).
+BENCH_PG_TASKS ?= 20000
 # The old task of bench history (DESIGN.md §8.3: 1,000,000 events).
 BENCH_HISTORY_EVENTS ?= 1000000
 
@@ -52,9 +56,11 @@ bench: build peers ## print throughput figures next to their baselines and the p
 	./bin/cronactor bench scheduler --tasks $(BENCH_TASKS) --json > $(BENCHOUT)/scheduler.json
 	./bin/cronactor bench lag --tasks $(BENCH_TASKS) --load 0.5 --json > $(BENCHOUT)/lag.json
 	./bin/cronactor bench history --events $(BENCH_HISTORY_EVENTS) --json > $(BENCHOUT)/history.json
+	./.ci/bench-postgres ./bin/cronactor bench scheduler --store postgres --postgres '{URL}' --tasks $(BENCH_PG_TASKS) --json > $(BENCHOUT)/scheduler-postgres.json
 	@echo
 	@./bin/cronactor bench report --store $(BENCHOUT)/store.json --projections $(BENCHOUT)/projections.json \
-		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json --history $(BENCHOUT)/history.json
+		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json --history $(BENCHOUT)/history.json \
+		--scheduler-postgres $(BENCHOUT)/scheduler-postgres.json
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}
@@ -73,8 +79,9 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./internal/tracing -run '^$$' -fuzz FuzzRead -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./actors/worker -run '^$$' -fuzz FuzzTyped -fuzztime $${FUZZTIME:-30s}
 
-chaos: build ## the chaos harness: SIGKILL the daemon CHAOS_KILLS times (default 100) under load, fault scripts, HTTP fuzzer (docs/reliability.md)
-	$(GO) run ./cmd/cronactor-chaos -bin bin/cronactor -kills $${CHAOS_KILLS:-100} -fuzz $${CHAOS_FUZZ:-2000} $${CHAOS_SEED:+-seed $$CHAOS_SEED}
+chaos: build ## the chaos harness: SIGKILL the daemon CHAOS_KILLS times (default 100) under load, fault scripts, HTTP fuzzer; on Postgres with CHAOS_POSTGRES=URL (and CHAOS_POSTGRES_STOP/START commands) (docs/reliability.md)
+	$(GO) run ./cmd/cronactor-chaos -bin bin/cronactor -kills $${CHAOS_KILLS:-100} -fuzz $${CHAOS_FUZZ:-2000} $${CHAOS_SEED:+-seed $$CHAOS_SEED} \
+		$${CHAOS_POSTGRES:+-postgres "$$CHAOS_POSTGRES"} $${CHAOS_POSTGRES_STOP:+-postgres-stop "$$CHAOS_POSTGRES_STOP" -postgres-start "$$CHAOS_POSTGRES_START"}
 
 lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -33,10 +33,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if s.started {
 		return ErrStarted
 	}
-	defer recoveryGC()()
+	defer s.aroundRecovery()()
 	s.follow = newFollower(s) // before recovery: it starts where recovery starts reading
 	r, err := s.recover(ctx)
 	if err != nil {
+		s.releaseSnapshots() // a Start that failed may be tried again, or another
 		return err
 	}
 	if s.follow != nil && s.snap != nil {
@@ -53,12 +54,13 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}))
 	}
 	s.deadLetters = counted.WatchPrefix(s.sys, c, s.prefix, hostMessage)
+	s.releaseAnswers = task.WatchDeadLetters(s.sys)
 	s.host, s.load = s.hostRequest, s.loadTask
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
 	n := len(r.recorded) + len(states) // a few more than the tasks: recorded ones the tail changed are in both
-	s.tasks, s.owners = make(map[uuid.UUID]slot, n), map[string]map[uuid.UUID]struct{}{}
+	s.tasks, s.owners = make(map[uuid.UUID]slot, n), map[string]map[uuid.UUID]string{}
 	type spawned struct {
 		id uuid.UUID
 		st *task.Initial
@@ -70,12 +72,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	tasks, rested := 0, 0
 	// The tasks not deleted, indexed by owner after this pass rather than
-	// within it: restarting 1,000,000 tasks took 1.68 s instead of 1.85 s
-	// (docs/performance.md, "The bars measured again, and the restart
-	// after a wave").
+	// within it, which restarts faster (docs/performance.md, "Figures
+	// that were comments").
 	type owned struct {
-		owner string
-		id    uuid.UUID
+		owner, name string
+		id          uuid.UUID
 	}
 	byOwner := make([]owned, 0, n)
 	// place puts task id where p says: nothing, an actor started from st,
@@ -86,7 +87,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			return // deleted, nothing open: no actor until asked
 		}
 		if !p.deleted {
-			byOwner = append(byOwner, owned{p.owner, id})
+			byOwner = append(byOwner, owned{p.owner, p.name, id})
 		}
 		if !p.rests {
 			actors = append(actors, spawned{id, st})
@@ -121,10 +122,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.ownersMu.Lock()
 	for owner, k := range perOwner {
-		s.owners[owner] = make(map[uuid.UUID]struct{}, k)
+		s.owners[owner] = make(map[uuid.UUID]string, k)
 	}
 	for _, o := range byOwner {
-		s.indexOwner(o.owner, o.id)
+		s.indexOwner(o.owner, o.name, o.id)
 	}
 	s.ownersMu.Unlock()
 	for i := 0; i < s.cfg.Shards; i++ {
@@ -140,7 +141,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.enqueue = s.pool.Enqueue
 	s.queue = s.spawn(root, actor.PropsFromProducer(s.pool.Producer()))
 	// Deterministic order: that of the IDs' text, which their bytes sort in
-	// without formatting two strings per comparison (1M tasks: ~5.6s → ~1s).
+	// without formatting two strings per comparison (docs/performance.md,
+	// "Figures that were comments").
 	slices.SortFunc(actors, func(a, b spawned) int { return bytes.Compare(a.id[:], b.id[:]) })
 	for _, a := range actors {
 		// An open run holds its actor as a tick's would: it takes a
@@ -255,8 +257,8 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	s.logDrain(ctx)
-	if stopHook != nil {
-		stopHook()
+	if s.stopHook != nil {
+		s.stopHook()
 	}
 	if err := s.stats.Wait(ctx); err != nil {
 		s.logCutOff()
@@ -271,6 +273,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	if s.snap != nil {
 		s.stopSweeper(ctx)
 	}
+	s.releaseSnapshots() // (even if snapshots were turned off since)
 	s.mu.Lock()
 	pids := append([]*actor.PID(nil), s.infra...)
 	s.mu.Unlock()
@@ -287,6 +290,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	// watching its dead letters.
 	errs = append(errs, s.awaitStopped(ctx, pids))
 	s.sys.EventStream.Unsubscribe(s.deadLetters)
+	s.releaseAnswers()
 	s.cfg.Logger.Info("scheduler stopped")
 	return errors.Join(errs...)
 }
@@ -388,7 +392,3 @@ func (s *Scheduler) stopTasks(ctx context.Context) error {
 	}
 	return s.awaitStopped(context.WithoutCancel(ctx), pids)
 }
-
-// stopHook, if set, is called by Stop once no run may start any more
-// (tests use it to act during the drain).
-var stopHook func()

@@ -79,10 +79,10 @@ func readRecordInto(rec string, st *rules.State, pos *events.Position) error {
 // placement is what Start needs to place a recovered task: nothing (idle:
 // deleted, nothing open), an actor (an open run), or its record and, when
 // it is due some time, its place in the due-time index; and, unless it is
-// deleted, the owner it is listed under.
+// deleted, the owner it is listed under and its name.
 type placement struct {
 	idle, deleted, rests, due bool
-	owner                     string
+	owner, name               string         // unless deleted
 	entry                     dueindex.Entry // when due
 }
 
@@ -93,7 +93,7 @@ func placementOf(id uuid.UUID, st *rules.State) placement {
 		return p
 	}
 	if !p.deleted {
-		p.owner = st.Spec.Owner
+		p.owner, p.name = st.Spec.Owner, st.Spec.Name
 	}
 	if p.rests {
 		if t, ok := recoveredTrack(st); ok {

@@ -42,6 +42,9 @@ type RestartChildConfig struct {
 	// profile (allocs) once the scheduler has started: every allocation of
 	// the fresh process up to then, most of them the recovery's.
 	MemProfile string
+	// RecoveryGC is the scheduler's Config.RecoveryGC: the daemon's, so
+	// that the restart measured is the daemon's. Nil: none.
+	RecoveryGC func() (restore func())
 }
 
 // Validate reports a field out of its limits.
@@ -122,7 +125,7 @@ func RestartChild(ctx context.Context, cfg RestartChildConfig, out io.Writer) er
 	// As in the parent's figure, the store's own memory is in the before:
 	// what is measured is the tasks. A GC of the young heap: about 1ms.
 	rssBefore, rssOK := settledRSS()
-	s, err := scheduler.New(scheduler.Config{Store: store, Tick: cfg.Tick, Workers: cfg.Workers})
+	s, err := scheduler.New(scheduler.Config{Store: store, Tick: cfg.Tick, Workers: cfg.Workers, RecoveryGC: cfg.RecoveryGC})
 	if err != nil {
 		return err
 	}

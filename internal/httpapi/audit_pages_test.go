@@ -12,6 +12,7 @@ import (
 
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/httpapi"
+	"github.com/cronactor/cronactor/projections/audit"
 	"github.com/cronactor/cronactor/projections/history"
 )
 
@@ -27,9 +28,10 @@ func (c *countingStore) ReadStream(ctx context.Context, stream string, from uint
 	return recs, err
 }
 
-// The audit endpoints page a long stream from its end: each answer reads
-// its page and a bounded look-back, never the whole stream, and the pages
-// say what the whole fold says.
+// The audit endpoints page a long stream from its end: the first page
+// folds the stream once and leaves its marks; every later answer reads its
+// page and at most a mark interval more, never the whole stream, and the
+// pages say what the whole fold says.
 func TestAuditPagesFromTheEnd(t *testing.T) {
 	const n = 5001
 	st, id := storeWithEvents(t, n)
@@ -80,7 +82,7 @@ func TestAuditPagesFromTheEnd(t *testing.T) {
 	// History: the latest rows, then the page before, as the whole fold.
 	var got []httpapi.HistoryRow
 	before := ""
-	for range 3 {
+	for i := range 3 {
 		path := base + "/history?limit=5"
 		if before != "" {
 			path += "&before=" + before
@@ -90,7 +92,11 @@ func TestAuditPagesFromTheEnd(t *testing.T) {
 		if err := json.Unmarshal([]byte(a.body), &h); err != nil || a.code != 200 {
 			t.Fatalf("%s: %d %s", path, a.code, a.body)
 		}
-		bounded(path, history.Lookback+5+64)
+		if i == 0 {
+			bounded(path, n+64)
+		} else {
+			bounded(path, audit.DefaultMarkEvery+5+64)
+		}
 		if !h.Truncated || h.Prev == "" || h.Head != n-1 || len(h.Rows) != 5 {
 			t.Fatalf("%s: truncated %v prev %q head %d, %d rows", path, h.Truncated, h.Prev, h.Head, len(h.Rows))
 		}
@@ -112,7 +118,7 @@ func TestAuditPagesFromTheEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(a.body), &ex); err != nil || a.code != 200 {
 		t.Fatalf("explain: %d %s", a.code, a.body)
 	}
-	bounded("explain", history.Lookback+200)
+	bounded("explain", 2*audit.DefaultMarkEvery+200)
 	want, err := history.Explain(all, at, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -123,5 +129,48 @@ func TestAuditPagesFromTheEnd(t *testing.T) {
 	}
 	if ex.Text != wt.String() || ex.Status != want.Status {
 		t.Fatalf("explain:\n%s\nwant\n%s", ex.Text, wt.String())
+	}
+}
+
+// A first request deep in a stream longer than Config.AuditMaxFold folds
+// a look-back, not the whole stream, and says so; with no bound it folds
+// from the stream's start and is exact.
+func TestAuditMaxFoldBoundsAFirstRead(t *testing.T) {
+	const n = 3001
+	st, id := storeWithEvents(t, n)
+	base := "/v1/tasks/" + id.String()
+	at := time.Time{}
+	if all, err := st.ReadStream(context.Background(), events.TaskStream(id), n-10, 1); err != nil || len(all) != 1 {
+		t.Fatalf("read: %v", err)
+	} else {
+		at = all[0].At
+	}
+	for _, tc := range []struct {
+		maxFold int
+		exact   bool
+		most    int64
+	}{{1000, false, history.Lookback + 5 + 64 + 64}, {-1, true, n + 64}} {
+		c := &countingStore{Store: st}
+		srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: c, AuditMaxFold: tc.maxFold}))
+		var h httpapi.HistoryBody
+		a := call(t, srv, "GET", base+"/history?limit=5", "")
+		if err := json.Unmarshal([]byte(a.body), &h); err != nil || a.code != 200 {
+			t.Fatalf("history: %d %s", a.code, a.body)
+		}
+		if h.Exact != tc.exact || len(h.Rows) != 5 {
+			t.Fatalf("max fold %d: exact %v (want %v), %d rows", tc.maxFold, h.Exact, tc.exact, len(h.Rows))
+		}
+		if got := c.read.Swap(0); got > tc.most {
+			t.Fatalf("max fold %d: the first page read %d events (at most %d)", tc.maxFold, got, tc.most)
+		}
+		var ex httpapi.ExplainBody
+		a = call(t, srv, "GET", base+"/explain?at="+at.Format(time.RFC3339Nano), "")
+		if err := json.Unmarshal([]byte(a.body), &ex); err != nil || a.code != 200 {
+			t.Fatalf("explain: %d %s", a.code, a.body)
+		}
+		if ex.Exact != tc.exact {
+			t.Fatalf("max fold %d: explain exact %v, want %v", tc.maxFold, ex.Exact, tc.exact)
+		}
+		srv.Close()
 	}
 }
