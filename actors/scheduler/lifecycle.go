@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
+	"slices"
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -59,13 +59,18 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
-	s.tasks, s.owners = make(map[uuid.UUID]slot, len(states)), map[string]map[uuid.UUID]string{}
-	ids := make([]uuid.UUID, 0, len(states))
+	n := len(r.recorded) + len(states) // a few more than the tasks: recorded ones the tail changed are in both
+	s.tasks, s.owners = make(map[uuid.UUID]slot, n), map[string]map[uuid.UUID]string{}
+	type spawned struct {
+		id uuid.UUID
+		st *task.Initial
+	}
+	var actors []spawned
 	index := make([][]dueindex.Entry, s.cfg.Shards)
 	for i := range index { // IDs are random: about as many per shard, and a little room
-		index[i] = make([]dueindex.Entry, 0, len(states)/s.cfg.Shards+len(states)/s.cfg.Shards/16+16)
+		index[i] = make([]dueindex.Entry, 0, n/s.cfg.Shards+n/s.cfg.Shards/16+16)
 	}
-	rested := 0
+	tasks, rested := 0, 0
 	// The tasks not deleted, indexed by owner after this pass rather than
 	// within it, which restarts faster (docs/performance.md, "Figures
 	// that were comments").
@@ -73,31 +78,52 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		owner, name string
 		id          uuid.UUID
 	}
-	byOwner := make([]owned, 0, len(states))
-	for id, st := range states {
-		if rules.Idle(&st.State) {
-			continue // deleted, nothing open: no actor until asked
+	byOwner := make([]owned, 0, n)
+	// place puts task id where p says: nothing, an actor started from st,
+	// or its record rec ("": made from st) and its place in the index.
+	place := func(id uuid.UUID, p placement, rec string, st *task.Initial) {
+		tasks++
+		if p.idle {
+			return // deleted, nothing open: no actor until asked
 		}
-		if st.State.Status != rules.StatusDeleted {
-			byOwner = append(byOwner, owned{st.State.Spec.Owner, st.State.Spec.Name, id})
+		if !p.deleted {
+			byOwner = append(byOwner, owned{p.owner, p.name, id})
 		}
-		if !rules.Rests(&st.State) {
-			ids = append(ids, id)
-			continue
+		if !p.rests {
+			actors = append(actors, spawned{id, st})
+			return
 		}
 		// Resting: a record and its place in the index, no actor.
-		rec, ok := r.records[id]
-		if !ok {
+		if rec == "" {
 			rec = newRecord(st)
 		}
 		s.tasks[id] = slot{rec: rec}
-		if t, ok := recoveredTrack(st.State); ok {
+		if p.due {
 			i := s.shardIndex(id)
-			index[i] = append(index[i], dueindex.Entry{TaskID: id, NextRun: t.NextRun, Queue: st.State.Spec.Policy.QueueName()})
+			index[i] = append(index[i], p.entry)
 		}
 		rested++
 	}
+	for i := range r.recorded {
+		t := &r.recorded[i]
+		if _, ok := r.changed[t.id]; !ok {
+			place(t.id, t.at, t.rec, t.st)
+		}
+	}
+	for id, st := range states {
+		place(id, placementOf(id, &st.State), "", st)
+	}
+	r.recorded = nil // the records live on in s.tasks; the rest is garbage
+	// Each owner's set made at its size: a million tasks of one owner
+	// grew theirs through every size, rehashing each time.
+	perOwner := map[string]int{}
+	for _, o := range byOwner {
+		perOwner[o.owner]++
+	}
 	s.ownersMu.Lock()
+	for owner, k := range perOwner {
+		s.owners[owner] = make(map[uuid.UUID]string, k)
+	}
 	for _, o := range byOwner {
 		s.indexOwner(o.owner, o.name, o.id)
 	}
@@ -117,14 +143,14 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// Deterministic order: that of the IDs' text, which their bytes sort in
 	// without formatting two strings per comparison (docs/performance.md,
 	// "Figures that were comments").
-	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
-	for _, id := range ids {
+	slices.SortFunc(actors, func(a, b spawned) int { return bytes.Compare(a.id[:], b.id[:]) })
+	for _, a := range actors {
 		// An open run holds its actor as a tick's would: it takes a
 		// place in its queue's share of the bound. (s.mu is held: the
 		// actor cannot have left yet.)
-		e := s.spawnTask(id, states[id])
+		e := s.spawnTask(a.id, a.st)
 		e.mu.Lock()
-		e.count(s.gateOf(states[id].State.Spec.Policy.QueueName()))
+		e.count(s.gateOf(a.st.State.Spec.Policy.QueueName()))
 		e.mu.Unlock()
 	}
 	s.ticker = s.spawn(root, actor.PropsFromProducer(func() actor.Actor {
@@ -161,7 +187,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	// are deleted with nothing open).
 	logger.Info("scheduler started (tasks: every task in the log; actors: those with a run open, given an actor now; "+
 		"resting: the others not deleted, kept as a record until due or asked)",
-		"tasks", len(states), "actors", len(ids), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
+		"tasks", tasks, "actors", len(actors), "resting", rested, "tick", s.cfg.Tick, "workers", s.cfg.Workers,
 		"queues", len(s.cfg.Queues))
 	if _, ok := s.cfg.Store.(events.Truncater); !ok {
 		// Once: the task actors skip retention on such a store in silence.

@@ -7,9 +7,11 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/cronactor/cronactor/actors/dueindex"
 	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
 )
 
 // A resting task's record is what the scheduler keeps of a task that has no
@@ -74,14 +76,37 @@ func readRecordInto(rec string, st *rules.State, pos *events.Position) error {
 	return nil
 }
 
+// placement is what Start needs to place a recovered task: nothing (idle:
+// deleted, nothing open), an actor (an open run), or its record and, when
+// it is due some time, its place in the due-time index; and, unless it is
+// deleted, the owner it is listed under and its name.
+type placement struct {
+	idle, deleted, rests, due bool
+	owner, name               string         // unless deleted
+	entry                     dueindex.Entry // when due
+}
+
+// placementOf is where task id, in state st, goes at Start.
+func placementOf(id uuid.UUID, st *rules.State) placement {
+	p := placement{idle: rules.Idle(st), deleted: st.Status == rules.StatusDeleted, rests: rules.Rests(st)}
+	if p.idle {
+		return p
+	}
+	if !p.deleted {
+		p.owner, p.name = st.Spec.Owner, st.Spec.Name
+	}
+	if p.rests {
+		if t, ok := recoveredTrack(st); ok {
+			p.due, p.entry = true, dueindex.Entry{TaskID: id, NextRun: t.NextRun, Queue: st.Spec.Policy.QueueName()}
+		}
+	}
+	return p
+}
+
 // recoveredTrack is where a task recovered from the log goes in the
 // due-time index: the Track its actor would send on starting (R9), if
 // active.
-func recoveredTrack(s rules.State) (rules.Track, bool) {
-	for _, e := range rules.Recover(s) {
-		if t, ok := e.(rules.Track); ok {
-			return t, t.Active
-		}
-	}
-	return rules.Track{}, false
+func recoveredTrack(s *rules.State) (rules.Track, bool) {
+	t, ok := rules.IndexTrack(s)
+	return t, ok && t.Active
 }

@@ -25,15 +25,18 @@ func (s *Scheduler) aroundRecovery() (restore func()) {
 	return restore
 }
 
-// recovery is what Start rebuilt of the tasks: the state of every task;
-// from a snapshot, also the tasks whose state is not their snapshot's
-// record (changed), and the records of the others, as read; from the whole
-// log, changed and records are nil. readWhole counts the streams a
+// recovery is what Start rebuilt of the tasks. From the whole log: the
+// state of every task (states); changed and recorded are nil. From a
+// snapshot: the tasks as their records have them (recorded, in ID order),
+// and the state of those the log after the mark touched or that were read
+// from their stream (states); changed lists the latter (a task read from a
+// stream that does not exist is in changed and not in states), and their
+// entries in recorded are out of date. readWhole counts the streams a
 // recovery from a snapshot read whole (streams_read_whole in its log line).
 type recovery struct {
+	recorded  []recordedTask
 	states    map[uuid.UUID]*task.Initial
 	changed   map[uuid.UUID]struct{}
-	records   map[uuid.UUID]string
 	readWhole int
 }
 

@@ -1,10 +1,13 @@
 package scheduler
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -313,18 +316,26 @@ var errNoSnapshot = errors.New("scheduler: no snapshot")
 // recoverFromSnapshot folds the store's snapshot and the log after its mark
 // into the state of every task (see the comment at the top). It returns
 // errNoSnapshot, wrapped with the reason, when there is none to use.
+//
+// The tasks the log after the mark does not touch — all of them after a
+// clean stop — are not kept decoded: each record is decoded once, in
+// parallel, into a scratch state, and only where Start places the task is
+// kept (recordedTask); the record itself becomes the task's. A decoded
+// state is about 800 bytes, against about 160 for its record: holding a
+// million of them at once made the restart's peak and its time
+// (docs/performance.md, "The restart at a million tasks, profiled").
 func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 	sn := s.snap
 	head := sn.head.Head()
 	var (
 		meta    snapshotMeta
 		hasMeta bool
-		recs    = map[uuid.UUID]string{}
+		read    []snapshotRecord // grown as the table is read: the small part of recordedTask
 	)
 	err := sn.store.ReadSnapshot(ctx, func(k, v []byte) error {
 		switch {
 		case len(k) == 16:
-			recs[uuid.UUID(k)] = string(v)
+			read = append(read, snapshotRecord{uuid.UUID(k), string(v)})
 		case string(k) == string(metaKey):
 			if err := meta.unmarshalBinary(v); err != nil {
 				return err
@@ -343,33 +354,55 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 	case meta.mark.Commit > head.Commit:
 		return recovery{}, fmt.Errorf("%w: its mark %d is past the log's head %d", errNoSnapshot, meta.mark.Commit, head.Commit)
 	}
-	states, err := decodeRecords(recs, head)
+	// The table is read in key order (events.SnapshotStore); sorting is
+	// for a store that does not, so that recordOf can search.
+	if !slices.IsSortedFunc(read, compareRecords) {
+		slices.SortFunc(read, compareRecords)
+	}
+	recs, err := decodeRecords(read, head)
 	if err != nil {
 		return recovery{}, fmt.Errorf("%w: %w", errNoSnapshot, err)
+	}
+	read = nil
+	recordOf := func(id uuid.UUID) string {
+		if i, ok := slices.BinarySearchFunc(recs, id, func(r recordedTask, id uuid.UUID) int {
+			return bytes.Compare(r.id[:], id[:])
+		}); ok {
+			return recs[i].rec
+		}
+		return ""
 	}
 	sn.mark.Store(meta.mark.Commit)
 	reread := make(map[uuid.UUID]struct{}, len(meta.active))
 	for _, id := range meta.active {
 		reread[id] = struct{}{}
 	}
-	// next is the version each task touched by the tail expects next.
+	// states holds the tasks the tail touches, decoded; next is the version
+	// each of them expects next.
+	states := map[uuid.UUID]*task.Initial{}
 	next := map[uuid.UUID]uint64{}
-	tail := 0
+	tail, added := 0, 0
+	var recErr error
 	err = s.foldLog(ctx, meta.mark, func(r *events.Recorded, id uuid.UUID, e events.Event) {
 		tail++
 		if _, ok := reread[id]; ok {
 			return
 		}
-		st := states[id]
 		want, touched := next[id]
-		switch {
-		case touched:
-		case st != nil:
-			want = st.State.Version + 1
-		default:
+		st := states[id]
+		if !touched {
 			st = &task.Initial{}
+			if rec := recordOf(id); rec != "" {
+				if err := readRecord(rec, st); err != nil { // decodeRecords read it: it cannot fail
+					recErr = cmp.Or(recErr, fmt.Errorf("task %s: %w", id, err))
+					return
+				}
+				st.Tracked = false // as recovered from the log: Start decides
+				want = st.State.Version + 1
+			} else {
+				added++
+			}
 			states[id] = st
-			want = 0
 		}
 		switch {
 		case r.Version < want:
@@ -384,12 +417,15 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 		st.Position = r.Position
 		next[id] = want + 1
 	})
+	if err == nil {
+		err = recErr
+	}
 	if err != nil {
 		return recovery{}, err
 	}
-	s.cfg.Logger.Info("tasks read from a snapshot", "tasks", len(states), "mark", meta.mark.Commit,
+	s.cfg.Logger.Info("tasks read from a snapshot", "tasks", len(recs)+added, "mark", meta.mark.Commit,
 		"events_after", tail, "streams_read_whole", len(reread))
-	if err := s.rereadTasks(ctx, reread, states, recs); err != nil {
+	if err := s.rereadTasks(ctx, reread, states, recordOf); err != nil {
 		return recovery{}, err
 	}
 	readWhole := len(reread)
@@ -397,32 +433,49 @@ func (s *Scheduler) recoverFromSnapshot(ctx context.Context) (recovery, error) {
 	for id := range next {
 		changed[id] = struct{}{}
 	}
-	for id := range changed {
-		delete(recs, id)
-	}
-	return recovery{states: states, changed: changed, records: recs, readWhole: readWhole}, nil
+	return recovery{recorded: recs, states: states, changed: changed, readWhole: readWhole}, nil
 }
 
-// decodeRecords decodes the snapshot's records, in parallel; a record of an
-// event past head is refused.
-func decodeRecords(recs map[uuid.UUID]string, head events.Position) (map[uuid.UUID]*task.Initial, error) {
-	type item struct {
-		id  uuid.UUID
-		rec string
-	}
-	items := make([]item, 0, len(recs))
-	for id, rec := range recs {
-		items = append(items, item{id, rec})
-	}
-	out := make([]task.Initial, len(items))
-	err := inParallel(len(items), 1024, func(lo, hi int) error {
+// recordedTask is a task as the snapshot's record has it: the record, and
+// where Start places the task (decodeRecords). st is the decoded state of a
+// task that gets an actor (an open run), nil for the others.
+type recordedTask struct {
+	id  uuid.UUID
+	rec string
+	at  placement
+	st  *task.Initial
+}
+
+// snapshotRecord is a task's entry in the snapshot table.
+type snapshotRecord struct {
+	id  uuid.UUID
+	rec string
+}
+
+func compareRecords(a, b snapshotRecord) int { return bytes.Compare(a.id[:], b.id[:]) }
+
+// decodeRecords decodes the snapshot's records in parallel and says where
+// each task goes, in the same order; a record of an event past head is
+// refused.
+func decodeRecords(read []snapshotRecord, head events.Position) ([]recordedTask, error) {
+	recs := make([]recordedTask, len(read))
+	err := inParallel(len(read), 1024, func(lo, hi int) error {
+		var st task.Initial // one scratch state per part: the records' states are not kept
 		for i := lo; i < hi; i++ {
-			if err := readRecord(items[i].rec, &out[i]); err != nil {
-				return fmt.Errorf("task %s: %w", items[i].id, err)
+			r := &recs[i]
+			r.id, r.rec = read[i].id, read[i].rec
+			if err := readRecord(r.rec, &st); err != nil {
+				return fmt.Errorf("task %s: %w", r.id, err)
 			}
-			if out[i].Position.Commit > head.Commit {
+			if st.Position.Commit > head.Commit {
 				return fmt.Errorf("task %s: its record is of position %d, past the log's head %d",
-					items[i].id, out[i].Position.Commit, head.Commit)
+					r.id, st.Position.Commit, head.Commit)
+			}
+			r.at = placementOf(r.id, &st.State)
+			if !r.at.idle && !r.at.rests {
+				full := st
+				full.Tracked = false // as recovered from the log: Start decides
+				r.st = &full
 			}
 		}
 		return nil
@@ -430,20 +483,14 @@ func decodeRecords(recs map[uuid.UUID]string, head events.Position) (map[uuid.UU
 	if err != nil {
 		return nil, err
 	}
-	states := make(map[uuid.UUID]*task.Initial, len(items))
-	for i := range items {
-		st := &out[i]
-		st.Tracked = false // as recovered from the log: Start decides
-		states[items[i].id] = st
-	}
-	return states, nil
+	return recs, nil
 }
 
 // rereadTasks reads the streams of the tasks in ids, a few at a time —
-// the events after the task's record in recs, or the whole stream when it
-// has none — and puts their state in states (deleting it for a stream that
-// does not exist).
-func (s *Scheduler) rereadTasks(ctx context.Context, ids map[uuid.UUID]struct{}, states map[uuid.UUID]*task.Initial, recs map[uuid.UUID]string) error {
+// the events after the task's record (recordOf; "": none), or the whole
+// stream when it has none — and puts their state in states (deleting it
+// for a stream that does not exist).
+func (s *Scheduler) rereadTasks(ctx context.Context, ids map[uuid.UUID]struct{}, states map[uuid.UUID]*task.Initial, recordOf func(uuid.UUID) string) error {
 	list := make([]uuid.UUID, 0, len(ids))
 	for id := range ids {
 		list = append(list, id)
@@ -455,7 +502,7 @@ func (s *Scheduler) rereadTasks(ctx context.Context, ids map[uuid.UUID]struct{},
 	for p := range parts {
 		wg.Go(func() {
 			for i := p; i < len(list); i += parts {
-				st, err := readTail(ctx, s.cfg.Store, list[i], recs[list[i]])
+				st, err := readTail(ctx, s.cfg.Store, list[i], recordOf(list[i]))
 				if errors.Is(err, events.ErrStreamNotFound) {
 					continue
 				}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/cronactor/cronactor/actors/clock"
+	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
@@ -186,11 +188,33 @@ func compareRecoveries(t *testing.T, cfg Config, at string) {
 	if err != nil {
 		t.Fatalf("%s: %v", at, err)
 	}
-	snapped := r.states
-	for id, rec := range r.records {
-		if want := newRecord(full[id]); rec != want {
-			t.Fatalf("%s: task %s: the record kept from the snapshot is not the task's record", at, id)
+	snapped := maps.Clone(r.states)
+	for _, rt := range r.recorded {
+		if _, ok := r.changed[rt.id]; ok {
+			continue
 		}
+		want := full[rt.id]
+		if want == nil {
+			t.Fatalf("%s: the snapshot has a record of task %s the log does not have", at, rt.id)
+		}
+		if rec := newRecord(want); rt.rec != rec {
+			t.Fatalf("%s: task %s: the record kept from the snapshot is not the task's record", at, rt.id)
+		}
+		if got, wantAt := rt.at, placementOf(rt.id, &want.State); !samePlacement(got, wantAt) {
+			t.Fatalf("%s: task %s is placed %+v from its record, %+v from the log", at, rt.id, got, wantAt)
+		}
+		st := &task.Initial{}
+		if err := readRecord(rt.rec, st); err != nil {
+			t.Fatal(err)
+		}
+		st.Tracked = false
+		if rt.st != nil && !reflect.DeepEqual(*rt.st, *st) {
+			t.Fatalf("%s: task %s: the state kept for its actor is not its record's", at, rt.id)
+		}
+		if (rt.st != nil) != (!rt.at.idle && !rt.at.rests) {
+			t.Fatalf("%s: task %s: a state kept (%v) though placed %+v", at, rt.id, rt.st != nil, rt.at)
+		}
+		snapped[rt.id] = st
 	}
 	for id, want := range full {
 		got := snapped[id]
@@ -212,6 +236,13 @@ func compareRecoveries(t *testing.T, cfg Config, at string) {
 			t.Fatalf("%s: the snapshot's recovery has task %s (%s) the log does not", at, id, got.State.Status)
 		}
 	}
+}
+
+// samePlacement compares two placements, their due times as instants.
+func samePlacement(a, b placement) bool {
+	at, bt := a.entry.NextRun, b.entry.NextRun
+	a.entry.NextRun, b.entry.NextRun = time.Time{}, time.Time{}
+	return a == b && at.Equal(bt)
 }
 
 func stopNowInternal(s *Scheduler) {

@@ -187,8 +187,8 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	peers := fs.String("peers", "", "the peers' program: a path, or none (default: "+peersBinary+" next to this executable, else on PATH)")
 	dir := fs.String("dir", "", "directory for the measured files (default: a new temporary directory)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the wave to `FILE`, and of creating the tasks to FILE.create")
-	memProfile := fs.String("memprofile", "", "write Go allocation profiles to `FILE` (end of the wave), FILE.created and FILE.start")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the wave to `FILE`, of creating the tasks to FILE.create, and of the restart's recovery to FILE.restart")
+	memProfile := fs.String("memprofile", "", "write Go allocation profiles to `FILE` (end of the wave), FILE.created, FILE.start and FILE.restart (the restart's process, recovered)")
 	traceFile := fs.String("trace", "", "write a Go execution trace of the wave to `FILE` (go tool trace)")
 	storeKind := fs.String("store", "embedded", "store to measure: embedded or postgres (then River runs among the peers on the same database)")
 	pgURL := fs.String("postgres", env.getenv("CRONACTOR_POSTGRES"), "PostgreSQL connection `URL` for --store postgres (default $CRONACTOR_POSTGRES)")
@@ -232,7 +232,8 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 func restartChild(exe string) bench.ChildCommand {
 	return func(c bench.RestartChildConfig) (string, []string) {
 		return exe, []string{restartChildCommand, "--dir", c.Dir, "--probe", c.Probe.String(),
-			"--tick", c.Tick.String(), "--workers", strconv.Itoa(c.Workers)}
+			"--tick", c.Tick.String(), "--workers", strconv.Itoa(c.Workers),
+			"--cpuprofile", c.CPUProfile, "--memprofile", c.MemProfile}
 	}
 }
 
@@ -242,6 +243,8 @@ func runBenchRestartChild(ctx context.Context, env *cliEnv, args []string) error
 	probe := fs.String("probe", "", "the ID of the task the first tick decides about")
 	tick := fs.Duration("tick", bench.DefaultTick, "the scheduler's tick")
 	workers := fs.Int("workers", 64, "scheduler workers")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of opening the store and starting the scheduler to `FILE`")
+	memProfile := fs.String("memprofile", "", "write the Go allocation profile once the scheduler started to `FILE`")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -252,7 +255,8 @@ func runBenchRestartChild(ctx context.Context, env *cliEnv, args []string) error
 	if err != nil {
 		return fmt.Errorf("%w: --probe: %v", errUsage, err)
 	}
-	cfg := bench.RestartChildConfig{Dir: *dir, Probe: id, Tick: *tick, Workers: *workers, RecoveryGC: raiseGCForRecovery}
+	cfg := bench.RestartChildConfig{Dir: *dir, Probe: id, Tick: *tick, Workers: *workers, RecoveryGC: raiseGCForRecovery,
+		CPUProfile: *cpuProfile, MemProfile: *memProfile}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -16,7 +16,8 @@ import (
 // object with every field of DESIGN.md §6, the restart measured in a fresh
 // process of the binary itself (its hidden bench-restart-child command).
 // It checks shapes and plausibility, never speed, and that the profiles
-// --cpuprofile, --memprofile and --trace ask for are written. Then `bench report`
+// --cpuprofile, --memprofile and --trace ask for are written (the
+// restart's fresh process writes the .restart ones). Then `bench report`
 // turns that output into the table.
 func TestBenchSchedulerJSON(t *testing.T) {
 	if testing.Short() {
@@ -37,7 +38,7 @@ func TestBenchSchedulerJSON(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bench scheduler: %v\n%s", err, stderr.String())
 	}
-	for _, f := range []string{cpu, cpu + ".create", mem, mem + ".created", mem + ".start", trc} {
+	for _, f := range []string{cpu, cpu + ".create", cpu + ".restart", mem, mem + ".created", mem + ".start", mem + ".restart", trc} {
 		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
 			t.Errorf("profile %s: %v (want a non-empty file)", filepath.Base(f), err)
 		}
@@ -53,7 +54,7 @@ func TestBenchSchedulerJSON(t *testing.T) {
 		t.Fatalf("last line %q: %v", last, err)
 	}
 	for _, k := range []string{"tasks", "runs_per_s", "events_per_s", "raw_events_per_s", "ratio", "lag_p50_ms",
-		"lag_p99_ms", "rss_bytes_per_task", "restart_s"} {
+		"lag_p99_ms", "rss_bytes_per_task", "restart_s", "restart_allocs_per_task"} {
 		v, ok := m[k].(float64)
 		if !ok {
 			t.Errorf("%s = %v (%T), want a number", k, m[k], m[k])
@@ -66,6 +67,9 @@ func TestBenchSchedulerJSON(t *testing.T) {
 		if k != "lag_p50_ms" && k != "rss_bytes_per_task" && !(v > 0) {
 			t.Errorf("%s = %v, want more than 0", k, v)
 		}
+	}
+	if v, _ := m["restart_start_cpu_s"].(float64); runtime.GOOS == "linux" && !(v > 0) {
+		t.Errorf("restart_start_cpu_s = %v on linux, want more than 0", m["restart_start_cpu_s"])
 	}
 	if runtime.GOOS == "linux" && m["rss_measured"] != true {
 		t.Errorf("rss_measured = %v on linux, want true", m["rss_measured"])

@@ -24,6 +24,12 @@ type Profiles struct {
 	// isolates the wave's allocations, and -diff_base Mem.start
 	// Mem.created those of creating the tasks.
 	Mem string
+	// The fresh process of the restart measurement (RestartChild) writes
+	// CPU+".restart", the CPU profile of its store's opening and its
+	// scheduler's start (the recovery), and Mem+".restart", its allocation
+	// profile once started. Profiling slows that process: restart_s is
+	// not comparable with a run without profiles.
+	//
 	// Trace is an execution trace of the wave (runtime/trace, for `go tool
 	// trace`), over the same span as CPU's profile: which goroutines ran,
 	// waited to run or sat in system calls, and when.
@@ -100,4 +106,16 @@ func (p Profiles) writeAllocs(suffix string) error {
 		return fmt.Errorf("bench: allocation profile: %w", err)
 	}
 	return f.Close()
+}
+
+// restart returns the files the restart's fresh process writes: p.CPU and
+// p.Mem with ".restart" appended, empty where p's are.
+func (p Profiles) restart() (cpu, mem string) {
+	if p.CPU != "" {
+		cpu = p.CPU + ".restart"
+	}
+	if p.Mem != "" {
+		mem = p.Mem + ".restart"
+	}
+	return cpu, mem
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,14 @@ type RestartChildConfig struct {
 	Tick time.Duration
 	// Workers is the scheduler's workers: 1 to 10000.
 	Workers int
+	// CPUProfile, when set, is where the child writes a Go CPU profile of
+	// opening the store and starting the scheduler (the recovery of every
+	// task), for `go tool pprof`.
+	CPUProfile string
+	// MemProfile, when set, is where the child writes its allocation
+	// profile (allocs) once the scheduler has started: every allocation of
+	// the fresh process up to then, most of them the recovery's.
+	MemProfile string
 	// RecoveryGC is the scheduler's Config.RecoveryGC: the daemon's, so
 	// that the restart measured is the daemon's. Nil: none.
 	RecoveryGC func() (restore func())
@@ -68,6 +77,13 @@ type childDecided struct {
 	OpenS    float64 `json:"open_s"`
 	StartS   float64 `json:"start_s"`
 	DecidedS float64 `json:"decided_s"`
+	// StartCPUs and StartMallocs are the process's CPU time (user +
+	// system) and Go heap allocations (runtime.MemStats.Mallocs) from
+	// entering the measurement until the scheduler started: the figures
+	// of opening the store and recovering, which other load on the
+	// machine barely moves.
+	StartCPUs    float64 `json:"start_cpu_s"`
+	StartMallocs uint64  `json:"start_mallocs"`
 }
 
 // childMemory is the child's second line: its resident set with the store
@@ -91,7 +107,15 @@ func RestartChild(ctx context.Context, cfg RestartChildConfig, out io.Writer) er
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	t0 := time.Now()
+	prof := Profiles{CPU: cfg.CPUProfile, Mem: cfg.MemProfile}
+	stopCPU, err := prof.startCPU("")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stopCPU() }() // for the early returns; stopped and checked after Start
+	var m0 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	t0, cpu0 := time.Now(), cpuTime()
 	store, err := embedded.Open(cfg.Dir, embedded.Options{})
 	if err != nil {
 		return err
@@ -130,15 +154,29 @@ func RestartChild(ctx context.Context, cfg RestartChildConfig, out io.Writer) er
 		stop() // abandon what runs: the measurement is over
 		_ = s.Stop(stopCtx)
 	}()
-	startS := time.Since(t0).Seconds()
+	startS, startCPU := time.Since(t0).Seconds(), (cpuTime() - cpu0).Seconds()
+	var m1 runtime.MemStats
+	runtime.ReadMemStats(&m1)
+	if err := stopCPU(); err != nil {
+		return err
+	}
+	stopCPU = func() error { return nil }
+	if err := prof.writeAllocs(""); err != nil {
+		return err
+	}
 	select {
 	case <-decided:
 	case err := <-subErr:
-		return fmt.Errorf("bench: restart child: subscription ended before the probe was decided: %w", err)
+		// Both are ready once the probe is seen (the subscription closes
+		// decided, then ends with errProbeSeen): select picks either.
+		if !errors.Is(err, errProbeSeen) {
+			return fmt.Errorf("bench: restart child: subscription ended before the probe was decided: %w", err)
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	line, _ := json.Marshal(childDecided{Decided: true, OpenS: openS, StartS: startS, DecidedS: time.Since(t0).Seconds()})
+	line, _ := json.Marshal(childDecided{Decided: true, OpenS: openS, StartS: startS, DecidedS: time.Since(t0).Seconds(),
+		StartCPUs: startCPU, StartMallocs: m1.Mallocs - m0.Mallocs})
 	if _, err := fmt.Fprintf(out, "%s\n", line); err != nil {
 		return err
 	}

@@ -143,9 +143,15 @@ type SchedulerResult struct {
 	// started (open + recovery). RestartRSSBytesPerTask is the child's
 	// resident memory once recovered and idle, minus its own before opening
 	// the directory, per task (Linux only, as RSSBytesPerTask). All 0 when
-	// the restart was not measured.
+	// the restart was not measured. RestartStartCPUs and
+	// RestartAllocsPerTask are the child's CPU time (user + system; 0
+	// where the platform does not say) and Go heap allocations per task
+	// over RestartStartS's span: unlike the seconds, other load on the
+	// machine barely moves them.
 	RestartS               float64 `json:"restart_s"`
 	RestartStartS          float64 `json:"restart_start_s"`
+	RestartStartCPUs       float64 `json:"restart_start_cpu_s"`
+	RestartAllocsPerTask   float64 `json:"restart_allocs_per_task"`
 	RestartRSSBytesPerTask float64 `json:"restart_rss_bytes_per_task"`
 
 	// Store is the store measured: "embedded" or "postgres".
@@ -210,11 +216,15 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 		if err := store.Close(); err != nil {
 			return res, err
 		}
-		r, err := measureRestart(ctx, cfg.Child, RestartChildConfig{Dir: dir, Probe: probe, Tick: cfg.tick(), Workers: cfg.Workers})
+		cpu, mem := cfg.Profiles.restart()
+		r, err := measureRestart(ctx, cfg.Child, RestartChildConfig{Dir: dir, Probe: probe, Tick: cfg.tick(), Workers: cfg.Workers,
+			CPUProfile: cpu, MemProfile: mem})
 		if err != nil {
 			return res, err
 		}
 		res.RestartS, res.RestartStartS = r.seconds, r.decided.StartS
+		res.RestartStartCPUs = r.decided.StartCPUs
+		res.RestartAllocsPerTask = float64(r.decided.StartMallocs) / float64(cfg.Tasks+1)
 		res.RestartRSSBytesPerTask = perTask(r.memory.RSSBeforeBytes, r.memory.RSSBytes, r.memory.RSSMeasured, cfg.Tasks+1)
 	}
 	res.Peers, res.PeersNote, err = cfg.Peers.measure(ctx, cfg.Tasks, cfg.Progress)
@@ -468,8 +478,8 @@ func (res SchedulerResult) Text() string {
 		res.Tasks, res.Workers, res.TickMs, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask,
 		rssText(res.RSSBytesPerTask, res.RSSMeasured), res.CPUusPerRun, res.CreateCPUusPerTask, res.AllocsPerRun, res.AllocBytesPerRun, res.CreateAllocsPerTask)
 	if res.RestartS > 0 {
-		fmt.Fprintf(&b, "\nrestart in a fresh process: %.2fs to the first tick decided (open + recovery %.2fs, tick %.0fms) | RSS after recovery %.0f B/task",
-			res.RestartS, res.RestartStartS, res.TickMs, res.RestartRSSBytesPerTask)
+		fmt.Fprintf(&b, "\nrestart in a fresh process: %.2fs to the first tick decided (open + recovery %.2fs, CPU %.2fs, %.1f allocs/task; tick %.0fms) | RSS after recovery %.0f B/task",
+			res.RestartS, res.RestartStartS, res.RestartStartCPUs, res.RestartAllocsPerTask, res.TickMs, res.RestartRSSBytesPerTask)
 	}
 	b.WriteString(peersText(res.Peers, res.PeersNote, res.RawEventsPerS))
 	for _, p := range res.Peers {

@@ -244,6 +244,17 @@ func Recover(s State) []Effect {
 	return out
 }
 
+// IndexTrack is the Track that Recover's effects end with (ok false when
+// the task does not exist, and Recover tracks nothing): where a recovered
+// task goes in the due-time index, without the effects' allocations — a
+// restart asks it of every resting task.
+func IndexTrack(s *State) (t Track, ok bool) {
+	if !s.Exists() {
+		return Track{}, false
+	}
+	return trackOf(s), true
+}
+
 // Idle reports whether a task needs no actor: deleted or never created,
 // with no open run.
 func Idle(s *State) bool { return idle(s) }

@@ -114,3 +114,27 @@ func TestRecover(t *testing.T) {
 		t.Fatalf("Recover(empty) = %#v", got)
 	}
 }
+
+// IndexTrack is the Track Recover ends with, for every status, with and
+// without a pending retry before or after the next run.
+func TestIndexTrackIsRecoversTrack(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	id := uuid.MustParse("00000000-0000-0000-0000-0000000000cc")
+	statuses := []rules.Status{rules.StatusNone, rules.StatusActive, rules.StatusPaused, rules.StatusFinished, rules.StatusDeleted}
+	retries := [][]rules.PendingRetry{nil, {{At: t0.Add(-time.Minute)}}, {{At: t0.Add(time.Minute)}}}
+	for _, st := range statuses {
+		for _, rs := range retries {
+			s := rules.State{ID: id, Status: st, NextRun: t0, Retries: rs}
+			var want rules.Track
+			wantOK := false
+			for _, e := range rules.Recover(s) {
+				if tr, ok := e.(rules.Track); ok {
+					want, wantOK = tr, true
+				}
+			}
+			if got, ok := rules.IndexTrack(&s); ok != wantOK || got != want {
+				t.Errorf("status %v, retries %v: IndexTrack = %+v, %v; Recover tracks %+v, %v", st, rs, got, ok, want, wantOK)
+			}
+		}
+	}
+}
