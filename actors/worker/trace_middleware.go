@@ -74,7 +74,7 @@ type tracedHandler struct {
 }
 
 func (h *tracedHandler) Handle(ctx context.Context, run *Run) (cp json.RawMessage, err error) {
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(run.now())}
+	opts := []trace.SpanStartOption{internalKind, trace.WithTimestamp(run.now())}
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		opts = append(opts, trace.WithAttributes(
 			AttrTaskID.String(run.TaskID.String()), AttrTaskName.String(run.TaskName), AttrOwner.String(run.Owner),
