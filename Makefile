@@ -40,6 +40,10 @@ postgres: ## install PostgreSQL for the Postgres store's tests, if missing and r
 BENCHOUT ?= bin/bench
 BENCH_TASKS ?= 100000
 BENCH_DURATION ?= 5s
+# The tasks of the scheduler measurement on Postgres, with River on the same
+# server (a throwaway one from .ci/bench-postgres unless CRONACTOR_POSTGRES
+# names one; skipped without server binaries).
+BENCH_PG_TASKS ?= 20000
 # The old task of bench history (DESIGN.md §8.3: 1,000,000 events).
 BENCH_HISTORY_EVENTS ?= 1000000
 
@@ -52,9 +56,11 @@ bench: build peers ## print throughput figures next to their baselines and the p
 	./bin/cronactor bench scheduler --tasks $(BENCH_TASKS) --json > $(BENCHOUT)/scheduler.json
 	./bin/cronactor bench lag --tasks $(BENCH_TASKS) --load 0.5 --json > $(BENCHOUT)/lag.json
 	./bin/cronactor bench history --events $(BENCH_HISTORY_EVENTS) --json > $(BENCHOUT)/history.json
+	./.ci/bench-postgres ./bin/cronactor bench scheduler --store postgres --postgres '{URL}' --tasks $(BENCH_PG_TASKS) --json > $(BENCHOUT)/scheduler-postgres.json
 	@echo
 	@./bin/cronactor bench report --store $(BENCHOUT)/store.json --projections $(BENCHOUT)/projections.json \
-		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json --history $(BENCHOUT)/history.json
+		--scheduler $(BENCHOUT)/scheduler.json --lag $(BENCHOUT)/lag.json --history $(BENCHOUT)/history.json \
+		--scheduler-postgres $(BENCHOUT)/scheduler-postgres.json
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./events -run '^$$' -fuzz FuzzDecode -fuzztime $${FUZZTIME:-30s}

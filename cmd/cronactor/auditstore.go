@@ -19,8 +19,10 @@ var errReadOnly = errors.New("the audit endpoint is read-only")
 
 // eventsAPI reads one task's stream through GET /v1/tasks/{id}/events, as
 // an events.Store that only reads streams: `history` and `explain` give it
-// to projections/audit, which reads a page and its look-back, or the events
-// around a time, never the whole stream. A server that ignores after,
+// to projections/audit, which reads a page and the events before it from
+// the stream's first event (at most cliMaxFold of them; past that a
+// look-back), or the events around a time, never the whole stream of a
+// long task. A server that ignores after,
 // before or limit (an older daemon) is read as it answers: events outside
 // what was asked are dropped, and the stream's end is then found by point
 // reads.

@@ -30,7 +30,7 @@ var benchCommands = map[string]command{
 		run:     runBenchProjections,
 	},
 	"scheduler": {
-		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate",
+		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate (--store postgres: and River's)",
 		run:     runBenchScheduler,
 	},
 	"backlog": {
@@ -46,7 +46,7 @@ var benchCommands = map[string]command{
 		run:     runBenchHistory,
 	},
 	"report": {
-		summary: "one table of the --json outputs of bench store, projections, scheduler, lag and history",
+		summary: "one table of the --json outputs of bench store, projections, scheduler (embedded and Postgres), lag and history",
 		run:     runBenchReport,
 	},
 }
@@ -190,11 +190,22 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the wave to `FILE`, and of creating the tasks to FILE.create")
 	memProfile := fs.String("memprofile", "", "write Go allocation profiles to `FILE` (end of the wave), FILE.created and FILE.start")
 	traceFile := fs.String("trace", "", "write a Go execution trace of the wave to `FILE` (go tool trace)")
+	storeKind := fs.String("store", "embedded", "store to measure: embedded or postgres (then River runs among the peers on the same database)")
+	pgURL := fs.String("postgres", env.getenv("CRONACTOR_POSTGRES"), "PostgreSQL connection `URL` for --store postgres (default $CRONACTOR_POSTGRES)")
+	riverWorkers := fs.Int("river-workers", 1000, "with --store postgres, River is measured with --workers workers and once more with this many (0: not)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if err := fs.noArgs(); err != nil {
 		return err
+	}
+	switch {
+	case *storeKind != "embedded" && *storeKind != "postgres":
+		return fmt.Errorf("%w: --store must be embedded or postgres, got %q", errUsage, *storeKind)
+	case *storeKind == "postgres" && *pgURL == "":
+		return fmt.Errorf("%w: --store postgres needs --postgres URL (or CRONACTOR_POSTGRES)", errUsage)
+	case *storeKind == "embedded":
+		*pgURL = ""
 	}
 	if *tasks < 1 || *tasks > 10_000_000 || *workers < 1 || *workers > 10000 {
 		return fmt.Errorf("%w: --tasks must be 1..10000000 and --workers 1..10000", errUsage)
@@ -207,7 +218,7 @@ func runBenchScheduler(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("bench scheduler: this program's path, to restart it: %w", err)
 	}
-	cfg := bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Tick: *tick, Dir: *dir, Peers: p,
+	cfg := bench.SchedulerConfig{Tasks: *tasks, Workers: *workers, Tick: *tick, Dir: *dir, Postgres: *pgURL, RiverWorkers: *riverWorkers, Peers: p,
 		Child: restartChild(exe), Profiles: bench.Profiles{CPU: *cpuProfile, Mem: *memProfile, Trace: *traceFile}, Progress: benchProgress(env)}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -338,6 +349,7 @@ func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
 	for _, k := range []string{"store", "projections", "scheduler", "lag", "history"} {
 		files[k] = fs.String(k, "", "the --json output of bench "+k)
 	}
+	files["scheduler-postgres"] = fs.String("scheduler-postgres", "", "the --json output of bench scheduler --store postgres")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -356,14 +368,17 @@ func runBenchReport(ctx context.Context, env *cliEnv, args []string) error {
 	if r.Scheduler, err = readLast[bench.SchedulerResult](*files["scheduler"]); err != nil {
 		return err
 	}
+	if r.SchedulerPostgres, err = readLast[bench.SchedulerResult](*files["scheduler-postgres"]); err != nil {
+		return err
+	}
 	if r.Lag, err = readLast[bench.LagResult](*files["lag"]); err != nil {
 		return err
 	}
 	if r.History, err = readLast[bench.HistoryResult](*files["history"]); err != nil {
 		return err
 	}
-	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.Lag == nil && r.History == nil {
-		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --lag, --history", errUsage)
+	if r.Store == nil && r.Projections == nil && r.Scheduler == nil && r.SchedulerPostgres == nil && r.Lag == nil && r.History == nil {
+		return fmt.Errorf("%w: name at least one of --store, --projections, --scheduler, --scheduler-postgres, --lag, --history", errUsage)
 	}
 	_, err = fmt.Fprint(env.stdout, r.Table())
 	return err

@@ -73,8 +73,8 @@ func TestBenchSchedulerJSON(t *testing.T) {
 	if m["tasks"] != 200.0 {
 		t.Errorf("tasks %v", m["tasks"])
 	}
-	ps, _ := m["peers"].([]any)
-	if len(ps) != 1 || ps[0].(map[string]any)["label"] != "in memory, not durable" {
+	ps, _ := m["peers"].(map[string]any)
+	if p, _ := ps["fake"].(map[string]any); len(ps) != 1 || p["label"] != "in memory, not durable" {
 		t.Errorf("peers %v", m["peers"])
 	}
 

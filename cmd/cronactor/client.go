@@ -584,8 +584,9 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
 	}
-	// A page and its look-back, not the whole stream (projections/audit).
-	page, err := audit.ReadPage(ctx, &eventsAPI{c: c, id: id}, id, rg)
+	// A page folded from the stream's first event when that is near, and
+	// from a look-back otherwise (projections/audit, cliMaxFold).
+	page, err := cliAudit(c, id).ReadPage(ctx, id, rg)
 	if err != nil {
 		return err
 	}
@@ -594,11 +595,30 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 	} else {
 		err = history.WriteTable(env.stdout, page.Rows, history.Absolute())
 	}
+	if err == nil && !page.Exact {
+		fmt.Fprintln(env.stderr, notExact)
+	}
 	if err == nil && page.Older() {
 		fmt.Fprintf(env.stderr, "%d older event(s) not shown: cronactor history %s --before %d (or --limit up to %d)\n",
 			page.Events[0].Version, id, page.Events[0].Version, historyMaxLimit)
 	}
 	return err
+}
+
+// cliMaxFold bounds the events `history` and `explain` read over the API
+// before what they show, to fold it exactly from the stream's first event:
+// the daemon keeps marks of long streams (projections/audit), the CLI
+// none. Past it they fold history.Lookback events before it, and say so.
+// A variable for the tests.
+var cliMaxFold = 20000
+
+// notExact is what `history` and `explain` say on stderr when they folded a
+// look-back.
+var notExact = fmt.Sprintf("note: the task's stream is long: folded from the %d events before what is shown, so a status, spec or waiting run set earlier may not show (the daemon's GET /v1/tasks/{id}/history and /explain are exact)", history.Lookback)
+
+// cliAudit reads task id's audit trail over the API.
+func cliAudit(c *client, id uuid.UUID) *audit.Reader {
+	return &audit.Reader{Store: &eventsAPI{c: c, id: id}, MaxFold: cliMaxFold}
 }
 
 // history's page: the default shows this many of the latest events.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cronactor/cronactor/projections/audit"
 	"github.com/cronactor/cronactor/projections/history"
 	"github.com/google/uuid"
 )
@@ -60,13 +59,16 @@ func runExplain(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("%w: TASK must be a task id: %v", errUsage, err)
 	}
 	// The events around --at, not the whole stream (projections/audit).
-	ex, err := audit.Explain(ctx, &eventsAPI{c: c, id: id}, id, at, *window)
+	ex, exact, err := cliAudit(c, id).ExplainExact(ctx, id, at, *window)
 	var refused *serverError
 	if errors.As(err, &refused) {
 		return refused // the server's refusal, in its one line
 	}
 	if err != nil {
 		return fmt.Errorf("explain task %s: %w", id, err)
+	}
+	if !exact {
+		fmt.Fprintln(env.stderr, notExact)
 	}
 	return ex.Write(env.stdout, history.Absolute())
 }

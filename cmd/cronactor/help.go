@@ -187,8 +187,8 @@ stdout (one JSON object per line with --json); progress notes to stderr on a ter
 		example: "cronactor bench store --duration 5s --json",
 	},
 	"bench store": {
-		summary: "append throughput of the embedded store next to the disk's raw limit",
-		usage:   "cronactor bench store [--writers N] [--duration DUR] [--dir DIR] [--json]",
+		summary: "append throughput of the embedded store (or --store postgres) next to the disk's raw limit",
+		usage:   "cronactor bench store [--writers N] [--duration DUR] [--dir DIR] [--json] [--store embedded|postgres] [--postgres URL]",
 		about:   "Append 200-byte events with 1 then 64 writers (or --writers), next to a raw group-committed file.",
 		example: "cronactor bench store --writers 64 --duration 5s",
 	},
@@ -199,8 +199,8 @@ stdout (one JSON object per line with --json); progress notes to stderr on a ter
 		example: "cronactor bench projections --duration 5s --rounds 3",
 	},
 	"bench scheduler": {
-		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate",
-		usage:   "cronactor bench scheduler [--tasks N] [--workers N] [--tick DUR] [--peers PATH|none] [--dir DIR] [--json] [--cpuprofile FILE] [--memprofile FILE] [--trace FILE]",
+		summary: "N tasks all due at once: runs/s end to end next to the store's raw append rate (--store postgres: and River's)",
+		usage:   "cronactor bench scheduler [--tasks N] [--workers N] [--tick DUR] [--peers PATH|none] [--dir DIR] [--json] [--cpuprofile FILE] [--memprofile FILE] [--trace FILE] [--store embedded|postgres] [--postgres URL] [--river-workers N]",
 		about: `Create N noop tasks all due at one instant on the embedded store and time every run enqueued,
 started and completed (three durable decisions each): runs_per_s, events_per_s, lag_p50_ms and
 lag_p99_ms (due → started). In the same run: raw_events_per_s, the store's raw append limit with as
@@ -212,7 +212,12 @@ from its exec until the first tick after its start has durably decided a run of 
 due (so it includes the runtime's start, the store's open, the recovery of every task and one tick);
 then the peers (robfig/cron, gocron: in memory, not durable), run by the separate program
 cronactor-benchpeers that make builds next to bin/cronactor. The last line of stdout is one JSON
-object with --json. See docs/benchmarks.md.`,
+object with --json; its peers are keyed by name (peers.gocron.runs_per_s).
+With --store postgres --postgres URL (default $CRONACTOR_POSTGRES) the tasks and the raw appends go to
+the Postgres store, in a schema of the run's own dropped afterwards, the restart is not measured, and
+the peers add River on the same database: N jobs scheduled at one instant, timed until River has
+recorded the last completion, with --workers workers (peers.river.runs_per_s) and once more with
+--river-workers (default 1000; 0: not). See docs/benchmarks.md.`,
 		example: "cronactor bench scheduler --tasks 100000 --json",
 	},
 	"bench lag": {
@@ -250,8 +255,8 @@ at most 50 ms at 1,000,000 events, within 3x of a task of 1,000.`,
 		example: "cronactor bench history --events 1000000 --json",
 	},
 	"bench report": {
-		summary: "one table of the --json outputs of bench store, projections, scheduler, lag and history",
-		usage:   "cronactor bench report [--store FILE] [--projections FILE] [--scheduler FILE] [--lag FILE] [--history FILE]",
+		summary: "one table of the --json outputs of bench store, projections, scheduler (embedded and Postgres), lag and history",
+		usage:   "cronactor bench report [--store FILE] [--projections FILE] [--scheduler FILE] [--scheduler-postgres FILE] [--lag FILE] [--history FILE]",
 		about: `Read the --json output of each bench named (a file of JSON lines; the last line counts, every
 line for bench store) and print one table: each figure beside its baseline of the same run or the bar
 of the design, the peers, and the load average each measurement started at. make bench ends with it.`,

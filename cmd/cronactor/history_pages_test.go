@@ -30,7 +30,8 @@ func (c *readCounter) ReadStream(ctx context.Context, stream string, from uint64
 
 // `history` shows the latest page of a long task (--limit), says how to
 // see the older events, shows them with --before, and `history` and
-// `explain` make the daemon read a page and its look-back, not the stream.
+// `explain` make the daemon read a page and at most cliMaxFold events
+// before it, whatever the stream's length.
 func TestHistoryPagesFromTheEnd(t *testing.T) {
 	st, err := embedded.OpenMemory()
 	if err != nil {
@@ -77,7 +78,7 @@ func TestHistoryPagesFromTheEnd(t *testing.T) {
 		if err := dispatch(context.Background(), env, append(args, "--server", srv.URL)); err != nil {
 			t.Fatalf("%v: %v %s", args, err, errOut.String())
 		}
-		if got := c.read.Load(); got > history.Lookback+historyLimit+300 {
+		if got := c.read.Load(); got > int64(cliMaxFold+historyLimit+300) {
 			t.Fatalf("%v: the daemon read %d events of %d", args, got, n)
 		}
 		return out.String(), errOut.String()
@@ -111,5 +112,21 @@ func TestHistoryPagesFromTheEnd(t *testing.T) {
 	ex.Write(&want, history.Absolute())
 	if out, _ := run("explain", id.String(), "--at", at.Format(time.RFC3339Nano)); out != want.String() {
 		t.Fatalf("explain:\n%s\nwant\n%s", out, want.String())
+	}
+
+	// Past cliMaxFold the CLI folds a look-back, and says so.
+	defer func(m int) { cliMaxFold = m }(cliMaxFold)
+	cliMaxFold = 1000
+	want.Reset()
+	history.WriteLines(&want, whole[n-4:], history.Absolute(), history.LineFields{RunID: true, Detail: true, Retry: true})
+	out, note := run("history", id.String(), "--format", "json", "--limit", "4")
+	if out != want.String() || !strings.Contains(note, "note: the task's stream is long") {
+		t.Fatalf("the latest page from a look-back:\n%s\nwant\n%s\nand a note, not %q", out, want.String(), note)
+	}
+	if _, note := run("explain", id.String(), "--at", at.Format(time.RFC3339Nano)); !strings.Contains(note, "note: the task's stream is long") {
+		t.Fatalf("explain from a look-back says %q", note)
+	}
+	if _, note := run("history", id.String(), "--limit", "4", "--before", "900"); strings.Contains(note, "note:") {
+		t.Fatalf("a page within cliMaxFold of the start says %q", note)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cronactor/cronactor/events/postgres/pgtest"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestConfigsNameTheFieldOutOfLimits(t *testing.T) {
@@ -86,9 +89,22 @@ func TestMain(m *testing.M) {
 			fmt.Println(`{"peer":"fake/a","version":"v1","label":"in memory, not durable","jobs":200,"setup_s":0.1,"runs_s":0.01,"runs_per_s":20000,"lag_p50_ms":1,"lag_p99_ms":2}`)
 			fmt.Println(`{"peer":"fake/b","version":"v2","label":"in memory, not durable","jobs":200,"setup_s":0.1,"runs_s":0.02,"runs_per_s":10000,"lag_p50_ms":3,"lag_p99_ms":4}`)
 			os.Exit(0)
+		case "fake-peers-args":
+			// River only when told a database, with the workers it was told.
+			fs := flag.NewFlagSet("fake-peers-args", flag.ExitOnError)
+			jobs := fs.Int("jobs", 0, "")
+			url := fs.String("postgres", "", "")
+			workers := fs.Int("workers", 0, "")
+			fs.Duration("poll", 0, "")
+			fs.Parse(os.Args[2:])
+			fmt.Printf(`{"peer":"fake/a","version":"v1","label":"in memory, not durable","jobs":%d,"runs_s":1,"runs_per_s":1}`+"\n", *jobs)
+			if *url != "" {
+				fmt.Printf(`{"peer":"river","version":"v0","label":"durable","jobs":%d,"runs_s":1,"runs_per_s":2,"workers":%d}`+"\n", *jobs, *workers)
+			}
+			os.Exit(0)
 		}
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 func self(t *testing.T) string {
@@ -182,11 +198,12 @@ func TestResultsCarryTheContractFields(t *testing.T) {
 	wantNumbers(t, m, "load", "tick_ms", "peak_runs_per_s", "rate_per_s", "runs_per_s", "lag_p50_ms", "lag_max_ms",
 		"tick_wait_p99_ms", "due_lag_p50_ms", "due_lag_p99_ms", "load_avg_1m", "ticks", "tick_p99_median_ms", "ticks_over_50ms")
 	for _, v := range []any{SchedulerResult{Peers: []PeerResult{peer}}, LagResult{Peers: []PeerResult{peer}}} {
-		ps, ok := jsonFields(t, v)["peers"].([]any)
+		// Keyed by name: DESIGN.md §8.1 reads peers.river.runs_per_s.
+		ps, ok := jsonFields(t, v)["peers"].(map[string]any)
 		if !ok || len(ps) != 1 {
 			t.Fatalf("peers %v", jsonFields(t, v)["peers"])
 		}
-		p := ps[0].(map[string]any)
+		p := ps["p"].(map[string]any)
 		wantNumbers(t, p, "jobs", "runs_per_s", "lag_p50_ms", "lag_p99_ms", "setup_s", "runs_s")
 		if p["label"] != PeerLabel || p["peer"] != "p" {
 			t.Errorf("peer %v", p)
@@ -310,15 +327,54 @@ func TestSchedulerSmoke(t *testing.T) {
 
 // fakePeers is a script running this test binary as the fake peers.
 func fakePeers(t *testing.T, exe string) string {
+	return fakePeersAs(t, exe, "fake-peers")
+}
+
+func fakePeersAs(t *testing.T, exe, mode string) string {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("the fake peers are a shell script")
 	}
 	p := filepath.Join(t.TempDir(), "peers")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\nexec '"+exe+"' fake-peers\n"), 0o755); err != nil {
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexec '"+exe+"' "+mode+" \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestSchedulerOnPostgres runs the smallest scheduler measurement on a
+// real Postgres: the wave completes there, the peers program is told the
+// database and our workers (so River runs on it), and the run's schema is
+// dropped afterwards.
+func TestSchedulerOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Postgres, takes seconds")
+	}
+	url := pgtest.URL(t)
+	res, err := Scheduler(context.Background(), SchedulerConfig{Tasks: 200, Workers: 8, Postgres: url,
+		Peers: Peers{Path: fakePeersAs(t, self(t), "fake-peers-args")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNumbers(t, jsonFields(t, res), schedulerContract...)
+	river, ok := res.Peers.Find("river")
+	switch {
+	case res.Store != "postgres" || res.Tasks != 200:
+		t.Errorf("store %q, tasks %d", res.Store, res.Tasks)
+	case !(res.RunsPerS > 0) || !(res.RawEventsPerS > 0) || res.RestartS != 0:
+		t.Errorf("runs/s %v, raw %v, restart %v", res.RunsPerS, res.RawEventsPerS, res.RestartS)
+	case !ok || river.Workers != 8 || river.Jobs != 200:
+		t.Errorf("peers %+v", res.Peers)
+	}
+	c, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var left int
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'cronactor_bench_%'").Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d bench schemas left (%v)", left, err)
+	}
 }
 
 // TestLagSmoke runs the smallest lag measurement: plausible values, the
@@ -357,8 +413,8 @@ func TestLagSmoke(t *testing.T) {
 	case len(res.Peers) != 0 || res.PeersNote != "not asked":
 		t.Errorf("peers %+v (%s)", res.Peers, res.PeersNote)
 	}
-	if ps, ok := jsonFields(t, res)["peers"].([]any); !ok || len(ps) != 0 {
-		t.Errorf("peers not measured must read [], not %v", jsonFields(t, res)["peers"])
+	if ps, ok := jsonFields(t, res)["peers"].(map[string]any); !ok || len(ps) != 0 {
+		t.Errorf("peers not measured must read {}, not %v", jsonFields(t, res)["peers"])
 	}
 }
 
@@ -452,5 +508,70 @@ func TestSchedulerTraceFailsEarly(t *testing.T) {
 		if strings.Contains(n, "creating") {
 			t.Fatalf("tasks were created before the trace file failed: %q", n)
 		}
+	}
+}
+
+// TestPeerResultsJSON: the peers are one object keyed by name, in the
+// order measured, so that peers.river.runs_per_s reads River's rate; the
+// array earlier versions wrote is read too.
+func TestPeerResultsJSON(t *testing.T) {
+	ps := PeerResults{{Peer: "robfig/cron", Jobs: 1, RunsPerS: 10}, {Peer: "river", Jobs: 1, RunsPerS: 2, Workers: 64}}
+	b, err := json.Marshal(SchedulerResult{Peers: ps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Peers map[string]struct {
+			RunsPerS float64 `json:"runs_per_s"`
+			Workers  int     `json:"workers"`
+		} `json:"peers"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Peers["river"]; r.RunsPerS != 2 || r.Workers != 64 || len(m.Peers) != 2 {
+		t.Fatalf("peers.river %+v in %s", r, b)
+	}
+	if i, j := strings.Index(string(b), `"robfig/cron"`), strings.Index(string(b), `"river"`); i < 0 || j < i {
+		t.Errorf("order lost: %s", b)
+	}
+	var back SchedulerResult
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Peers) != 2 || back.Peers[1].Peer != "river" || back.Peers[0].RunsPerS != 10 {
+		t.Fatalf("round trip %+v %v", back.Peers, err)
+	}
+	var old SchedulerResult
+	if err := json.Unmarshal([]byte(`{"peers":[{"peer":"gocron","jobs":1,"runs_per_s":3}]}`), &old); err != nil || len(old.Peers) != 1 || old.Peers[0].Peer != "gocron" {
+		t.Fatalf("array form %+v %v", old.Peers, err)
+	}
+	if r, ok := back.Peers.Find("river"); !ok || r.RunsPerS != 2 {
+		t.Errorf("Find river: %+v %v", r, ok)
+	}
+	if b, _ := json.Marshal(SchedulerResult{Peers: PeerResults{}}); !strings.Contains(string(b), `"peers":{}`) {
+		t.Errorf("no peers: %s", b)
+	}
+}
+
+// TestReportTableRiver: the Postgres scheduler row and River's, with the
+// ratio against the 1.5× bar; a run without River says so.
+func TestReportTableRiver(t *testing.T) {
+	line := `{"tasks":20000,"runs_per_s":3000,"raw_events_per_s":6000,"ratio":1.5,"lag_p99_ms":900,"store":"postgres","peers":{"gocron":{"peer":"gocron","jobs":20000,"runs_per_s":9},"river":{"peer":"river","version":"v0.51.2","jobs":20000,"runs_per_s":1500,"workers":64},"river-1000-workers":{"peer":"river-1000-workers","version":"v0.51.2","jobs":20000,"runs_per_s":4000,"workers":1000}}}`
+	res, err := ReadJSONLines[SchedulerResult](strings.NewReader(line))
+	if err != nil || len(res) != 1 {
+		t.Fatal(err)
+	}
+	table := Report{SchedulerPostgres: &res[0]}.Table()
+	for _, want := range []string{"scheduler on Postgres: 20,000 tasks all due", "3,000 runs/s",
+		"peer: river v0.51.2, 64 workers, same Postgres", "cronactor / River 2.00×; bar ≥ 1.5×",
+		"peer: river-1000-workers v0.51.2, 1000 workers", "cronactor / River 0.75×"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "gocron") {
+		t.Errorf("the Postgres rows list only River:\n%s", table)
+	}
+	res[0].Peers, res[0].PeersNote = nil, "--peers none"
+	if table := (Report{SchedulerPostgres: &res[0]}).Table(); !regexp.MustCompile(`River on the same Postgres +not measured +--peers none`).MatchString(table) {
+		t.Errorf("no River:\n%s", table)
 	}
 }

@@ -118,9 +118,9 @@ type LagResult struct {
 	SlowTicks []SlowTick `json:"slow_ticks,omitempty"`
 	// RawEventsPerS is the store's raw append limit measured in the same
 	// run (as in `bench scheduler`).
-	RawEventsPerS float64      `json:"raw_events_per_s"`
-	Peers         []PeerResult `json:"peers"`
-	PeersNote     string       `json:"peers_note,omitempty"`
+	RawEventsPerS float64     `json:"raw_events_per_s"`
+	Peers         PeerResults `json:"peers"`
+	PeersNote     string      `json:"peers_note,omitempty"`
 	// LoadAvg1m is as in SchedulerResult.
 	LoadAvg1m float64 `json:"load_avg_1m"`
 }
@@ -197,7 +197,7 @@ func lagPeak(ctx context.Context, cfg LagConfig, dir string) (wave, error) {
 		return wave{}, err
 	}
 	defer s.Stop(context.Background())
-	return allDue(ctx, s, store, cfg.Tasks, "bench lag (peak)", Profiles{}, cfg.Progress)
+	return allDue(ctx, s, store, cfg.Tasks, 2000, "bench lag (peak)", Profiles{}, cfg.Progress)
 }
 
 // enqueued is what a RunEnqueued said about a run.

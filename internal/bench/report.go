@@ -17,8 +17,10 @@ type Report struct {
 	Store       []StoreResult
 	Projections *ProjectionsResult
 	Scheduler   *SchedulerResult
-	Lag         *LagResult
-	History     *HistoryResult
+	// SchedulerPostgres is `bench scheduler --store postgres`, with River.
+	SchedulerPostgres *SchedulerResult
+	Lag               *LagResult
+	History           *HistoryResult
 }
 
 // ReadJSONLines decodes every non-empty line of r into a new T.
@@ -94,8 +96,24 @@ func (r Report) Table() string {
 		row(fmt.Sprintf("history: latest page of %d rows, %s", h.Page, at), fmt.Sprintf("%.1f ms", h.HistoryPageMs), beside(h.BaselineHistoryPageMs, h.HistoryPageRatio))
 		row("history: explain a time in the middle, "+at, fmt.Sprintf("%.1f ms", h.ExplainMs), beside(h.BaselineExplainMs, h.ExplainRatio))
 	}
+	if p := r.SchedulerPostgres; p != nil {
+		row(fmt.Sprintf("scheduler on Postgres: %s tasks all due", count(p.Tasks)), rate(p.RunsPerS, "runs/s"),
+			fmt.Sprintf("raw Postgres appends %s, ratio %.2f; lag p99 %.0f ms; load avg %.2f", rate(p.RawEventsPerS, "events/s"), p.Ratio, p.LagP99ms, p.LoadAvg1m))
+		found := false
+		for _, q := range p.Peers {
+			if q.Peer != "river" && !strings.HasPrefix(q.Peer, "river-") {
+				continue
+			}
+			found = true
+			row(fmt.Sprintf("peer: %s %s, %d workers, same Postgres", q.Peer, q.Version, q.Workers), rate(q.RunsPerS, "runs/s"),
+				fmt.Sprintf("cronactor / River %.2f×; bar ≥ 1.5×", p.RunsPerS/q.RunsPerS))
+		}
+		if !found {
+			row("peer: River on the same Postgres", "not measured", p.PeersNote)
+		}
+	}
 	// The peers of the scheduler run, else of the lag run.
-	var peers []PeerResult
+	var peers PeerResults
 	var note string
 	var raw float64
 	var jobs int

@@ -16,6 +16,7 @@ import (
 	"github.com/cronactor/cronactor/actors/worker/kinds"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/events/embedded"
+	"github.com/cronactor/cronactor/events/postgres"
 )
 
 // DefaultTick is the scheduler's tick in the scheduler measurement (and the
@@ -47,6 +48,16 @@ type SchedulerConfig struct {
 	// Child starts the fresh process that reopens the data directory
 	// (restart_s). Nil: the restart is not measured and reads 0.
 	Child ChildCommand
+	// Postgres, when set, is the connection URL of a PostgreSQL database:
+	// the tasks, and the raw appends of the baseline, go to the Postgres
+	// store (events/postgres) in a schema of this run's own there, dropped
+	// afterwards, and the peers add River on the same database. The restart
+	// is not measured on Postgres (restart_s reads 0).
+	Postgres string
+	// RiverWorkers, with Postgres, has River measured a second time with
+	// this many workers (peers.river-N-workers), beside River with Workers
+	// (peers.river): 0, not; 1 to 10000.
+	RiverWorkers int
 	// Peers says where the peer schedulers' program is.
 	Peers Peers
 	// Profiles, when set, are where the creation and the wave write Go CPU
@@ -62,6 +73,9 @@ func (c SchedulerConfig) Validate() error {
 	}
 	if c.Workers < 1 || c.Workers > 10000 {
 		return fmt.Errorf("bench: SchedulerConfig.Workers %d: want 1 to 10000", c.Workers)
+	}
+	if c.RiverWorkers < 0 || c.RiverWorkers > 10000 {
+		return fmt.Errorf("bench: SchedulerConfig.RiverWorkers %d: want 0 to 10000", c.RiverWorkers)
 	}
 	if c.Tick != 0 && (c.Tick < time.Millisecond || c.Tick > time.Hour) {
 		return fmt.Errorf("bench: SchedulerConfig.Tick %s: want 1ms to 1h", c.Tick)
@@ -134,10 +148,13 @@ type SchedulerResult struct {
 	RestartStartS          float64 `json:"restart_start_s"`
 	RestartRSSBytesPerTask float64 `json:"restart_rss_bytes_per_task"`
 
-	// Peers are the in-memory peer schedulers measured in the same run
-	// (empty when not measured; PeersNote says why).
-	Peers     []PeerResult `json:"peers"`
-	PeersNote string       `json:"peers_note,omitempty"`
+	// Store is the store measured: "embedded" or "postgres".
+	Store string `json:"store"`
+
+	// Peers are the peer schedulers measured in the same run (empty when
+	// not measured; PeersNote says why), by name: peers.river.runs_per_s.
+	Peers     PeerResults `json:"peers"`
+	PeersNote string      `json:"peers_note,omitempty"`
 
 	// LoadAvg1m is the machine's 1-minute load average when the measurement
 	// started (Linux, /proc/loadavg; 0 elsewhere): rates measured on a
@@ -157,7 +174,10 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	if err := cfg.Validate(); err != nil {
 		return SchedulerResult{}, err
 	}
-	res := SchedulerResult{Tasks: cfg.Tasks, Workers: cfg.Workers, TickMs: ms(cfg.tick()), LoadAvg1m: loadAverage()}
+	res := SchedulerResult{Tasks: cfg.Tasks, Workers: cfg.Workers, TickMs: ms(cfg.tick()), LoadAvg1m: loadAverage(), Store: "embedded"}
+	if cfg.Postgres != "" {
+		return schedulerPostgres(ctx, cfg, res)
+	}
 	base, cleanup, err := workDir(cfg.Dir)
 	if err != nil {
 		return res, err
@@ -175,29 +195,11 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 		return res, err
 	}
 	defer store.Close()
-	s, err := scheduler.New(scheduler.Config{Store: store, Tick: cfg.tick(), Workers: cfg.Workers})
+	res, s, err := schedulerWave(ctx, cfg, res, store)
 	if err != nil {
-		return res, err
-	}
-	s.Register("noop", kinds.Noop())
-	if err := s.Start(ctx); err != nil {
 		return res, err
 	}
 	defer s.Stop(context.Background())
-
-	w, err := allDue(ctx, s, store, cfg.Tasks, "bench scheduler", cfg.Profiles, cfg.Progress)
-	if err != nil {
-		return res, err
-	}
-	res.CreateS, res.HeapBytesPerTask, res.RSSBytesPerTask, res.RSSMeasured = w.createS, w.heapPerTask, w.rssPerTask, w.rssMeasured
-	res.RunsS, res.RunsPerS, res.EventsPerS = w.runsS, float64(cfg.Tasks)/w.runsS, 3*float64(cfg.Tasks)/w.runsS
-	res.LagP50ms, res.LagP99ms = ms(percentile(w.lags, 50)), ms(percentile(w.lags, 99))
-	if len(w.lags) > 0 {
-		res.LagFirstMs = ms(w.lags[0])
-	}
-	res.CreateCPUusPerTask, res.CPUusPerRun = w.createCPUusPerTask, w.cpuUsPerRun
-	res.CreateAllocsPerTask, res.AllocsPerRun, res.AllocBytesPerRun = w.createAllocsPerTask, w.allocsPerRun, w.allocBytesPerRun
-	res.Ratio = res.EventsPerS / res.RawEventsPerS
 
 	if cfg.Child != nil {
 		cfg.Progress.note("bench scheduler: stopping, then reopening %d tasks in a fresh process...", cfg.Tasks+1)
@@ -219,6 +221,76 @@ func Scheduler(ctx context.Context, cfg SchedulerConfig) (SchedulerResult, error
 	return res, err
 }
 
+// schedulerPostgres is Scheduler on the Postgres store at cfg.Postgres, in
+// a schema of its own, with River among the peers.
+func schedulerPostgres(ctx context.Context, cfg SchedulerConfig, res SchedulerResult) (SchedulerResult, error) {
+	res.Store = "postgres"
+	url, drop, err := benchSchema(ctx, cfg.Postgres)
+	if err != nil {
+		return res, err
+	}
+	defer drop()
+	cfg.Progress.note("bench scheduler: raw appends to Postgres with %d writers for 3s...", cfg.Workers)
+	raw, err := benchPostgres(ctx, url, cfg.Workers, 3*time.Second)
+	if err != nil {
+		return res, err
+	}
+	res.RawEventsPerS = raw.rate()
+	store, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		return res, err
+	}
+	defer store.Close()
+	res, s, err := schedulerWave(ctx, cfg, res, store)
+	if err != nil {
+		return res, err
+	}
+	s.Stop(context.Background())
+	res.Peers, res.PeersNote, err = cfg.Peers.measureOn(ctx, cfg.Tasks, peerArgs{postgres: cfg.Postgres, workers: cfg.Workers, tick: cfg.tick(), alsoWorkers: cfg.RiverWorkers}, cfg.Progress)
+	return res, err
+}
+
+// waveStore is what a wave needs of its store: where the log ends, to
+// follow it from there.
+type waveStore interface {
+	events.Store
+	Head() events.Position
+}
+
+// schedulerWave starts a scheduler on store and measures the wave of
+// cfg.Tasks due tasks on it; the caller stops the scheduler.
+func schedulerWave(ctx context.Context, cfg SchedulerConfig, res SchedulerResult, store waveStore) (SchedulerResult, *scheduler.Scheduler, error) {
+	s, err := scheduler.New(scheduler.Config{Store: store, Tick: cfg.tick(), Workers: cfg.Workers})
+	if err != nil {
+		return res, nil, err
+	}
+	s.Register("noop", kinds.Noop())
+	if err := s.Start(ctx); err != nil {
+		return res, nil, err
+	}
+	// Postgres creates fewer tasks a second than the embedded store: the
+	// wave is due later there.
+	rate := 2000
+	if cfg.Postgres != "" {
+		rate = 500
+	}
+	w, err := allDue(ctx, s, store, cfg.Tasks, rate, "bench scheduler", cfg.Profiles, cfg.Progress)
+	if err != nil {
+		s.Stop(context.Background())
+		return res, nil, err
+	}
+	res.CreateS, res.HeapBytesPerTask, res.RSSBytesPerTask, res.RSSMeasured = w.createS, w.heapPerTask, w.rssPerTask, w.rssMeasured
+	res.RunsS, res.RunsPerS, res.EventsPerS = w.runsS, float64(cfg.Tasks)/w.runsS, 3*float64(cfg.Tasks)/w.runsS
+	res.LagP50ms, res.LagP99ms = ms(percentile(w.lags, 50)), ms(percentile(w.lags, 99))
+	if len(w.lags) > 0 {
+		res.LagFirstMs = ms(w.lags[0])
+	}
+	res.CreateCPUusPerTask, res.CPUusPerRun = w.createCPUusPerTask, w.cpuUsPerRun
+	res.CreateAllocsPerTask, res.AllocsPerRun, res.AllocBytesPerRun = w.createAllocsPerTask, w.allocsPerRun, w.allocBytesPerRun
+	res.Ratio = res.EventsPerS / res.RawEventsPerS
+	return res, s, nil
+}
+
 // wave is what allDue measured.
 type wave struct {
 	createS             float64
@@ -238,7 +310,7 @@ type wave struct {
 // instant far enough ahead that creation ends first, measures the memory
 // they hold while idle, and times the wave until every run completed. It
 // writes the profiles prof names.
-func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, n int, name string, prof Profiles, progress Progress) (wave, error) {
+func allDue(ctx context.Context, s *scheduler.Scheduler, store waveStore, n, createRate int, name string, prof Profiles, progress Progress) (wave, error) {
 	var w wave
 	if err := prof.writeAllocs(".start"); err != nil {
 		return w, err
@@ -264,9 +336,10 @@ func allDue(ctx context.Context, s *scheduler.Scheduler, store *embedded.Store, 
 	}
 	createStart, createCPU := time.Now(), cpuTime()
 	// All due at one instant, far enough ahead that creation finishes first
-	// even at 2,000 tasks/s (a 2-core machine busy with other work creates
-	// about 2,700/s; an idle one about 8,000/s).
-	due := createStart.Add(time.Duration(n/2000+5) * time.Second).UTC().Truncate(time.Second)
+	// even at createRate tasks/s (on the embedded store 2,000: a 2-core
+	// machine busy with other work creates about 2,700/s; an idle one about
+	// 8,000/s; on Postgres 500: about 2,100/s at load average 15).
+	due := createStart.Add(time.Duration(n/createRate+5) * time.Second).UTC().Truncate(time.Second)
 	if err := createTasks(ctx, s, n, func(i int) scheduler.TaskSpec {
 		return scheduler.TaskSpec{Name: fmt.Sprintf("t%07d", i), Owner: "bench", Kind: "noop", Interval: time.Hour, FirstRun: due}
 	}); err != nil {
@@ -388,6 +461,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // Text is the result as lines for people: ours first, then the peers.
 func (res SchedulerResult) Text() string {
 	var b strings.Builder
+	if res.Store == "postgres" {
+		b.WriteString("store=postgres ")
+	}
 	fmt.Fprintf(&b, "tasks=%d workers=%d tick=%.0fms: all runs enqueued, started and completed in %.2fs = %.0f runs/s (%.0f durable decisions/s) | raw appends %.0f events/s | ratio %.2f | lag due→started p50 %.0fms p99 %.0fms | heap %.0f B/task, RSS %s/task | CPU %.1fµs/run, %.1fµs/task created | %.0f allocs (%.0f B)/run, %.0f allocs/task created",
 		res.Tasks, res.Workers, res.TickMs, res.RunsS, res.RunsPerS, res.EventsPerS, res.RawEventsPerS, res.Ratio, res.LagP50ms, res.LagP99ms, res.HeapBytesPerTask,
 		rssText(res.RSSBytesPerTask, res.RSSMeasured), res.CPUusPerRun, res.CreateCPUusPerTask, res.AllocsPerRun, res.AllocBytesPerRun, res.CreateAllocsPerTask)
@@ -396,6 +472,11 @@ func (res SchedulerResult) Text() string {
 			res.RestartS, res.RestartStartS, res.TickMs, res.RestartRSSBytesPerTask)
 	}
 	b.WriteString(peersText(res.Peers, res.PeersNote, res.RawEventsPerS))
+	for _, p := range res.Peers {
+		if p.Peer == "river" || strings.HasPrefix(p.Peer, "river-") {
+			fmt.Fprintf(&b, "\ncronactor / %s: %.2f× (bar ≥ 1.5× on the same Postgres)", p.Peer, res.RunsPerS/p.RunsPerS)
+		}
+	}
 	return b.String()
 }
 

@@ -10,13 +10,13 @@ import (
 // TestEveryPeerRunsEveryJobOnce checks the shape of each peer's result on a
 // small wave, not its speed.
 func TestEveryPeerRunsEveryJobOnce(t *testing.T) {
-	for _, p := range peers {
+	for _, p := range memPeers {
 		t.Run(p.name, func(t *testing.T) {
 			r, err := measure(context.Background(), p, 200)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Peer != p.name || r.Jobs != 200 || r.Label != label || r.RunsPerS <= 0 || r.RunsS <= 0 ||
+			if r.Peer != p.name || r.Jobs != 200 || r.Label != p.label || r.RunsPerS <= 0 || r.RunsS <= 0 ||
 				r.LagP99ms < r.LagP50ms || r.SetupS <= 0 || r.Version == "" {
 				t.Fatalf("result %+v", r)
 			}

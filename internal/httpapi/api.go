@@ -33,6 +33,7 @@ import (
 	"github.com/cronactor/cronactor/actors/scheduler"
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/ui"
+	"github.com/cronactor/cronactor/projections/audit"
 	"github.com/cronactor/cronactor/projections/crontasks"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -73,6 +74,11 @@ type Config struct {
 	// 429 with an error naming the bound (caps.go). Default
 	// DefaultMaxAsOf; negative: no bound.
 	MaxAsOf int
+	// AuditMarks keeps the marks of the task streams the history and
+	// explain endpoints read, so that any page of a long stream folds from
+	// a mark near it and is exact (projections/audit). Default: a new
+	// audit.NewMarks(0, 0) of this API's own.
+	AuditMarks *audit.Marks
 }
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
@@ -89,8 +95,11 @@ func New(cfg Config) http.Handler {
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = 30 * time.Second
 	}
+	if cfg.AuditMarks == nil {
+		cfg.AuditMarks = audit.NewMarks(0, 0)
+	}
 	a := &api{cfg: cfg, streams: newLimiter(cfg.Stream.MaxSubscribers, DefaultMaxSubscribers),
-		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf)}
+		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf), audit: &audit.Reader{Store: cfg.Store, Marks: cfg.AuditMarks}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tasks", a.create)
 	mux.HandleFunc("GET /v1/tasks", a.list)
@@ -129,6 +138,8 @@ type api struct {
 	// streams and asOfs count the requests of each capped kind in flight
 	// (caps.go).
 	streams, asOfs *limiter
+	// audit reads the history and explain pages (audit.go).
+	audit *audit.Reader
 }
 
 func (a *api) auth(next http.Handler) http.Handler {

@@ -54,9 +54,11 @@ type HistoryRow struct {
 // version V; after=V: the first above V), without the rows decided before
 // since. limit defaults to and is at most 10000. Truncated says older rows
 // (at or after since) were left out; Prev, when set, is the before of the
-// page of older rows, Next the after of the page of newer ones. A page
-// costs its rows and a look-back (history.Lookback), whatever the stream's
-// length.
+// page of older rows, Next the after of the page of newer ones. Every row
+// is the one the fold of the whole stream gives: a page is folded from the
+// nearest mark before it (projections/audit), so it costs its rows and at
+// most a mark interval more, whatever its depth, once the marks before it
+// exist.
 type HistoryBody struct {
 	TaskID    uuid.UUID    `json:"task_id"`
 	Task      string       `json:"task"`
@@ -134,7 +136,7 @@ func (a *api) history(w http.ResponseWriter, r *http.Request) {
 		}
 		rg.After = &v
 	}
-	page, err := audit.ReadPage(r.Context(), a.cfg.Store, id, rg)
+	page, err := a.audit.ReadPage(r.Context(), id, rg)
 	if err != nil {
 		a.fail(w, auditErr(err))
 		return
@@ -263,7 +265,7 @@ func (a *api) explain(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, &fieldErr{"window", "must not be negative"})
 		return
 	}
-	ex, err := audit.Explain(r.Context(), a.cfg.Store, id, at, window)
+	ex, err := a.audit.Explain(r.Context(), id, at, window)
 	if err != nil {
 		a.fail(w, auditErr(err))
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/httpapi"
+	"github.com/cronactor/cronactor/projections/audit"
 	"github.com/cronactor/cronactor/projections/history"
 )
 
@@ -27,9 +28,10 @@ func (c *countingStore) ReadStream(ctx context.Context, stream string, from uint
 	return recs, err
 }
 
-// The audit endpoints page a long stream from its end: each answer reads
-// its page and a bounded look-back, never the whole stream, and the pages
-// say what the whole fold says.
+// The audit endpoints page a long stream from its end: the first page
+// folds the stream once and leaves its marks; every later answer reads its
+// page and at most a mark interval more, never the whole stream, and the
+// pages say what the whole fold says.
 func TestAuditPagesFromTheEnd(t *testing.T) {
 	const n = 5001
 	st, id := storeWithEvents(t, n)
@@ -80,7 +82,7 @@ func TestAuditPagesFromTheEnd(t *testing.T) {
 	// History: the latest rows, then the page before, as the whole fold.
 	var got []httpapi.HistoryRow
 	before := ""
-	for range 3 {
+	for i := range 3 {
 		path := base + "/history?limit=5"
 		if before != "" {
 			path += "&before=" + before
@@ -90,7 +92,11 @@ func TestAuditPagesFromTheEnd(t *testing.T) {
 		if err := json.Unmarshal([]byte(a.body), &h); err != nil || a.code != 200 {
 			t.Fatalf("%s: %d %s", path, a.code, a.body)
 		}
-		bounded(path, history.Lookback+5+64)
+		if i == 0 {
+			bounded(path, n+64)
+		} else {
+			bounded(path, audit.DefaultMarkEvery+5+64)
+		}
 		if !h.Truncated || h.Prev == "" || h.Head != n-1 || len(h.Rows) != 5 {
 			t.Fatalf("%s: truncated %v prev %q head %d, %d rows", path, h.Truncated, h.Prev, h.Head, len(h.Rows))
 		}
@@ -112,7 +118,7 @@ func TestAuditPagesFromTheEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(a.body), &ex); err != nil || a.code != 200 {
 		t.Fatalf("explain: %d %s", a.code, a.body)
 	}
-	bounded("explain", history.Lookback+200)
+	bounded("explain", 2*audit.DefaultMarkEvery+200)
 	want, err := history.Explain(all, at, 0)
 	if err != nil {
 		t.Fatal(err)

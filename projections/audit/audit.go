@@ -1,14 +1,19 @@
-// Package audit reads a task's audit trail from an event store in pages
-// whose cost does not grow with the task's stream: the rows of a page
-// (projections/history) are folded from the stream's TaskCreated and a
-// look-back of history.Lookback events before the page (see
-// history.Tracker.Seed for what that makes exact), and an explanation reads
-// only the events around the time asked about, found by a binary search
-// over stream versions with point reads.
+// Package audit reads a task's audit trail from an event store in pages:
+// the rows of a page (projections/history) and an explanation of a time are
+// exactly what the fold of the whole stream gives, however deep in the
+// stream they are. A Reader folds them from the latest exact starting point
+// before them — a history.Mark it kept (Marks), or the stream's first event
+// (its TaskCreated, or the TaskCompacted it begins with once history
+// retention removed the events before it) — and leaves a Mark every few
+// hundred events on the way, so that once the Marks before a page exist, it
+// costs its own events and at most one Mark interval more; an explanation
+// reads only the events around the time asked about, found by a binary
+// search over stream versions with point reads. The first read deep in a
+// stream no read has folded folds it from its start, once (see Marks).
 //
 // It is the I/O half of projections/history, which stays pure: the HTTP API
-// (GET /v1/tasks/{id}/history, /explain, /events) and `cronactor bench
-// history` read through it. Its functions are safe for concurrent use
+// (GET /v1/tasks/{id}/history, /explain, /events), the CLI and `cronactor
+// bench history` read through it. Its functions are safe for concurrent use
 // when the store is.
 package audit
 
@@ -56,6 +61,9 @@ type Page struct {
 	Rows   []history.Row
 	// Head is the version of the stream's last event.
 	Head uint64
+	// Exact is false for a page folded from a look-back, not from an exact
+	// starting point (Reader.MaxFold).
+	Exact bool
 }
 
 // Older reports whether events come before the page.
@@ -103,18 +111,157 @@ func (r reader) head() (uint64, error) {
 	return v, err
 }
 
+// Reader reads task streams' audit trails from a store. Every page and
+// explanation it gives is the one the fold of the whole stream gives: it
+// folds from the latest exact starting point before what it shows — a
+// history.Mark it kept (Marks), or the stream's first event (its
+// TaskCreated, or the TaskCompacted it begins with once history retention
+// removed the events before it) — and keeps a Mark every Marks' interval
+// on the way. With Marks, a read costs its own events and at most about
+// one interval of Marks more, once the Marks before it exist; a read past
+// the last Mark made folds from it (the first read deep in a stream folds
+// it from its start, once). A zero Reader keeps no Marks: each read folds
+// from the stream's first event. A Reader is safe for concurrent use when
+// its store is.
+type Reader struct {
+	Store events.Store
+	// Marks keeps the Marks reads make (nil: none kept).
+	Marks *Marks
+	// MaxFold, when above zero, bounds the events a read folds before
+	// what it shows: a read whose exact starting point is further back
+	// folds the history.Lookback events before it instead (Tracker.Seed),
+	// and says it is not exact (Page.Exact, Reader.ExplainExact). For a
+	// client that reads the stream over the network and keeps no Marks
+	// (the CLI).
+	MaxFold int
+}
+
+// ReadPage reads the page of task id's audit trail that rg names, with its
+// rows, folded from the stream's first event (Reader.ReadPage with no
+// Marks).
+func ReadPage(ctx context.Context, st events.Store, id uuid.UUID, rg Range) (Page, error) {
+	return (&Reader{Store: st}).ReadPage(ctx, id, rg)
+}
+
+// readChunk is how many events a fold reads at once.
+const readChunk = 4096
+
+// folder folds one stream from its exact starting points.
+type folder struct {
+	reader
+	marks *Marks
+	// created is the stream's first event.
+	created events.Recorded
+	// long: the fold holds one of the Marks' long folds.
+	long bool
+}
+
+// start is a Fold that has folded the stream through version v-1, ready
+// for the event at v: resumed from the latest Mark at or below v-1, or
+// folded from the stream's first event (v == first: a Fold that has folded
+// nothing).
+func (f *folder) start(v uint64) (*history.Fold, error) {
+	if f.marks != nil && !f.long && f.distance(v) > f.marks.every*longFold {
+		// A long fold (the first read deep in a stream): at most
+		// maxLongFolds at once per Marks, and once it may run, the Marks
+		// another one made meanwhile may have brought it near.
+		release, err := f.marks.acquire(f.ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		f.long = true
+		defer func() { f.long = false }()
+	}
+	fd := &history.Fold{}
+	from := f.first
+	if v > f.first {
+		if m := f.marks.atOrBefore(f.stream, f.first, v-1); m != nil && m.Version >= f.first {
+			fd.Resume(m)
+			from = m.Version + 1
+			// The Mark's own event: it must be the one the Mark was made
+			// after, or the Marks are of another stream.
+			rec, err := f.at(m.Version)
+			if err != nil {
+				return nil, err
+			}
+			if rec.ID != m.ID {
+				f.marks.drop(f.stream)
+				return f.start(v)
+			}
+		}
+	}
+	return fd, f.fold(fd, from, v, nil)
+}
+
+// distance is how many events start(v) would fold.
+func (f *folder) distance(v uint64) uint64 {
+	if v <= f.first {
+		return 0
+	}
+	if m := f.marks.atOrBefore(f.stream, f.first, v-1); m != nil && m.Version >= f.first {
+		return v - m.Version - 1
+	}
+	return v - f.first
+}
+
+// fold folds the events of versions [from, to) into fd, which has folded
+// through from-1, keeping a Mark where one is due, and hands each event and
+// its row to keep (when set).
+func (f *folder) fold(fd *history.Fold, from, to uint64, keep func(events.Recorded, history.Row)) error {
+	for from < to {
+		recs, err := f.read(from, int(min(to-from, readChunk)))
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return fmt.Errorf("audit: %s has no event at version %d", f.stream, from)
+		}
+		for _, rec := range recs {
+			if rec.Version != from {
+				return fmt.Errorf("audit: %s: version %d read where %d was due", f.stream, rec.Version, from)
+			}
+			row, err := fd.Apply(rec)
+			if err != nil {
+				return err
+			}
+			if f.marks.due(rec.Version) {
+				f.marks.put(f.stream, f.first, fd.Mark())
+			}
+			if keep != nil {
+				keep(rec, row)
+			}
+			from++
+		}
+	}
+	return nil
+}
+
+// open reads the stream's head and first event.
+func (r *Reader) open(ctx context.Context, id uuid.UUID) (*folder, uint64, error) {
+	f := &folder{reader: reader{ctx: ctx, st: r.Store, stream: events.TaskStream(id)}, marks: r.Marks}
+	head, err := f.head()
+	if err != nil {
+		return nil, 0, err
+	}
+	if f.created, err = f.at(0); err != nil {
+		return nil, 0, err
+	}
+	f.first = f.created.Version
+	return f, head, nil
+}
+
 // ReadPage reads the page of task id's audit trail that rg names, with its
 // rows.
-func ReadPage(ctx context.Context, st events.Store, id uuid.UUID, rg Range) (Page, error) {
+func (r *Reader) ReadPage(ctx context.Context, id uuid.UUID, rg Range) (Page, error) {
 	if rg.Limit < 1 {
 		return Page{}, fmt.Errorf("audit: page limit %d", rg.Limit)
 	}
-	r := reader{ctx: ctx, st: st, stream: events.TaskStream(id)}
-	head, err := r.head()
+	f, head, err := r.open(ctx, id)
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{TaskID: id, Head: head}
+	p := Page{TaskID: id, Head: head, Created: f.created, Exact: true}
 	var lo, hi uint64 // the page is [lo, hi), hi > lo unless empty
 	switch {
 	case rg.After != nil:
@@ -131,28 +278,42 @@ func ReadPage(ctx context.Context, st events.Store, id uuid.UUID, rg Range) (Pag
 		lo = hi - min(hi, uint64(rg.Limit))
 	}
 	hi = min(hi, head+1)
-	if p.Created, err = r.at(0); err != nil {
-		return Page{}, err
-	}
 	// Nothing is left before the stream's first event (retention).
-	first := p.Created.Version
-	lo = max(lo, first)
+	lo = max(lo, f.first)
 	if lo >= hi {
 		return p, nil
 	}
-	start := max(lo-min(lo, history.Lookback), first)
-	recs, err := r.read(start, int(hi-start))
+	if r.MaxFold > 0 && f.distance(lo) > uint64(r.MaxFold) {
+		return f.lookbackPage(p, lo, hi)
+	}
+	fd, err := f.start(lo)
 	if err != nil {
 		return Page{}, err
 	}
-	skip := int(lo - start)
-	if skip > len(recs) {
-		skip = len(recs)
+	p.Events = make([]events.Recorded, 0, hi-lo)
+	p.Rows = make([]history.Row, 0, hi-lo)
+	err = f.fold(fd, lo, hi, func(rec events.Recorded, row history.Row) {
+		p.Events, p.Rows = append(p.Events, rec), append(p.Rows, row)
+	})
+	if err != nil {
+		return Page{}, err
 	}
+	return p, nil
+}
+
+// lookbackPage is the page [lo, hi) folded from the history.Lookback
+// events before it (history.RowsFrom): not exact.
+func (f *folder) lookbackPage(p Page, lo, hi uint64) (Page, error) {
+	start := max(lo-min(lo, history.Lookback), f.first)
+	recs, err := f.read(start, int(hi-start))
+	if err != nil {
+		return Page{}, err
+	}
+	skip := min(int(lo-start), len(recs))
 	if p.Rows, err = history.RowsFrom(p.Created, recs, skip); err != nil {
 		return Page{}, err
 	}
-	p.Events = recs[skip:]
+	p.Events, p.Exact = recs[skip:], false
 	return p, nil
 }
 
@@ -247,122 +408,142 @@ func (r reader) lastAtOrBeforeNear(t time.Time, head, near uint64) (uint64, bool
 }
 
 // Explain answers `cronactor explain` for task id at time at (window as
-// history.Explain takes it) from the events around at: the look-back
-// before the window, the window, and the first event after it.
+// history.Explain takes it) from the events around at, folded from the
+// stream's first event (Reader.Explain with no Marks).
 func Explain(ctx context.Context, st events.Store, id uuid.UUID, at time.Time, window time.Duration) (history.Explanation, error) {
-	r := reader{ctx: ctx, st: st, stream: events.TaskStream(id)}
-	head, err := r.head()
+	return (&Reader{Store: st}).Explain(ctx, id, at, window)
+}
+
+// Explain answers `cronactor explain` for task id at time at (window as
+// history.Explain takes it): the events around at, found by binary
+// searches over versions with point reads, folded from the latest exact
+// starting point before them (see Reader).
+func (r *Reader) Explain(ctx context.Context, id uuid.UUID, at time.Time, window time.Duration) (history.Explanation, error) {
+	ex, _, err := r.ExplainExact(ctx, id, at, window)
+	return ex, err
+}
+
+// ExplainExact is Explain, and says whether the explanation is exact: it
+// is not when MaxFold made it fold a look-back instead.
+func (r *Reader) ExplainExact(ctx context.Context, id uuid.UUID, at time.Time, window time.Duration) (history.Explanation, bool, error) {
+	f, head, err := r.open(ctx, id)
 	if err != nil {
-		return history.Explanation{}, err
+		return history.Explanation{}, false, err
 	}
-	created, err := r.at(0)
+	created := f.created
+	idx, ok, err := f.lastAtOrBefore(at, head)
 	if err != nil {
-		return history.Explanation{}, err
-	}
-	r.first = created.Version
-	idx, ok, err := r.lastAtOrBefore(at, head)
-	if err != nil {
-		return history.Explanation{}, err
+		return history.Explanation{}, false, err
 	}
 	if !ok {
-		// Before the task existed: the decisions from its creation on,
-		// within the window.
+		// Before the task existed (or what is left of it): the decisions
+		// from its first event on, within the window.
 		if window == 0 {
-			ex, err := history.ExplainFrom(created, []events.Recorded{created}, at, window)
+			ex, err := history.Explain([]events.Recorded{created}, at, window)
 			if err != nil {
-				return history.Explanation{}, err
+				return history.Explanation{}, false, err
 			}
 			window = ex.Window
 		}
-		hi := r.first
-		if h, ok, err := r.lastAtOrBefore(at.Add(window), head); err != nil {
-			return history.Explanation{}, err
+		hi := f.first
+		if h, ok, err := f.lastAtOrBefore(at.Add(window), head); err != nil {
+			return history.Explanation{}, false, err
 		} else if ok {
 			hi = h
 		}
-		recs, err := r.read(r.first, int(min(hi-r.first, MaxExplainEvents))+2)
+		recs, err := f.read(f.first, int(min(hi-f.first, MaxExplainEvents))+2)
+		if err != nil {
+			return history.Explanation{}, false, err
+		}
+		ex, err := history.Explain(recs, at, window)
+		return ex, true, err
+	}
+	if r.MaxFold > 0 && f.distance(idx) > uint64(r.MaxFold) {
+		ex, err := f.lookbackExplain(idx, head, at, window)
+		return ex, false, err
+	}
+	if window == 0 {
+		// One interval of the task, as the row of the last event at or
+		// before at says it (a cron run's spacing on its start).
+		fd, err := f.start(idx)
+		if err != nil {
+			return history.Explanation{}, false, err
+		}
+		var last history.Row
+		if err := f.fold(fd, idx, idx+1, func(_ events.Recorded, row history.Row) { last = row }); err != nil {
+			return history.Explanation{}, false, err
+		}
+		window = last.Interval
+	}
+	lo, hi, err := f.window(idx, head, at, window)
+	if err != nil {
+		return history.Explanation{}, false, err
+	}
+	var mark *history.Mark
+	if lo > f.first {
+		fd, err := f.start(lo)
+		if err != nil {
+			return history.Explanation{}, false, err
+		}
+		mark = fd.Mark()
+	}
+	recs, err := f.read(lo, int(hi-lo+1))
+	if err != nil {
+		return history.Explanation{}, false, err
+	}
+	if len(recs) == 0 || recs[0].Version != lo {
+		return history.Explanation{}, false, fmt.Errorf("audit: %s has no event at version %d", f.stream, lo)
+	}
+	ex, err := history.ExplainMark(created, mark, recs, at, window)
+	return ex, true, err
+}
+
+// window is the versions [lo, hi] an explanation of at folds: the events
+// decided within window of at, the last at or before it (idx) and the
+// first after it, at most MaxExplainEvents on each side of idx.
+func (f *folder) window(idx, head uint64, at time.Time, window time.Duration) (lo, hi uint64, err error) {
+	lo, hi = idx, min(idx+1, head)
+	// The first event decided at or after at - window.
+	if l, ok, err := f.lastAtOrBeforeNear(at.Add(-window).Add(-time.Nanosecond), head, idx); err != nil {
+		return 0, 0, err
+	} else if !ok {
+		lo = f.first // the window starts before the task (or what is left of it)
+	} else if l+1 < lo {
+		lo = l + 1
+	}
+	if h, _, err := f.lastAtOrBeforeNear(at.Add(window), head, idx); err != nil {
+		return 0, 0, err
+	} else if h+1 > hi {
+		hi = min(h+1, head)
+	}
+	lo = max(lo, idx-min(idx, MaxExplainEvents), f.first)
+	hi = min(hi, idx+MaxExplainEvents)
+	return lo, hi, nil
+}
+
+// lookbackExplain is the explanation folded from the history.Lookback
+// events before its window (history.ExplainFrom): not exact.
+func (f *folder) lookbackExplain(idx, head uint64, at time.Time, window time.Duration) (history.Explanation, error) {
+	if window == 0 {
+		start := max(idx-min(idx, history.Lookback), f.first)
+		recs, err := f.read(start, int(idx-start+1))
 		if err != nil {
 			return history.Explanation{}, err
 		}
-		return history.ExplainFrom(created, recs, at, window)
-	}
-	// have holds the events read so far, from version from on: the second
-	// fold (once the window is known) reads only what the first did not.
-	var have []events.Recorded
-	var from uint64
-	// ensure has have hold versions [start, hi].
-	ensure := func(start, hi uint64) error {
-		switch {
-		case have == nil:
-			recs, err := r.read(start, int(hi-start+1))
-			if err != nil {
-				return err
-			}
-			have, from = recs, start
-		default:
-			if start < from {
-				recs, err := r.read(start, int(from-start))
-				if err != nil {
-					return err
-				}
-				have, from = append(recs, have...), start
-			}
-			if end := from + uint64(len(have)); hi >= end {
-				recs, err := r.read(end, int(hi-end+1))
-				if err != nil {
-					return err
-				}
-				have = append(have, recs...)
-			}
-		}
-		return nil
-	}
-	fold := func(lo, hi uint64) (history.Explanation, error) {
-		start := max(lo-min(lo, history.Lookback), r.first)
-		if err := ensure(start, hi); err != nil {
-			return history.Explanation{}, err
-		}
-		return history.ExplainFrom(created, have[start-from:hi-from+1], at, window)
-	}
-	if window == 0 {
-		// One interval of the task, as the fold up to at finds it: its
-		// spec is the latest TaskCreated or TaskUpdated's, and a cron
-		// run's spacing is its enqueue's, a few events back. So the fold
-		// that finds it starts windowFold events before at, or at the
-		// latest spec event of the look-back when that is earlier: one
-		// fold of a look-back, not two.
-		start := max(idx-min(idx, history.Lookback), r.first)
-		hi := min(idx+1, head)
-		if err := ensure(start, hi); err != nil {
-			return history.Explanation{}, err
-		}
-		s1 := max(idx-min(idx, windowFold), r.first)
-		for v := s1; v > start; v-- {
-			if t := have[v-1-from].Type; t == "TaskUpdated" || t == "TaskCreated" {
-				s1 = v - 1
-				break
-			}
-		}
-		ex, err := history.ExplainFrom(created, have[s1-from:hi-from+1], at, 0)
+		ex, err := history.ExplainFrom(f.created, recs, at, 0)
 		if err != nil {
 			return history.Explanation{}, err
 		}
 		window = ex.Window
 	}
-	lo, hi := idx, min(idx+1, head)
-	if l, ok, err := r.lastAtOrBeforeNear(at.Add(-window), head, idx); err != nil {
+	lo, hi, err := f.window(idx, head, at, window)
+	if err != nil {
 		return history.Explanation{}, err
-	} else if !ok {
-		lo = r.first // the window starts before the task (or what is left of it)
-	} else if l < lo {
-		lo = l
 	}
-	if h, _, err := r.lastAtOrBeforeNear(at.Add(window), head, idx); err != nil {
+	start := max(lo-min(lo, history.Lookback), f.first)
+	recs, err := f.read(start, int(hi-start+1))
+	if err != nil {
 		return history.Explanation{}, err
-	} else if h+1 > hi {
-		hi = min(h+1, head)
 	}
-	lo = max(lo, idx-min(idx, MaxExplainEvents))
-	hi = min(hi, idx+MaxExplainEvents)
-	return fold(lo, hi)
+	return history.ExplainFrom(f.created, recs, at, window)
 }

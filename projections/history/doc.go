@@ -15,6 +15,12 @@
 // Explain answers "why did (or didn't) this task run at time T?" from the
 // same events: the decisions around T and the scheduling rule that applied.
 //
+// A Fold folds one stream and makes Marks: what the fold knows after an
+// event. Folding on from a Mark (Fold.Resume, ExplainMark) gives the rows
+// and the explanation the whole fold gives, so a reader of a long stream
+// that keeps Marks (projections/audit) reads any part of it exactly at a
+// bounded cost.
+//
 // EventJSON is the wire form of a recorded event used by the HTTP audit
 // endpoint (GET /v1/tasks/{id}/events) and its clients.
 //

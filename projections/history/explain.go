@@ -325,6 +325,7 @@ func Explain(recs []events.Recorded, at time.Time, window time.Duration) (Explan
 // starts from created, the stream's TaskCreated, as Tracker.Seed says, and
 // the status found before the first of recs is taken to hold since the
 // task was created when it is active, since the first of recs otherwise.
+// ExplainMark is exact where this is not.
 func ExplainFrom(created events.Recorded, recs []events.Recorded, at time.Time, window time.Duration) (Explanation, error) {
 	if len(recs) == 0 {
 		return Explanation{}, ErrNoEvents
@@ -335,18 +336,59 @@ func ExplainFrom(created events.Recorded, recs []events.Recorded, at time.Time, 
 	at = at.UTC()
 	// The task's state as of at is the one fold's (the pending retries).
 	var tr Tracker
-	seeded := recs[0].Version > 0
+	var e exState
 	var seed taskstate.State
-	if seeded {
+	if recs[0].Version > 0 {
 		if err := tr.Seed(created, recs); err != nil {
 			return Explanation{}, err
 		}
 		if id, err := events.TaskIDFromStream(created.Stream); err == nil {
 			seed, _ = tr.State(id)
 		}
+		if !at.Before(created.At.UTC()) {
+			e.exists, e.status, e.since = true, seed.Status.String(), created.At.UTC()
+			if seed.Status != taskstate.StatusActive {
+				e.since = recs[0].At.UTC()
+			}
+			e.nextRun, e.lastRun, e.maxWaiting = tz(seed.NextRun), tz(seed.LastRun), seed.Spec.WaitingBound()
+		}
 	}
+	return explainRows(&tr, e, seed, "", created.At.UTC(), recs, at, window)
+}
+
+// ExplainMark is Explain for the events of a task stream after a Mark:
+// recs are the events right after m's version, in order, and hold the last
+// event decided at or before at (m is older than it) and the decisions
+// around at that the explanation lists. created is the stream's first
+// event. The explanation is the one the fold of the whole stream gives,
+// however long the stream before m (m nil: recs start with created).
+func ExplainMark(created events.Recorded, m *Mark, recs []events.Recorded, at time.Time, window time.Duration) (Explanation, error) {
+	if m == nil {
+		if len(recs) == 0 || recs[0].Version != created.Version {
+			return Explanation{}, fmt.Errorf("%w: no mark and no first event", ErrNoEvents)
+		}
+		return Explain(recs, at, window)
+	}
+	if len(recs) == 0 {
+		return Explanation{}, ErrNoEvents
+	}
+	if recs[0].Version != m.Version+1 {
+		return Explanation{}, fmt.Errorf("history: explain from the mark of version %d: the events start at %d", m.Version, recs[0].Version)
+	}
+	if window < 0 {
+		return Explanation{}, fmt.Errorf("history: negative window %s", window)
+	}
+	var f Fold
+	f.Resume(m)
+	return explainRows(&f.tr, f.ex, m.state, m.first, created.At.UTC(), recs, at.UTC(), window)
+}
+
+// explainRows folds recs with tr and explains at: e is what the
+// explanation folded of the rows before recs, asOf the task's state
+// before them, name the task's name in the first row (empty: the first of
+// recs').
+func explainRows(tr *Tracker, e exState, asOf taskstate.State, name string, created time.Time, recs []events.Recorded, at time.Time, window time.Duration) (Explanation, error) {
 	rows := make([]Row, 0, len(recs))
-	var asOf taskstate.State
 	for _, rec := range recs {
 		row, err := tr.Apply(rec)
 		if err != nil {
@@ -357,46 +399,24 @@ func ExplainFrom(created events.Recorded, recs []events.Recorded, at time.Time, 
 			asOf, _ = tr.State(row.TaskID)
 		}
 	}
-	ex := Explanation{TaskID: rows[0].TaskID, Task: rows[0].Task, At: at, created: created.At.UTC()}
-	if seeded && !at.Before(ex.created) {
-		ex.Exists, ex.Status, ex.Since = true, seed.Status.String(), ex.created
-		if seed.Status != taskstate.StatusActive {
-			ex.Since = recs[0].At.UTC()
-		}
-		ex.NextRun, ex.LastRun, ex.MaxWaiting = tz(seed.NextRun), tz(seed.LastRun), seed.Spec.WaitingBound()
+	if name == "" {
+		name = rows[0].Task
 	}
-	queued := map[int]RunState{}
-	running := map[int]RunState{}
-	backoff := map[uuid.UUID]time.Duration{} // failed run → the backoff its failure chose
+	ex := Explanation{TaskID: rows[0].TaskID, Task: name, At: at, created: created}
 	before := 0
 	for i, r := range rows {
 		if r.At.After(at) {
 			break
 		}
 		before = i + 1
-		ex.Exists = true
-		if r.Status != ex.Status {
-			ex.Status, ex.Since = r.Status, r.At
-		}
-		ex.NextRun, ex.LastRun, ex.MaxWaiting = r.NextRun, r.LastRun, r.MaxWaiting
-		switch r.Event {
-		case "RunEnqueued":
-			queued[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At, Attempt: r.Attempt, Trigger: r.Trigger}
-		case "RunStarted":
-			delete(queued, r.Run)
-			running[r.Run] = RunState{Run: r.Run, RunID: r.RunID, Since: r.At, Deadline: r.Deadline, Attempt: r.Attempt, Trigger: r.Trigger}
-		case "RunDropped":
-			delete(queued, r.Run)
-		case "RunCompleted", "RunFailed", "RunForcedEnd":
-			delete(running, r.Run)
-			if r.RetryAt != nil {
-				backoff[r.RunID] = r.Backoff
-			}
-		}
+		e.step(r)
 	}
-	ex.Queued, ex.Running = sortedRuns(queued), sortedRuns(running)
+	e.init()
+	ex.Exists, ex.Status, ex.Since = e.exists, e.status, e.since
+	ex.NextRun, ex.LastRun, ex.MaxWaiting = e.nextRun, e.lastRun, e.maxWaiting
+	ex.Queued, ex.Running = sortedRuns(e.queued), sortedRuns(e.running)
 	for _, p := range asOf.Retries {
-		ex.Retries = append(ex.Retries, PendingRetry{Of: p.Run, OfID: p.Of, Attempt: p.Attempt, Due: p.At.UTC(), Backoff: backoff[p.Of]})
+		ex.Retries = append(ex.Retries, PendingRetry{Of: p.Run, OfID: p.Of, Attempt: p.Attempt, Due: p.At.UTC(), Backoff: e.backoff[p.Of]})
 	}
 	if window == 0 {
 		window = rows[0].Interval

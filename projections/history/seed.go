@@ -7,11 +7,14 @@ import (
 	"github.com/cronactor/cronactor/events/taskstate"
 )
 
-// A page of a long task stream is folded from the middle: a reader that
-// shows versions [lo, hi] reads the stream's first event (its TaskCreated)
-// and the Lookback events before lo, seeds a Tracker with the first (Seed)
-// and folds the look-back and the page. The cost is one point read and
-// Lookback + page events, whatever the stream's length.
+// A page of a long task stream can be folded from the middle without an
+// exact starting point (a Mark, see mark.go): a reader that shows versions
+// [lo, hi] reads the stream's first event (its TaskCreated) and the
+// Lookback events before lo, seeds a Tracker with the first (Seed) and
+// folds the look-back and the page. The cost is one point read and
+// Lookback + page events, whatever the stream's length; projections/audit
+// does this only for a reader that keeps no Marks and bounds what it
+// folds (the CLI), and says the page is not exact.
 //
 // What the rows of the page say is then exact when the look-back holds the
 // events that set each field the rows show: nextRun is set by every
