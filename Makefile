@@ -79,8 +79,9 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./internal/tracing -run '^$$' -fuzz FuzzRead -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./actors/worker -run '^$$' -fuzz FuzzTyped -fuzztime $${FUZZTIME:-30s}
 
-chaos: build ## the chaos harness: SIGKILL the daemon CHAOS_KILLS times (default 100) under load, fault scripts, HTTP fuzzer (docs/reliability.md)
-	$(GO) run ./cmd/cronactor-chaos -bin bin/cronactor -kills $${CHAOS_KILLS:-100} -fuzz $${CHAOS_FUZZ:-2000} $${CHAOS_SEED:+-seed $$CHAOS_SEED}
+chaos: build ## the chaos harness: SIGKILL the daemon CHAOS_KILLS times (default 100) under load, fault scripts, HTTP fuzzer; on Postgres with CHAOS_POSTGRES=URL (and CHAOS_POSTGRES_STOP/START commands) (docs/reliability.md)
+	$(GO) run ./cmd/cronactor-chaos -bin bin/cronactor -kills $${CHAOS_KILLS:-100} -fuzz $${CHAOS_FUZZ:-2000} $${CHAOS_SEED:+-seed $$CHAOS_SEED} \
+		$${CHAOS_POSTGRES:+-postgres "$$CHAOS_POSTGRES"} $${CHAOS_POSTGRES_STOP:+-postgres-stop "$$CHAOS_POSTGRES_STOP" -postgres-start "$$CHAOS_POSTGRES_START"}
 
 lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

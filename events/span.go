@@ -47,19 +47,49 @@ func Span(d time.Duration) string {
 		tenths := int64((d + 50*time.Millisecond) / (100 * time.Millisecond))
 		return strconv.FormatInt(tenths/10, 10) + "." + strconv.FormatInt(tenths%10, 10) + " s"
 	}
+	return parts(d)
+}
+
+// Spans says two durations that a sentence compares ("1 h after …, needs ≥
+// 59 min 55 s") in one form: when either is an hour or more, both are said
+// in days, hours, minutes and seconds, so that the reader never compares
+// "1 h" with "3595 s"; otherwise each as Span says it.
+func Spans(a, b time.Duration) (string, string) {
+	long := func(d time.Duration) bool { return d >= time.Hour || d <= -time.Hour }
+	if !long(a) && !long(b) {
+		return Span(a), Span(b)
+	}
+	say := func(d time.Duration) string {
+		switch {
+		case d < 0:
+			if d == -d {
+				d++
+			}
+			return "-" + parts(-d)
+		case d < time.Second:
+			return Span(d)
+		}
+		return parts(d)
+	}
+	return say(a), say(b)
+}
+
+// parts says d, at least a second, in days, hours, minutes and seconds,
+// the parts that are not zero, to the second.
+func parts(d time.Duration) string {
 	s := int64(d / time.Second) // rounded below; d + 0.5 s may overflow
 	if d%time.Second >= time.Second/2 {
 		s++
 	}
-	parts := make([]string, 0, 4)
+	out := make([]string, 0, 4)
 	for _, u := range []struct {
 		secs int64
 		name string
 	}{{86400, "d"}, {3600, "h"}, {60, "min"}, {1, "s"}} {
 		if n := s / u.secs; n > 0 {
-			parts = append(parts, strconv.FormatInt(n, 10)+" "+u.name)
+			out = append(out, strconv.FormatInt(n, 10)+" "+u.name)
 			s -= n * u.secs
 		}
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(out, " ")
 }

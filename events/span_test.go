@@ -54,6 +54,27 @@ func TestSpan(t *testing.T) {
 	}
 }
 
+// TestSpans: two durations a sentence compares read in one form; from an
+// hour on, both in days, hours, minutes and seconds.
+func TestSpans(t *testing.T) {
+	for _, c := range []struct {
+		a, b         time.Duration
+		wantA, wantB string
+	}{
+		{57 * time.Second, 55 * time.Second, "57 s", "55 s"},
+		{5001327070 * time.Nanosecond, 4500 * time.Millisecond, "5.0 s", "4.5 s"},
+		{time.Hour, time.Hour - 5*time.Second, "1 h", "59 min 55 s"}, // not "3595 s"
+		{59*time.Minute + 30*time.Second, 25 * time.Hour, "59 min 30 s", "1 d 1 h"},
+		{24 * time.Hour, 24*time.Hour - 5*time.Second, "1 d", "23 h 59 min 55 s"},
+		{time.Hour, 250 * time.Millisecond, "1 h", "250 ms"},
+		{-time.Hour, 90 * time.Second, "-1 h", "1 min 30 s"},
+	} {
+		if a, b := events.Spans(c.a, c.b); a != c.wantA || b != c.wantB {
+			t.Errorf("Spans(%v, %v) = %q, %q, want %q, %q", c.a, c.b, a, b, c.wantA, c.wantB)
+		}
+	}
+}
+
 func ExampleSpan() {
 	fmt.Println(events.Span(5001327070 * time.Nanosecond))
 	fmt.Println(events.Span(250 * time.Millisecond))

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
@@ -36,7 +37,11 @@ func writeOpts(opts []WriteOption) writeOptions {
 }
 
 // CreateTask creates a task, or returns the existing one with that owner and
-// name (created false) — whatever its spec (R6). Creating a task that was
+// name (created false) when spec is the same as its (R6: the fields spec
+// sets; one it leaves zero takes the existing task's). When the spec
+// differs, nothing is recorded and it returns the existing task with a
+// *SpecConflictError (errors.Is ErrSpecConflict); change a task with
+// UpdateTask. Creating a task that was
 // deleted creates it again on the same stream as a new incarnation that
 // starts clean (no lastRun, no checkpoint); run numbers go on, and runs of
 // the old incarnation never start under the new one (see package
@@ -67,14 +72,16 @@ func (s *Scheduler) CreateTask(ctx context.Context, spec TaskSpec) (Task, bool, 
 	}
 	reply, err := s.ask(ctx, id, cmd)
 	if errors.Is(err, rules.ErrAlreadyExists) {
-		return taskFrom(reply.State, reply.Position), false, nil
+		t := taskFrom(reply.State, reply.Position)
+		if !sameAsTask(t, spec) {
+			return t, false, &SpecConflictError{ID: t.ID, Owner: t.Owner, Name: t.Name}
+		}
+		return t, false, nil
 	}
 	if err != nil {
 		return Task{}, false, err
 	}
-	s.ownersMu.Lock()
-	s.indexOwner(spec.Owner, id)
-	s.ownersMu.Unlock()
+	// The owners' index has it already: the actor listed it (Listed).
 	return taskFrom(reply.State, reply.Position), true, nil
 }
 
@@ -101,38 +108,176 @@ func (s *Scheduler) Task(ctx context.Context, id uuid.UUID) (Task, error) {
 	return taskFrom(reply.State, reply.Position), nil
 }
 
-// Tasks returns every task not deleted, ordered by owner then name.
-// Deleted tasks are in the log and the cron_tasks view.
+// Tasks returns every task not deleted, ordered by owner then name: every
+// page of TasksPage, in one slice. Deleted tasks are in the log and the
+// cron_tasks view. For many tasks, page with TasksPage instead.
 func (s *Scheduler) Tasks(ctx context.Context) ([]Task, error) {
-	s.ownersMu.Lock()
-	var ids []uuid.UUID
-	for _, m := range s.owners {
-		for id := range m {
-			ids = append(ids, id)
-		}
-	}
-	s.ownersMu.Unlock()
-	out := make([]Task, 0, len(ids))
-	for _, id := range ids {
-		t, err := s.Task(ctx, id)
-		if errors.Is(err, ErrTaskNotFound) {
-			continue
-		}
+	var out []Task
+	q := TaskQuery{Limit: MaxTaskPage}
+	for {
+		p, err := s.TasksPage(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		if t.Status == rules.StatusDeleted.String() {
-			continue
+		out = append(out, p.Tasks...)
+		if p.Next == "" {
+			return out, nil
 		}
-		out = append(out, t)
+		q.After = p.Next
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Owner != out[j].Owner {
-			return out[i].Owner < out[j].Owner
+}
+
+// DefaultTaskPage and MaxTaskPage are TaskQuery.Limit's default and bound.
+const (
+	DefaultTaskPage = 100
+	MaxTaskPage     = 1000
+)
+
+// TaskQuery selects a page of TasksPage.
+type TaskQuery struct {
+	// Owner, if set, keeps that owner's tasks only.
+	Owner string
+	// After is the Next of the page before; "" for the first page.
+	After string
+	// Limit is the most tasks in the page: default DefaultTaskPage,
+	// 1–MaxTaskPage.
+	Limit int
+}
+
+// TaskPage is a page of tasks, ordered by owner then name.
+type TaskPage struct {
+	Tasks []Task
+	// Next is the TaskQuery.After of the next page; "" on the last page.
+	Next string
+}
+
+// TasksPage returns a page of the tasks not deleted, ordered by owner then
+// name, from the scheduler's memory: a task that rests is read from its
+// record, with no call into an actor; only a task with an actor in memory
+// (an open run, a call under way, a pin) asks it, as Task does. The pages
+// of one listing are each as the tasks stood when it was read: a task
+// created or deleted between two pages may be missed or listed once more
+// at the edge, never twice in one page. The cursor (Next) is opaque.
+func (s *Scheduler) TasksPage(ctx context.Context, q TaskQuery) (TaskPage, error) {
+	if q.Limit == 0 {
+		q.Limit = DefaultTaskPage
+	}
+	if q.Limit < 1 || q.Limit > MaxTaskPage {
+		return TaskPage{}, &FieldError{Field: "limit", Message: fmt.Sprintf("must be between 1 and %d, got %d", MaxTaskPage, q.Limit)}
+	}
+	after, err := parseTaskCursor(q.After)
+	if err != nil {
+		return TaskPage{}, err
+	}
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return TaskPage{}, ErrNotStarted
+	}
+	keys := s.listed(q.Owner, after)
+	more := len(keys) > q.Limit
+	if more {
+		keys = keys[:q.Limit]
+	}
+	page := TaskPage{Tasks: make([]Task, 0, len(keys))}
+	for _, k := range keys {
+		t, ok, err := s.listedTask(ctx, k.id)
+		if err != nil {
+			return TaskPage{}, err
 		}
-		return out[i].Name < out[j].Name
-	})
-	return out, nil
+		if ok {
+			page.Tasks = append(page.Tasks, t)
+		}
+	}
+	if more {
+		page.Next = taskCursor(keys[len(keys)-1])
+	}
+	return page, nil
+}
+
+// listedKey is a task of the owners' index, in the order of a listing.
+type listedKey struct {
+	owner, name string
+	id          uuid.UUID
+}
+
+func (a listedKey) less(b listedKey) bool {
+	if a.owner != b.owner {
+		return a.owner < b.owner
+	}
+	return a.name < b.name
+}
+
+// listed is the owners' index after after (nil: from the start), in the
+// order of a listing, owner's tasks only when owner is set. It copies and
+// sorts the index on each call, O(n log n) for n tasks listed: a page of a
+// million tasks' listing costs about a second; the cron_tasks view pages
+// large listings from disk.
+func (s *Scheduler) listed(owner string, after *listedKey) []listedKey {
+	var keys []listedKey
+	add := func(o string, m map[uuid.UUID]string) {
+		for id, name := range m {
+			k := listedKey{o, name, id}
+			if after == nil || after.less(k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	s.ownersMu.Lock()
+	if owner != "" {
+		add(owner, s.owners[owner])
+	} else {
+		for o, m := range s.owners {
+			add(o, m)
+		}
+	}
+	s.ownersMu.Unlock()
+	sort.Slice(keys, func(i, j int) bool { return keys[i].less(keys[j]) })
+	return keys
+}
+
+// listedTask is task id as a listing shows it: from its record when it
+// rests, else from its actor; ok false when it is deleted by now.
+func (s *Scheduler) listedTask(ctx context.Context, id uuid.UUID) (Task, bool, error) {
+	s.mu.Lock()
+	rec := s.tasks[id].rec
+	s.mu.Unlock()
+	var t Task
+	if rec != "" {
+		var st rules.State
+		var pos events.Position
+		if err := readRecordInto(rec, &st, &pos); err != nil {
+			return Task{}, false, err
+		}
+		t = taskFrom(st, pos)
+	} else {
+		var err error
+		if t, err = s.Task(ctx, id); errors.Is(err, ErrTaskNotFound) {
+			return Task{}, false, nil
+		} else if err != nil {
+			return Task{}, false, err
+		}
+	}
+	return t, t.Status != rules.StatusDeleted.String(), nil
+}
+
+// taskCursor and parseTaskCursor write and read TaskPage.Next: the owner
+// and name of the page's last task.
+func taskCursor(k listedKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(k.owner + "\x00" + k.name))
+}
+
+func parseTaskCursor(c string) (*listedKey, error) {
+	if c == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	owner, name, ok := strings.Cut(string(b), "\x00")
+	if err != nil || !ok {
+		return nil, &FieldError{Field: "after", Message: "is not a cursor TasksPage returned"}
+	}
+	return &listedKey{owner: owner, name: name}, nil
 }
 
 // UpdateTask changes the fields u sets; the task's actor decides it against
@@ -209,13 +354,7 @@ func (s *Scheduler) ResumeTask(ctx context.Context, id uuid.UUID, opts ...WriteO
 // DeleteTask deletes a task (R7). Its actor stops once the task has no open
 // run; the task stays in the log and the view.
 func (s *Scheduler) DeleteTask(ctx context.Context, id uuid.UUID, opts ...WriteOption) (Task, error) {
-	t, err := s.command(ctx, id, rules.Delete{Reason: "deleted", IfVersion: writeOpts(opts).ifVersion})
-	if err == nil {
-		s.ownersMu.Lock()
-		delete(s.owners[t.Owner], id)
-		s.ownersMu.Unlock()
-	}
-	return t, err
+	return s.command(ctx, id, rules.Delete{Reason: "deleted", IfVersion: writeOpts(opts).ifVersion})
 }
 
 // OwnerDeletion is what DeleteOwner did.
@@ -227,7 +366,14 @@ type OwnerDeletion struct {
 	Position events.Position
 }
 
-// DeleteOwner deletes every task of an owner (R6).
+// DeleteOwner deletes every task of an owner (R6), one after another in
+// the order of their IDs, each decided by its own actor: it is not atomic.
+// On an error (a store that fails, ctx ending) it stops there and returns
+// the error with what it did so far: Deleted counts the tasks deleted
+// before the one that failed and Position is the last of their deletions;
+// the failed task and those after it are untouched (listed, not deleted).
+// Calling it again deletes the rest: a deleted task leaves the owner's
+// list, so a retry never deletes one twice.
 func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (OwnerDeletion, error) {
 	s.ownersMu.Lock()
 	var ids []uuid.UUID
@@ -244,9 +390,6 @@ func (s *Scheduler) DeleteOwner(ctx context.Context, owner string) (OwnerDeletio
 		if err != nil {
 			return d, err
 		}
-		s.ownersMu.Lock()
-		delete(s.owners[owner], id)
-		s.ownersMu.Unlock()
 		d.Deleted++
 		if d.Position.Less(t.Position) {
 			d.Position = t.Position

@@ -82,8 +82,8 @@ func TestDrainLogsWhatItWaitsForAndWhatItCutsOff(t *testing.T) {
 	}
 
 	draining := make(chan struct{})
-	scheduler.SetStopHook(func() { close(draining) })
-	defer scheduler.SetStopHook(nil)
+	scheduler.SetStopHook(s, func() { close(draining) })
+	defer scheduler.SetStopHook(s, nil)
 	until := time.Now().Add(time.Hour)
 	stopCtx, timeout := context.WithDeadline(context.Background(), until)
 	defer timeout()

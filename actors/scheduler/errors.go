@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/cronactor/cronactor/actors/task/rules"
 )
@@ -9,10 +10,13 @@ import (
 // Errors of the scheduler; test with errors.Is.
 var (
 	ErrTaskNotFound = errors.New("scheduler: task not found")
-	ErrNotStarted   = errors.New("scheduler: not started")
-	ErrStarted      = errors.New("scheduler: already started")
-	ErrUnknownKind  = errors.New("scheduler: no handler registered for kind")
-	ErrTaskDeleted  = rules.ErrTaskDeleted
+	// ErrInvalidConfig matches every *ConfigError: a Config that
+	// Validate (and New) refuse.
+	ErrInvalidConfig = errors.New("scheduler: invalid config")
+	ErrNotStarted    = errors.New("scheduler: not started")
+	ErrStarted       = errors.New("scheduler: already started")
+	ErrUnknownKind   = errors.New("scheduler: no handler registered for kind")
+	ErrTaskDeleted   = rules.ErrTaskDeleted
 	// ErrVersionMismatch: a write's IfVersion is not the task's version;
 	// nothing was recorded. The error is a *VersionMismatchError.
 	ErrVersionMismatch = rules.ErrVersionMismatch
@@ -29,3 +33,18 @@ type FieldError = rules.FieldError
 // VersionMismatchError says which version a write expected and which the
 // task is at. It matches ErrVersionMismatch.
 type VersionMismatchError = rules.VersionMismatchError
+
+// ConfigError names the Config field that is out of its limits. It matches
+// ErrInvalidConfig and not ErrInvalidSpec: a FieldError is about a task's
+// spec, a ConfigError about the scheduler's.
+type ConfigError struct {
+	Field   string // the Config field, e.g. "Workers"
+	Message string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("scheduler: config: %s: %s", e.Field, e.Message)
+}
+
+// Is makes errors.Is(err, ErrInvalidConfig) true.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }

@@ -21,9 +21,11 @@ import (
 // docs/decisions/0026-insert-tx.md.
 
 // ErrSpecConflict: a create names the owner and name of a task that exists
-// with another spec. Only the Decide… path returns it (CreateTask returns
-// the existing task whatever its spec): a caller creating in its own
-// transaction wants to know, and can roll back.
+// with another spec. CreateTask returns it as a *SpecConflictError with the
+// existing task (the fields its spec leaves zero take the task's, as the
+// HTTP API always did); DecideCreate compares the whole spec, defaults
+// included: a caller creating in its own transaction wants to know, and can
+// roll back.
 var ErrSpecConflict = errors.New("scheduler: a task with that owner and name exists with another spec")
 
 // TxWrite is a write to a task decided against its stream as the caller

@@ -201,7 +201,7 @@ func (f *follower) refresh(ctx context.Context, id uuid.UUID, version uint64) er
 	if st.Status == rules.StatusDeleted {
 		delete(s.owners[st.Spec.Owner], id)
 	} else {
-		s.indexOwner(st.Spec.Owner, id)
+		s.indexOwner(st.Spec.Owner, st.Spec.Name, id)
 	}
 	s.ownersMu.Unlock()
 	return nil

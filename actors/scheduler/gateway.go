@@ -35,8 +35,9 @@ import (
 // These messages are not counted on the Scheduler's clock (Config.Clock):
 // under a virtual clock, time may move while one is on its way; wait for
 // the reply before moving it. What the actor does in answer (a run
-// enqueued, say) is counted as usual. Creating and deleting tasks stay Scheduler methods: the scheduler
-// keeps the owners' index (R6) beside the actors.
+// enqueued, say) is counted as usual. Creating and deleting tasks stay
+// Scheduler methods; the owners' index (R6) the scheduler keeps beside the
+// actors follows the tasks' recorded creations and deletions (Listed).
 
 // GetTask asks for the task as (*Scheduler).Task returns it.
 type GetTask struct{}
@@ -75,8 +76,8 @@ type TaskReply struct {
 // none in memory, for host actors to send the messages above to; an
 // unknown task is ErrTaskNotFound, a deleted one ErrTaskDeleted (its actor
 // stops as soon as nothing is open; read it with Task). The actor is
-// pinned (see above): the PID is good while the task is not deleted and
-// the Scheduler runs. It lives in the Scheduler's actor system: the host's when
+// pinned (see above): the PID is good while the task is not deleted, the
+// Scheduler runs and Unpin has not released it. It lives in the Scheduler's actor system: the host's when
 // Config.ActorSystem is set.
 func (s *Scheduler) TaskPID(ctx context.Context, id uuid.UUID) (*actor.PID, error) {
 	reply, pid, err := s.sendTo(ctx, id, task.Get{Pin: true})
@@ -93,6 +94,44 @@ func (s *Scheduler) TaskPID(ctx context.Context, id uuid.UUID) (*actor.PID, erro
 		return nil, fmt.Errorf("%w: %s", ErrTaskDeleted, id)
 	}
 	return pid, nil
+}
+
+// Unpin undoes TaskPID's pin of task id's actor: the actor rests again
+// between runs (it leaves, the task kept as a record, once nothing of it is
+// open), and a PID TaskPID returned stops being good when it does; ask
+// TaskPID again to send to the task. Unpinning a task that is not pinned,
+// or has no actor, does nothing; an unknown task is ErrTaskNotFound. The
+// actor counts in its queue's share of Config.MaxActiveTasks again from
+// the next tick that reaches it.
+func (s *Scheduler) Unpin(ctx context.Context, id uuid.UUID) error {
+	s.mu.Lock()
+	sl, started := s.tasks[id], s.started
+	s.mu.Unlock()
+	if !started {
+		return ErrNotStarted
+	}
+	if sl.e == nil {
+		if sl.rec != "" {
+			return nil // resting: no actor, nothing pinned
+		}
+		if _, err := s.Task(ctx, id); err != nil {
+			return err
+		}
+		return nil
+	}
+	// The entry forgets the pin before the actor does: a TaskPID decided
+	// after this Unpin tells Pinned again, one decided before is undone.
+	sl.e.mu.Lock()
+	sl.e.pinned = false
+	sl.e.mu.Unlock()
+	reply, err := s.send(ctx, id, task.Get{Unpin: true})
+	if err != nil {
+		return err
+	}
+	if !reply.State.Exists() {
+		return fmt.Errorf("%w: %s", ErrTaskNotFound, id)
+	}
+	return reply.Err
 }
 
 // Pinned implements task.Pinner: the actor at pid, which a Get.Pin (from

@@ -216,11 +216,11 @@ func TestHostMessagesKeepTheClockBalanced(t *testing.T) {
 		t.Fatalf("resume: %+v", r)
 	}
 	p := 7
-	if r := ask(t, sys, pid, scheduler.UpdateTask{Update: scheduler.TaskUpdate{Priority: &p, Interval: 2 * time.Minute}}); r.Err != nil ||
+	if r := ask(t, sys, pid, scheduler.UpdateTask{Update: scheduler.TaskUpdate{Priority: &p, Interval: new(2 * time.Minute)}}); r.Err != nil ||
 		r.Task.Priority != 7 || r.Task.Interval != 2*time.Minute {
 		t.Fatalf("update: %+v", r)
 	}
-	if r := ask(t, sys, pid, scheduler.UpdateTask{Update: scheduler.TaskUpdate{Interval: -time.Second}}); !errors.Is(r.Err, scheduler.ErrInvalidSpec) {
+	if r := ask(t, sys, pid, scheduler.UpdateTask{Update: scheduler.TaskUpdate{Interval: new(-time.Second)}}); !errors.Is(r.Err, scheduler.ErrInvalidSpec) {
 		t.Fatalf("a bad update: %+v", r)
 	}
 	sys.Root.Send(pid, scheduler.TriggerTask{}) // no sender: decided, not answered

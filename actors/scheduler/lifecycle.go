@@ -12,6 +12,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/cronactor/cronactor/actors/dueindex"
+	"github.com/cronactor/cronactor/actors/task"
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/actors/worker"
 	"github.com/cronactor/cronactor/events"
@@ -32,10 +33,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if s.started {
 		return ErrStarted
 	}
-	defer recoveryGC()()
+	defer s.aroundRecovery()()
 	s.follow = newFollower(s) // before recovery: it starts where recovery starts reading
 	r, err := s.recover(ctx)
 	if err != nil {
+		s.releaseSnapshots() // a Start that failed may be tried again, or another
 		return err
 	}
 	if s.follow != nil && s.snap != nil {
@@ -52,11 +54,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}))
 	}
 	s.deadLetters = counted.WatchPrefix(s.sys, c, s.prefix, hostMessage)
+	s.releaseAnswers = task.WatchDeadLetters(s.sys)
 	s.host, s.load = s.hostRequest, s.loadTask
 	root := s.sys.Root
 	s.base, s.abandon = context.WithCancel(context.Background())
 	s.stats = &worker.Stats{}
-	s.tasks, s.owners = make(map[uuid.UUID]slot, len(states)), map[string]map[uuid.UUID]struct{}{}
+	s.tasks, s.owners = make(map[uuid.UUID]slot, len(states)), map[string]map[uuid.UUID]string{}
 	ids := make([]uuid.UUID, 0, len(states))
 	index := make([][]dueindex.Entry, s.cfg.Shards)
 	for i := range index { // IDs are random: about as many per shard, and a little room
@@ -64,12 +67,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	rested := 0
 	// The tasks not deleted, indexed by owner after this pass rather than
-	// within it: restarting 1,000,000 tasks took 1.68 s instead of 1.85 s
-	// (docs/performance.md, "The bars measured again, and the restart
-	// after a wave").
+	// within it, which restarts faster (docs/performance.md, "Figures
+	// that were comments").
 	type owned struct {
-		owner string
-		id    uuid.UUID
+		owner, name string
+		id          uuid.UUID
 	}
 	byOwner := make([]owned, 0, len(states))
 	for id, st := range states {
@@ -77,7 +79,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			continue // deleted, nothing open: no actor until asked
 		}
 		if st.State.Status != rules.StatusDeleted {
-			byOwner = append(byOwner, owned{st.State.Spec.Owner, id})
+			byOwner = append(byOwner, owned{st.State.Spec.Owner, st.State.Spec.Name, id})
 		}
 		if !rules.Rests(&st.State) {
 			ids = append(ids, id)
@@ -97,7 +99,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.ownersMu.Lock()
 	for _, o := range byOwner {
-		s.indexOwner(o.owner, o.id)
+		s.indexOwner(o.owner, o.name, o.id)
 	}
 	s.ownersMu.Unlock()
 	for i := 0; i < s.cfg.Shards; i++ {
@@ -113,7 +115,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.enqueue = s.pool.Enqueue
 	s.queue = s.spawn(root, actor.PropsFromProducer(s.pool.Producer()))
 	// Deterministic order: that of the IDs' text, which their bytes sort in
-	// without formatting two strings per comparison (1M tasks: ~5.6s → ~1s).
+	// without formatting two strings per comparison (docs/performance.md,
+	// "Figures that were comments").
 	sort.Slice(ids, func(i, j int) bool { return bytes.Compare(ids[i][:], ids[j][:]) < 0 })
 	for _, id := range ids {
 		// An open run holds its actor as a tick's would: it takes a
@@ -228,8 +231,8 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	s.logDrain(ctx)
-	if stopHook != nil {
-		stopHook()
+	if s.stopHook != nil {
+		s.stopHook()
 	}
 	if err := s.stats.Wait(ctx); err != nil {
 		s.logCutOff()
@@ -244,6 +247,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	if s.snap != nil {
 		s.stopSweeper(ctx)
 	}
+	s.releaseSnapshots() // (even if snapshots were turned off since)
 	s.mu.Lock()
 	pids := append([]*actor.PID(nil), s.infra...)
 	s.mu.Unlock()
@@ -260,6 +264,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	// watching its dead letters.
 	errs = append(errs, s.awaitStopped(ctx, pids))
 	s.sys.EventStream.Unsubscribe(s.deadLetters)
+	s.releaseAnswers()
 	s.cfg.Logger.Info("scheduler stopped")
 	return errors.Join(errs...)
 }
@@ -361,7 +366,3 @@ func (s *Scheduler) stopTasks(ctx context.Context) error {
 	}
 	return s.awaitStopped(context.WithoutCancel(ctx), pids)
 }
-
-// stopHook, if set, is called by Stop once no run may start any more
-// (tests use it to act during the drain).
-var stopHook func()

@@ -204,8 +204,8 @@ func TestNoRunStartsOnceStopBegan(t *testing.T) {
 	}
 	clk.RunUntil(t0.Add(35 * time.Second)) // slow runs until 01:30; late waits for 00:50
 	draining := make(chan struct{})
-	scheduler.SetStopHook(func() { close(draining) })
-	defer scheduler.SetStopHook(nil)
+	scheduler.SetStopHook(e.s, func() { close(draining) })
+	defer scheduler.SetStopHook(e.s, nil)
 	stopCtx, abandon := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { e.s.Stop(stopCtx); close(stopped) }()

@@ -515,9 +515,9 @@ func TestLoadConfig(t *testing.T) {
 		{Config{Store: st, LoadRetryMax: -time.Second}, "LoadRetryMax"},
 		{Config{Store: st, LoadRetry: time.Minute, LoadRetryMax: time.Second}, "LoadRetryMax"},
 	} {
-		var fe *FieldError
-		if err := tc.cfg.Validate(); !errors.As(err, &fe) || fe.Field != tc.field {
-			t.Errorf("%+v: %v, want a FieldError for %s", tc.cfg, err, tc.field)
+		var ce *ConfigError
+		if err := tc.cfg.Validate(); !errors.As(err, &ce) || ce.Field != tc.field {
+			t.Errorf("%+v: %v, want a ConfigError for %s", tc.cfg, err, tc.field)
 		}
 	}
 	if err := (Config{Store: st, Loaders: 1, LoadRetry: time.Minute, RecordEvery: -1}).Validate(); err != nil {

@@ -38,10 +38,10 @@ func validateQueues(qs map[string]int) error {
 	sort.Strings(names)
 	for _, name := range names {
 		if err := CheckQueueName(name); err != nil {
-			return &FieldError{Field: "Queues", Message: err.Error()}
+			return err
 		}
 		if n := qs[name]; n < 1 || n > MaxQueueLimit {
-			return &FieldError{Field: "Queues", Message: fmt.Sprintf("queue %q: the limit must be between 1 and %d, got %d", name, MaxQueueLimit, n)}
+			return fmt.Errorf("queue %q: the limit must be between 1 and %d, got %d", name, MaxQueueLimit, n)
 		}
 	}
 	return nil

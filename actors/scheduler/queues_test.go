@@ -27,12 +27,12 @@ func TestQueuesConfig(t *testing.T) {
 		{map[string]int{"a=b": 1}, "may hold only letters"},
 	} {
 		err := scheduler.Config{Store: st, Queues: tc.queues}.Validate()
-		var fe *scheduler.FieldError
+		var ce *scheduler.ConfigError
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%v: %v", tc.queues, err)
-		case tc.want != "" && (!errors.As(err, &fe) || fe.Field != "Queues" || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%v: err = %v, want a FieldError for Queues saying %q", tc.queues, err, tc.want)
+		case tc.want != "" && (!errors.As(err, &ce) || ce.Field != "Queues" || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: err = %v, want a ConfigError for Queues saying %q", tc.queues, err, tc.want)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"sync"
 
 	"github.com/cronactor/cronactor/actors/task"
@@ -13,24 +12,17 @@ import (
 	"github.com/google/uuid"
 )
 
-// recoveryGCPercent is the garbage collector's target while Start folds
-// the log. Recovery builds the state of every task at once — a heap that
-// only grows — out of a stream of short-lived decoded events; at the
-// default (100) the collector marks the growing heap again and again:
-// restarting 1,000,000 tasks spent 27% of its CPU there, and 12.6 s against
-// 10.8 s at 400. The process's own setting is restored once Start is done.
-const recoveryGCPercent = 400
-
-// recoveryGC raises the GC target to recoveryGCPercent (unless the process
-// set a higher one, or turned the collector off) and returns what restores
-// it.
-func recoveryGC() (restore func()) {
-	prev := debug.SetGCPercent(recoveryGCPercent)
-	if prev < 0 || prev > recoveryGCPercent {
-		debug.SetGCPercent(prev)
+// aroundRecovery calls cfg.RecoveryGC, if set, and returns what undoes
+// it: the scheduler itself sets no process-wide state (docs/embedding.md,
+// "What the scheduler leaves to the process").
+func (s *Scheduler) aroundRecovery() (restore func()) {
+	if s.cfg.RecoveryGC == nil {
 		return func() {}
 	}
-	return func() { debug.SetGCPercent(prev) }
+	if restore = s.cfg.RecoveryGC(); restore == nil {
+		return func() {}
+	}
+	return restore
 }
 
 // recovery is what Start rebuilt of the tasks: the state of every task;
@@ -50,6 +42,10 @@ type recovery struct {
 func (s *Scheduler) recover(ctx context.Context) (recovery, error) {
 	s.snap = newSnapshots(s.cfg)
 	if s.snap != nil {
+		if err := s.claimSnapshots(); err != nil {
+			s.snap = nil
+			return recovery{}, err
+		}
 		r, err := s.recoverFromSnapshot(ctx)
 		if err == nil {
 			return r, nil
@@ -68,6 +64,7 @@ func (s *Scheduler) recover(ctx context.Context) (recovery, error) {
 		// in that state: start afresh.
 		if err := s.snap.store.ClearSnapshot(ctx); err != nil {
 			s.cfg.Logger.Warn("snapshots off: the snapshot table cannot be cleared", "err", err)
+			s.releaseSnapshots()
 			s.snap = nil
 		}
 	}

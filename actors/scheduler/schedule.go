@@ -129,16 +129,20 @@ func (u TaskUpdate) flatSchedule() (TaskUpdate, error) {
 	if err := sc.check(); err != nil {
 		return u, err
 	}
-	if u.Interval != 0 || u.Cron != nil || u.At != nil || u.Timezone != nil || u.DSTGap != nil || u.DSTOverlap != nil {
+	if u.Interval != nil || u.Cron != nil || u.At != nil || u.Timezone != nil || u.DSTGap != nil || u.DSTOverlap != nil {
 		return u, &FieldError{Field: "schedule", Message: "give either Schedule or Interval, Cron, At, Timezone, DSTGap and DSTOverlap, not both"}
 	}
-	if sc.tolerance != nil && (u.Tolerance != 0 || u.ToleranceSet) {
+	if sc.tolerance != nil && u.Tolerance != nil {
 		return u, &FieldError{Field: "tolerance", Message: "give either Schedule's WithTolerance or Tolerance, not both"}
 	}
-	u.Interval, u.Cron, u.At = sc.every, sc.cron, sc.at
+	if sc.kind == "interval" {
+		u.Interval = &sc.every
+	}
+	u.Cron, u.At = sc.cron, sc.at
 	u.Timezone, u.DSTGap, u.DSTOverlap = &sc.timezone, &sc.dstGap, &sc.dstOverlap
 	if sc.tolerance != nil {
-		u.Tolerance, u.ToleranceSet = *sc.tolerance, true
+		tol := *sc.tolerance
+		u.Tolerance = &tol
 	}
 	u.Schedule = nil
 	return u, nil

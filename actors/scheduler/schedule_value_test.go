@@ -71,7 +71,7 @@ func TestScheduleValueRefusals(t *testing.T) {
 	}
 	task := h.Create(scheduler.TaskSpec{Owner: "o", Name: "n", Kind: "k", Schedule: scheduler.Every(time.Minute)})
 	sc := scheduler.Cron("@daily")
-	_, err := h.Scheduler().UpdateTask(ctx, task.ID, scheduler.TaskUpdate{Schedule: &sc, Interval: time.Hour})
+	_, err := h.Scheduler().UpdateTask(ctx, task.ID, scheduler.TaskUpdate{Schedule: &sc, Interval: new(time.Hour)})
 	var fe *scheduler.FieldError
 	if !errors.As(err, &fe) || fe.Field != "schedule" {
 		t.Errorf("update with both: %v", err)

@@ -21,11 +21,12 @@
 // the task's latest event (Task.Position), for read-your-writes on a view.
 //
 // Writes are commands decided by the task's actor against its current
-// state: UpdateTask sends only the fields a TaskUpdate sets (an unset
-// Tolerance keeps the current one unless the schedule changes; earlier
-// versions took the default),
-// and every write may carry IfVersion to apply only at the version the
-// caller read.
+// state: UpdateTask sends only the fields a TaskUpdate sets (each a
+// pointer, nil unset; an unset Tolerance keeps the current one unless the
+// schedule changes), and every write may carry IfVersion to apply only at
+// the version the caller read. A task is listed by owner then name
+// (TasksPage) from the scheduler's memory, and the owners' index follows
+// the tasks' own recorded creations and deletions.
 //
 // Host actor system: an embedder that runs protoactor-go itself passes its
 // *actor.ActorSystem (Config.ActorSystem); the scheduler's actors then live
@@ -101,7 +102,8 @@ type Config struct {
 	// then reads one entry per task and the log after the snapshot instead
 	// of the whole log (docs/architecture.md, "Snapshots"). Stop always
 	// snapshots. Default DefaultSnapshotEvery; negative: no snapshots are
-	// read or written. Only one scheduler may use a store's snapshots.
+	// read or written. Only one running scheduler of a process may use a
+	// store's snapshots: Start of a second is refused (ErrSnapshotsInUse).
 	SnapshotEvery int
 	// Follow says whether the scheduler follows the store's global log to
 	// take in the tasks other writers create, change or delete (an
@@ -166,35 +168,45 @@ type Config struct {
 	// letters, go to the system's logger). Nil: the scheduler makes an
 	// actor system of its own and shuts it down in Stop.
 	ActorSystem *actor.ActorSystem
+	// RecoveryGC, if set, is called as Start begins to rebuild the tasks
+	// from the store, and the function it returns (nil: nothing) once
+	// Start is done. The scheduler sets no process-wide state of its own:
+	// a process that restarts many tasks may raise the garbage
+	// collector's target here while recovery builds a heap that only
+	// grows (the daemon does: GOGC 400 during Start, docs/performance.md,
+	// "Recovery and the GC target"). Nil: Start leaves the process's
+	// settings alone.
+	RecoveryGC func() (restore func())
 }
 
-// Validate reports the first field out of its limits.
+// Validate reports the first field out of its limits, as a *ConfigError
+// (errors.Is ErrInvalidConfig; never ErrInvalidSpec, which is about tasks).
 func (c Config) Validate() error {
 	switch {
 	case c.Store == nil:
-		return &FieldError{Field: "Store", Message: "is required"}
+		return &ConfigError{Field: "Store", Message: "is required"}
 	case c.Tick != 0 && c.Tick < time.Millisecond:
-		return &FieldError{Field: "Tick", Message: fmt.Sprintf("must be at least 1ms, got %s", c.Tick)}
+		return &ConfigError{Field: "Tick", Message: fmt.Sprintf("must be at least 1ms, got %s", c.Tick)}
 	case c.Workers < 0 || c.Workers > 100000:
-		return &FieldError{Field: "Workers", Message: fmt.Sprintf("must be between 1 and 100000, got %d", c.Workers)}
+		return &ConfigError{Field: "Workers", Message: fmt.Sprintf("must be between 1 and 100000, got %d", c.Workers)}
 	case validateQueues(c.Queues) != nil:
-		return validateQueues(c.Queues)
+		return &ConfigError{Field: "Queues", Message: validateQueues(c.Queues).Error()}
 	case c.Shards < 0 || c.Shards > 1024:
-		return &FieldError{Field: "Shards", Message: fmt.Sprintf("must be between 1 and 1024, got %d", c.Shards)}
+		return &ConfigError{Field: "Shards", Message: fmt.Sprintf("must be between 1 and 1024, got %d", c.Shards)}
 	case c.MaxActiveTasks < 0:
-		return &FieldError{Field: "MaxActiveTasks", Message: fmt.Sprintf("must be at least 1, got %d", c.MaxActiveTasks)}
+		return &ConfigError{Field: "MaxActiveTasks", Message: fmt.Sprintf("must be at least 1, got %d", c.MaxActiveTasks)}
 	case c.RequestTimeout < 0:
-		return &FieldError{Field: "RequestTimeout", Message: "must not be negative"}
+		return &ConfigError{Field: "RequestTimeout", Message: "must not be negative"}
 	case c.StoreTimeout < 0:
-		return &FieldError{Field: "StoreTimeout", Message: "must not be negative"}
+		return &ConfigError{Field: "StoreTimeout", Message: "must not be negative"}
 	case c.Loaders < 0 || c.Loaders > 10000:
-		return &FieldError{Field: "Loaders", Message: fmt.Sprintf("must be between 1 and 10000, got %d", c.Loaders)}
+		return &ConfigError{Field: "Loaders", Message: fmt.Sprintf("must be between 1 and 10000, got %d", c.Loaders)}
 	case c.HistoryRetention < 0:
-		return &FieldError{Field: "HistoryRetention", Message: fmt.Sprintf("must not be negative, got %s", c.HistoryRetention)}
+		return &ConfigError{Field: "HistoryRetention", Message: fmt.Sprintf("must not be negative, got %s", c.HistoryRetention)}
 	case c.LoadRetry < 0:
-		return &FieldError{Field: "LoadRetry", Message: "must not be negative"}
+		return &ConfigError{Field: "LoadRetry", Message: "must not be negative"}
 	case c.LoadRetryMax < 0 || (c.LoadRetryMax != 0 && c.LoadRetryMax < max(c.LoadRetry, time.Millisecond)):
-		return &FieldError{Field: "LoadRetryMax", Message: fmt.Sprintf("must be at least LoadRetry (%s), got %s", c.LoadRetry, c.LoadRetryMax)}
+		return &ConfigError{Field: "LoadRetryMax", Message: fmt.Sprintf("must be at least LoadRetry (%s), got %s", c.LoadRetry, c.LoadRetryMax)}
 	}
 	return nil
 }
@@ -285,9 +297,10 @@ type Scheduler struct {
 	enqueue    func(worker.Enqueued) bool // pool.Enqueue, made once
 	shards     []*actor.PID
 	tasks      map[uuid.UUID]slot
-	// ownersMu guards owners: the tasks not deleted, by owner (R6).
+	// ownersMu guards owners: the tasks not deleted, by owner (R6), each
+	// with its name; the task actors keep it (registry.Listed).
 	ownersMu sync.Mutex
-	owners   map[string]map[uuid.UUID]struct{}
+	owners   map[string]map[uuid.UUID]string
 	stats    *worker.Stats
 	// actors counts the task actors (Stats.Actors); gates holds each
 	// queue's *gate, by name, made as ticks first name the queue (see
@@ -308,10 +321,15 @@ type Scheduler struct {
 	// deadLetters is the clock's dead-letter watcher on sys (see
 	// counted.WatchPrefix).
 	deadLetters *eventstream.Subscription
+	// releaseAnswers releases the task package's dead-letter watcher of
+	// sys (task.WatchDeadLetters), held from Start to Stop.
+	releaseAnswers func()
 	// host is hostRequest, made once for every task actor's config.
 	host func(any) (task.HostRequest, bool)
-	// snap is what keeps the tasks' snapshots (snapshot.go), nil without.
-	snap *snapshots
+	// snap is what keeps the tasks' snapshots (snapshot.go), nil without;
+	// claimed is its store while s is its user (claimSnapshots).
+	snap    *snapshots
+	claimed events.SnapshotStore
 	// loaders holds a token per load reading the store (Config.Loaders);
 	// load is loadTask, made once for every task actor's config.
 	loaders chan struct{}
@@ -322,6 +340,9 @@ type Scheduler struct {
 	// whose load failed on a tick (load.go). Both guarded by mu.
 	vacated uint64
 	retries map[uuid.UUID]*loadRetry
+	// stopHook, if set, is called by Stop once no run may start any more
+	// (tests set it, through export_test.go, to act during the drain).
+	stopHook func()
 	// follow is the follower of the log (follow.go), nil when not following.
 	follow *follower
 }

@@ -190,8 +190,10 @@ func TestPauseDropsWaitingRunAndOwnerDelete(t *testing.T) {
 		map[string]worker.Handler{"noop": sleeper(clk, 0)})
 	a, _, _ := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: "a", Owner: "chan/1", Kind: "noop", Interval: time.Minute, FirstRun: t0.Add(30 * time.Second)})
 	b, _, _ := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: "b", Owner: "chan/1", Kind: "noop", Interval: time.Minute, FirstRun: t0.Add(30 * time.Second)})
+	// Another spec under the same owner and name: the existing task, and a
+	// conflict (R6).
 	again, created, err := e.s.CreateTask(ctx, scheduler.TaskSpec{Name: "a", Owner: "chan/1", Kind: "noop", Interval: time.Hour})
-	if err != nil || created || again.ID != a.ID || again.Interval != time.Minute {
+	if !errors.Is(err, scheduler.ErrSpecConflict) || created || again.ID != a.ID || again.Interval != time.Minute {
 		t.Fatalf("create again: %+v %v %v", again, created, err)
 	}
 	clk.RunUntil(t0.Add(40 * time.Second)) // A1 enqueued at 00:30, picked up at 00:50

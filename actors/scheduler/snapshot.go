@@ -64,14 +64,9 @@ const snapshotFormat = 1
 var metaKey = []byte("meta")
 
 // snapshotBatch is how many records a sweep writes per store call, and
-// sweepPause how long a sweep in the background waits after each batch.
-// Written in one go, a sweep of the records a 100,000-task wave leaves
-// took the process's CPU from the ticks for 130–480 ms on the 2-core build
-// machine and put the ticks it overlapped over the lag bar. At 1,024
-// records per 4 ms, a sweep of 100,000 records still took 0.57 s, with
-// six flushes and three compactions of the snapshot table, and ticks of
-// `bench lag` it overlapped still went over the bar; at 256 per 4 ms it
-// leaves the ticks more of the CPU, for longer (docs/performance.md,
+// sweepPause how long a sweep in the background waits after each batch:
+// paced, a sweep leaves the ticks enough of the CPU to keep the lag bar,
+// where one written in one go did not (the figures: docs/performance.md,
 // "Compactions and sweeps take their time"). The last sweep, in Stop, is
 // not paced.
 const (
@@ -280,6 +275,36 @@ func (s *Scheduler) stopSweeper(ctx context.Context) {
 // lastSweepTimeout bounds the snapshot a stop cuts: a few local writes,
 // far less than this even at a million tasks' records.
 const lastSweepTimeout = time.Minute
+
+// ErrSnapshotsInUse: Start of a scheduler whose store's snapshot table
+// another running Scheduler of the process uses. Two schedulers writing
+// one table would interleave their records and marks; the second is
+// refused before it reads anything. Give one of them a negative
+// Config.SnapshotEvery (no snapshots), or Stop the first.
+var ErrSnapshotsInUse = errors.New("scheduler: another running scheduler uses this store's snapshots")
+
+// snapshotUsers holds the snapshot stores a started, not yet stopped,
+// Scheduler of the process uses (claim): a guard, not a cache, emptied as
+// they stop.
+var snapshotUsers sync.Map // events.SnapshotStore → *Scheduler
+
+// claim makes s the user of its store's snapshots, or says who is.
+func (s *Scheduler) claimSnapshots() error {
+	if other, taken := snapshotUsers.LoadOrStore(s.snap.store, s); taken && other != s {
+		return fmt.Errorf("%w (%s, a scheduler started before; this one is %s): set Config.SnapshotEvery negative in one of them",
+			ErrSnapshotsInUse, other.(*Scheduler).prefix, s.prefix)
+	}
+	s.claimed = s.snap.store
+	return nil
+}
+
+// releaseSnapshots ends s's claim, if it holds one.
+func (s *Scheduler) releaseSnapshots() {
+	if s.claimed != nil {
+		snapshotUsers.CompareAndDelete(s.claimed, s)
+		s.claimed = nil
+	}
+}
 
 // errNoSnapshot: the store holds no usable snapshot; recovery reads the
 // whole log.

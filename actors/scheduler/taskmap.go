@@ -292,13 +292,34 @@ func samePID(a, b *actor.PID) bool {
 }
 
 // indexOwner adds a task to its owner's; s.ownersMu must be held.
-func (s *Scheduler) indexOwner(owner string, id uuid.UUID) {
+// Listed implements task.Lister: the owners' index follows the tasks'
+// recorded creations and deletions (rules.Listed), whichever call or
+// message decided them, and even when the caller stopped waiting.
+func (r *registry) Listed(id uuid.UUID, owner, name string, listed bool) {
+	s := (*Scheduler)(r)
+	s.ownersMu.Lock()
+	defer s.ownersMu.Unlock()
+	if listed {
+		s.indexOwner(owner, name, id)
+		return
+	}
+	if m := s.owners[owner]; m != nil {
+		delete(m, id)
+		if len(m) == 0 {
+			delete(s.owners, owner)
+		}
+	}
+}
+
+// indexOwner lists task id, named name, under owner; s.ownersMu must be
+// held.
+func (s *Scheduler) indexOwner(owner, name string, id uuid.UUID) {
 	m := s.owners[owner]
 	if m == nil {
-		m = map[uuid.UUID]struct{}{}
+		m = map[uuid.UUID]string{}
 		s.owners[owner] = m
 	}
-	m[id] = struct{}{}
+	m[id] = name
 }
 
 func (s *Scheduler) shardOf(id uuid.UUID) *actor.PID { return s.shards[s.shardIndex(id)] }

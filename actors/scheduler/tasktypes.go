@@ -177,27 +177,25 @@ func utc(ts []time.Time) []time.Time {
 // different fields all survive (no read-merge-write).
 //
 // A new Interval takes the default tolerance and timebox for it unless
-// Tolerance (with ToleranceSet when zero) or Timebox is given too.
+// Tolerance or Timebox is given too.
 type TaskUpdate struct {
 	// Schedule, when not nil, replaces the schedule as written (its kind,
 	// zone and DST policies; see Schedule), and the tolerance when it
 	// carries one. Give it or Interval, Cron, At, Timezone, DSTGap and
-	// DSTOverlap (and Tolerance, ToleranceSet), not both.
+	// DSTOverlap (and Tolerance), not both.
 	Schedule *Schedule
 	// Payload, when not nil, replaces the payload (JSON null clears it).
 	Payload json.RawMessage
-	// Interval, when not zero, replaces the interval.
-	Interval time.Duration
-	// Tolerance, when not zero or when ToleranceSet, replaces the
-	// tolerance.
-	Tolerance    time.Duration
-	ToleranceSet bool
-	// Timebox, when not zero, replaces the timebox.
-	Timebox time.Duration
+	// Interval, when not nil, replaces the interval (positive).
+	Interval *time.Duration
+	// Tolerance, when not nil, replaces the tolerance (0 is no tolerance).
+	Tolerance *time.Duration
+	// Timebox, when not nil, replaces the timebox (positive).
+	Timebox *time.Duration
 	// Priority, when not nil, replaces the priority.
 	Priority *int
-	// NextRun, when not zero, moves nextRun.
-	NextRun time.Time
+	// NextRun, when not nil, moves nextRun.
+	NextRun *time.Time
 
 	// Cron or At, when not nil, makes the task a cron or an at task with
 	// that schedule (Interval makes it an interval task); at most one of
@@ -243,18 +241,7 @@ func (u TaskUpdate) command() (rules.Update, error) {
 		return c, err
 	}
 	c.Payload, c.Priority, c.MaxWaiting = u.Payload, u.Priority, u.MaxWaiting
-	if u.Interval != 0 {
-		c.Interval = &u.Interval
-	}
-	if u.Tolerance != 0 || u.ToleranceSet {
-		c.Tolerance = &u.Tolerance
-	}
-	if u.Timebox != 0 {
-		c.Timebox = &u.Timebox
-	}
-	if !u.NextRun.IsZero() {
-		c.NextRun = &u.NextRun
-	}
+	c.Interval, c.Tolerance, c.Timebox, c.NextRun = u.Interval, u.Tolerance, u.Timebox, u.NextRun
 	if u.Cron != nil {
 		c.Cron = &u.Cron
 	}

@@ -289,6 +289,9 @@ func (a *Actor) handle(ctx actor.Context, msg any, sender *actor.PID) handled {
 	case Command:
 		a.command(ctx, m, sender)
 	case Get:
+		if m.Unpin && !m.Pin {
+			a.pinned = false
+		}
 		if m.Pin && !a.pinned {
 			a.pinned = true
 			if p, ok := a.cfg.Registry.(Pinner); ok {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/eventstream"
 )
 
 // answer is where the actor answers a Command sent by Post (and Ask): a
@@ -67,28 +69,92 @@ func (w *answer) take(r *Reply) {
 // watchDeadLetters, a future by protoactor), as a request always was.
 func (Command) IgnoreDeadLetterLogging() {}
 
-// watched holds the actor systems whose dead letters answer Commands'
-// answers, weakly: a system that is gone is not kept alive by it.
-var watched sync.Map // weak.Pointer[actor.ActorSystem] → struct{}
+// watched holds, for each actor system whose dead letters answer
+// Commands' answers, its watch; weakly: a system that is gone is not kept
+// alive by it.
+var watched sync.Map // weak.Pointer[actor.ActorSystem] → *watch
 
-// watchDeadLetters makes sure that a Command with an answer that ends in
-// sys's dead letters is answered with actor.ErrDeadLetter, once per system.
-func watchDeadLetters(sys *actor.ActorSystem) {
+// watch is one actor system's dead-letter watcher and who holds it.
+type watch struct {
+	mu sync.Mutex
+	// holders counts the WatchDeadLetters not released; sticky is set once
+	// a Command was sent with no holder (the watcher then stays for the
+	// life of the system, as it always did).
+	holders int
+	sticky  bool
+	sub     *eventstream.Subscription
+	// on is sub != nil, read without mu by every Command sent.
+	on atomic.Bool
+}
+
+// WatchDeadLetters makes sure that a Command with an answer that ends in
+// sys's dead letters is answered with actor.ErrDeadLetter, until release
+// is called; one watcher per system, whoever holds it. A component that
+// sends Commands with Ask or Post on a system it does not own (a
+// scheduler in a host's actor system) holds it from before its first
+// Command until its actors are gone, so that its release leaves the
+// system with the subscribers it had. Ask and Post on a system nobody
+// holds a watch on install one that stays for the life of the system.
+func WatchDeadLetters(sys *actor.ActorSystem) (release func()) {
+	w := watchOf(sys)
+	w.mu.Lock()
+	w.holders++
+	w.subscribe(sys)
+	w.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.holders--; w.holders == 0 && !w.sticky && w.sub != nil {
+				sys.EventStream.Unsubscribe(w.sub)
+				w.sub = nil
+				w.on.Store(false)
+			}
+		})
+	}
+}
+
+func watchOf(sys *actor.ActorSystem) *watch {
 	key := weak.Make(sys)
-	if _, ok := watched.Load(key); ok {
+	if w, ok := watched.Load(key); ok {
+		return w.(*watch)
+	}
+	w, loaded := watched.LoadOrStore(key, &watch{})
+	if !loaded {
+		runtime.AddCleanup(sys, func(k weak.Pointer[actor.ActorSystem]) { watched.Delete(k) }, key)
+	}
+	return w.(*watch)
+}
+
+// subscribe installs the watcher on sys unless it is there; w.mu is held.
+func (w *watch) subscribe(sys *actor.ActorSystem) {
+	if w.sub != nil {
 		return
 	}
-	if _, loaded := watched.LoadOrStore(key, struct{}{}); loaded {
-		return
-	}
-	runtime.AddCleanup(sys, func(k weak.Pointer[actor.ActorSystem]) { watched.Delete(k) }, key)
-	sys.EventStream.Subscribe(func(evt any) {
+	w.sub = sys.EventStream.Subscribe(func(evt any) {
 		if dl, ok := evt.(*actor.DeadLetterEvent); ok {
 			if c, ok := dl.Message.(Command); ok && c.answer != nil {
 				c.answer.answer(true)
 			}
 		}
 	})
+	w.on.Store(true)
+}
+
+// watchDeadLetters makes sure, as a Command is sent on sys, that a
+// watcher is installed there (see WatchDeadLetters).
+func watchDeadLetters(sys *actor.ActorSystem) {
+	w := watchOf(sys)
+	if w.on.Load() {
+		return
+	}
+	w.mu.Lock()
+	if w.sub == nil {
+		w.sticky = true
+		w.subscribe(sys)
+	}
+	w.mu.Unlock()
 }
 
 // wait waits for the answer, at most timeout (none when negative) and no

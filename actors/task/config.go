@@ -63,6 +63,14 @@ type Retrier interface {
 	RetryTick(id uuid.UUID, err error)
 }
 
+// Lister is a Registry that keeps the owners' index (R6): told, on the
+// actor's goroutine, once a recorded creation or deletion of the task is
+// applied (rules.Listed) and before the command that recorded it is
+// answered.
+type Lister interface {
+	Listed(id uuid.UUID, owner, name string, listed bool)
+}
+
 // Pinner is a Registry told when an actor is pinned (Get.Pin), once per
 // actor, on the actor's goroutine: the scheduler leaves pinned actors out
 // of its bound on a wave's actors.

@@ -90,6 +90,10 @@ func (a *Actor) do(ctx actor.Context, effects []rules.Effect) {
 		case rules.Track:
 			counted.Send(a.cfg.Archetype.Clock, ctx, a.cfg.Shard, dueindex.Track{TaskID: a.id, NextRun: e.NextRun, Active: e.Active,
 				Queue: a.state.Spec.Policy.QueueName()})
+		case rules.Listed:
+			if l, ok := a.cfg.Registry.(Lister); ok {
+				l.Listed(a.id, e.Owner, e.Name, e.Listed)
+			}
 		case rules.Passivate:
 		}
 	}

@@ -56,6 +56,9 @@ type Get struct {
 	// task needs none (deleted, nothing open) or it is stopped: its PID
 	// was handed to someone who will send to it directly (a host actor).
 	Pin bool
+	// Unpin undoes Pin: the actor may rest again (and leave, its task kept
+	// as a record) once its task rests. Pin and Unpin together: Pin wins.
+	Unpin bool
 }
 
 // deadline is the actor's own timer message for a started run.

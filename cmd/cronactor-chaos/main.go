@@ -4,6 +4,14 @@
 // fuzzer. It prints a table per part and exits 1 on any violation.
 //
 //	cronactor-chaos [-kills 100] [-seed 1] [-fuzz 2000] [-parts kill,faults,fuzz] [-bin PATH] [-dir DIR]
+//	                [-postgres URL [-postgres-stop CMD -postgres-start CMD]]
+//
+// With -postgres every part runs the daemon on the Postgres store: the kill
+// run in the database as given (it must be empty), the fault cases and the
+// fuzzer each in a fresh schema of it. The fault cases of a local disk are
+// skipped then, and the Postgres ones run: pg_conn_kill (pg_terminate_backend
+// of the daemon's connections) and, given the commands to stop and start the
+// server, pg_outage; with them the kill run also restarts the server once.
 //
 // See docs/reliability.md.
 package main
@@ -13,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -30,14 +39,24 @@ func run() int {
 	seed := flag.Uint64("seed", uint64(time.Now().UnixNano()), "seed of the kill points, load and fuzzer (printed, to repeat a run)")
 	fuzzN := flag.Int("fuzz", 2000, "requests the HTTP fuzzer sends")
 	parts := flag.String("parts", "kill,faults,fuzz", "comma-separated parts to run: kill, faults, fuzz")
-	only := flag.String("faults", "", "comma-separated fault cases to run (default all): wal_damage, missing_current, disk_full, graceful_stop, double_signal")
+	only := flag.String("faults", "", "comma-separated fault cases to run (default all): wal_damage, missing_current, disk_full, graceful_stop, double_signal, pg_outage, pg_conn_kill")
 	bin := flag.String("bin", "", "cronactor binary (default: build ./cmd/cronactor of this module)")
 	dir := flag.String("dir", "", "scratch directory, kept afterwards (default: a temporary one, removed)")
 	tasks := flag.Int("tasks", 40, "tasks created before the first kill")
 	perLife := flag.Int("creates", 6, "tasks created during each life of the daemon")
 	verbose := flag.Bool("v", false, "print a line per life of the daemon")
-	pgURL := flag.String("postgres", "", "kill run only: run the daemon on the Postgres store in this empty database (URL) instead of a data directory")
+	pgURL := flag.String("postgres", "", "run the daemon on the Postgres store in this database (URL) instead of a data directory: empty for the kill run; the fault cases and the fuzzer create a schema each (the role needs CREATE on the database, and pg_signal_backend for pg_conn_kill)")
+	pgStop := flag.String("postgres-stop", "", "with -postgres: a shell command that stops the Postgres server (e.g. 'pg_ctlcluster 15 main stop -m immediate'); enables pg_outage and a server restart in the kill run")
+	pgStart := flag.String("postgres-start", "", "with -postgres: a shell command that starts the Postgres server again")
 	flag.Parse()
+	var stopPG, startPG func() error
+	if (*pgStop == "") != (*pgStart == "") || (*pgStop != "" && *pgURL == "") {
+		fmt.Fprintln(os.Stderr, "-postgres-stop and -postgres-start go together, with -postgres")
+		return 2
+	}
+	if *pgStop != "" {
+		stopPG, startPG = shell(*pgStop), shell(*pgStart)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -77,6 +96,14 @@ func run() int {
 		switch strings.TrimSpace(part) {
 		case "kill":
 			cfg := chaos.KillConfig{Bin: *bin, Dir: sub, Kills: *kills, Seed: *seed, InitialTasks: *tasks, CreatesPerLife: *perLife, Postgres: *pgURL}
+			if stopPG != nil {
+				cfg.RestartStore = func() error {
+					if err := stopPG(); err != nil {
+						return err
+					}
+					return startPG()
+				}
+			}
 			if *verbose {
 				cfg.Progress = os.Stderr
 			}
@@ -88,7 +115,7 @@ func run() int {
 			chaos.WriteKillReport(os.Stdout, rep)
 			failed = failed || len(rep.Result.Violations) > 0
 		case "faults":
-			fc := chaos.FaultConfig{Bin: *bin, Dir: sub}
+			fc := chaos.FaultConfig{Bin: *bin, Dir: sub, Postgres: *pgURL, PostgresStop: stopPG, PostgresStart: startPG}
 			if *only != "" {
 				fc.Only = strings.Split(*only, ",")
 			}
@@ -98,7 +125,7 @@ func run() int {
 				failed = failed || r.Status == chaos.FaultFailed
 			}
 		case "fuzz":
-			rep, err := chaos.Fuzz(ctx, chaos.FuzzConfig{Bin: *bin, Dir: sub, Requests: *fuzzN, Seed: *seed})
+			rep, err := chaos.Fuzz(ctx, chaos.FuzzConfig{Bin: *bin, Dir: sub, Requests: *fuzzN, Seed: *seed, Postgres: *pgURL})
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "fuzz:", err)
 				return 1
@@ -117,4 +144,16 @@ func run() int {
 	}
 	fmt.Println("cronactor-chaos: no violations")
 	return 0
+}
+
+// shell runs cmd with sh -c, its output to stderr.
+func shell(cmd string) func() error {
+	return func() error {
+		c := exec.Command("sh", "-c", cmd)
+		c.Stdout, c.Stderr = os.Stderr, os.Stderr
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
+		return nil
+	}
 }

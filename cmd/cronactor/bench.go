@@ -252,7 +252,7 @@ func runBenchRestartChild(ctx context.Context, env *cliEnv, args []string) error
 	if err != nil {
 		return fmt.Errorf("%w: --probe: %v", errUsage, err)
 	}
-	cfg := bench.RestartChildConfig{Dir: *dir, Probe: id, Tick: *tick, Workers: *workers}
+	cfg := bench.RestartChildConfig{Dir: *dir, Probe: id, Tick: *tick, Workers: *workers, RecoveryGC: raiseGCForRecovery}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

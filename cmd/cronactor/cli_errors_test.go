@@ -49,6 +49,8 @@ func TestSubcommandsTakeOnlyTheirFlags(t *testing.T) {
 		{[]string{"task", "update", someID, "--first-run", "2030-01-01T00:00:00Z"}, "task update: --first-run does not apply here: use --next-run"},
 		{[]string{"task", "get", someID, "--interval", "1m"}, "task get: unknown flag --interval"},
 		{[]string{"task", "pause", someID, "--priority", "2"}, "task pause: unknown flag --priority"},
+		{[]string{"projections", "status", "--batch", "5"}, "projections status: --batch does not apply here: only projections rebuild"},
+		{[]string{"projections", "rebuild", "--server", "http://127.0.0.1:7070"}, "projections rebuild: --server does not apply here"},
 	} {
 		code, out, errOut := cliRun(t, env, c.args...)
 		first := strings.SplitN(errOut, "\n", 2)[0]
@@ -65,6 +67,8 @@ func TestSubcommandsTakeOnlyTheirFlags(t *testing.T) {
 		"task get":    {"--interval", "--cron", "--retry-max-attempts", "--first-run"},
 		"task pause":  {"--interval", "--payload"},
 		"task list":   {"--interval", "--next-run"},
+		// --batch is rebuild's; status folds nothing.
+		"projections status": {"--batch"},
 	} {
 		_, out, _ := cliRun(t, nil, append(strings.Fields(path), "--help")...)
 		for _, f := range absent {
@@ -95,6 +99,10 @@ func TestCreateUsageCaughtLocally(t *testing.T) {
 		{[]string{"--owner", "o", "--kind", "noop", "--interval", "1m"}, "task create: --name is required"},
 		{[]string{"--name", "n", "--kind", "noop", "--interval", "1m"}, "task create: --owner is required"},
 		{[]string{"--name", "n", "--owner", "o", "--kind", "noop"}, "task create: a schedule is required"},
+		{[]string{"--name", "n", "--owner", "o", "--kind", "noop", "--interval", "1m", "--retry-initial-backoff", "2m"},
+			"task create: --retry-initial-backoff needs --retry-max-attempts N too"},
+		{[]string{"--name", "n", "--owner", "o", "--kind", "noop", "--interval", "1m", "--retry-multiplier", "3"},
+			"task create: --retry-multiplier needs --retry-max-attempts N too"},
 	} {
 		code, _, errOut := cliRun(t, env, append([]string{"task", "create"}, c.args...)...)
 		lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")

@@ -282,6 +282,10 @@ func newFakeDaemon(t *testing.T, tasks []crontasks.Task, recs []events.Recorded)
 		case strings.HasSuffix(r.URL.Path, "/trigger"):
 			w.WriteHeader(http.StatusAccepted)
 			fmt.Fprint(w, `{"task_id":"0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa","run_id":"5a0f0000-0000-4000-8000-00000000005a"}`)
+		case strings.HasSuffix(r.URL.Path, "/upcoming") && tasks[0].Status == "active":
+			fmt.Fprint(w, `{"slots":[]}`)
+		case strings.HasSuffix(r.URL.Path, "/upcoming"): // the slots once resumed
+			fmt.Fprint(w, `{"slots":["2026-11-22T12:01:00Z"]}`)
 		case strings.HasPrefix(r.URL.Path, "/v1/owners/"):
 			fmt.Fprint(w, `{"owner":"demo","deleted":1}`)
 		case r.URL.Path == "/metrics":
@@ -458,6 +462,64 @@ func TestEscapeControl(t *testing.T) {
 	} {
 		if got := escapeControl(in); got != want {
 			t.Errorf("escapeControl(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestWideShowsLastOutcome: -o wide says how the latest run that ended,
+// ended, with its run and time: a task whose runs were a manual trigger
+// and its retries has no LAST RUN (they move no lastRun), and the row must
+// not read as if nothing ran. Durations read as the schedule's do (1h, not
+// 1h0m0s).
+func TestWideShowsLastOutcome(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	next, ended := now.Add(time.Minute), now.Add(-7*time.Second)
+	tasks := []crontasks.Task{{ID: uuid.MustParse("0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa"), Name: "sync", Owner: "o", Kind: "http",
+		Interval: events.Duration(2 * time.Hour), Tolerance: events.Duration(5 * time.Second), Timebox: events.Duration(time.Hour),
+		Status: "active", NextRun: &next, RunCount: 3, FailedCount: 3, RetryCount: 2, CreatedAt: now.Add(-time.Minute),
+		LastOutcome: &crontasks.Outcome{Run: 3, Attempt: 3, Outcome: "failed", At: ended}}}
+	env := map[string]string{"CRONACTOR_SERVER": newFakeDaemon(t, tasks, nil).URL}
+	code, out, errOut := cliRun(t, env, "task", "list", "-o", "wide")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "LAST OUTCOME") {
+		t.Fatalf("no LAST OUTCOME column:\n%s", out)
+	}
+	for _, want := range []string{"failed #3 (attempt 3) 2026-11-22T11:59:53Z", " 1h ", " 5s "} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("row %q lacks %q", lines[1], want)
+		}
+	}
+	if strings.Contains(lines[1], "1h0m0s") {
+		t.Errorf("row %q says a duration in Go's long form", lines[1])
+	}
+}
+
+// TestUpcomingSaysWhyNone: a task with no slots left (deleted, paused,
+// finished, or a schedule that ended) prints why, not nothing and not the
+// slots a paused task would have once resumed (the dashboard shows none);
+// -o json stays the server's answer.
+func TestUpcomingSaysWhyNone(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for status, want := range map[string]string{
+		"deleted": "no upcoming slots: the task is deleted",
+		"paused":  "no upcoming slots: the task is paused (task resume",
+		"active":  "no upcoming slots: its schedule has none left",
+	} {
+		tasks := sampleTasks(now)
+		tasks[0].Status = status
+		env := map[string]string{"CRONACTOR_SERVER": newFakeDaemon(t, tasks, nil).URL}
+		code, out, errOut := cliRun(t, env, "task", "upcoming", someID)
+		if code != 0 || !strings.HasPrefix(out, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", status, code, out, errOut, want)
+		}
+		if strings.Contains(out, "2026-11-22T12:01:00Z") {
+			t.Errorf("%s: listed slots: %q", status, out)
+		}
+		if _, out, _ = cliRun(t, env, "task", "upcoming", someID, "-o", "json"); !strings.HasPrefix(out, `{"slots":[`) {
+			t.Errorf("%s: -o json printed %q", status, out)
 		}
 	}
 }

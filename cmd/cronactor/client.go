@@ -377,7 +377,7 @@ const (
 func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 	t := &table{}
 	if wide {
-		t.row("ID", "NAME", "OWNER", "KIND", "SCHEDULE", "ZONE", "QUEUE", "TOLERANCE", "TIMEBOX", "PRIORITY", "STATUS", "RUN STATE", "NEXT RUN", "LAST RUN", "RUNS", "DONE", "DROPPED", "FORCED", "FAILED", "RETRIES", "MISSED", "AGE")
+		t.row("ID", "NAME", "OWNER", "KIND", "SCHEDULE", "ZONE", "QUEUE", "TOLERANCE", "TIMEBOX", "PRIORITY", "STATUS", "RUN STATE", "NEXT RUN", "LAST RUN", "LAST OUTCOME", "RUNS", "DONE", "DROPPED", "FORCED", "FAILED", "RETRIES", "MISSED", "AGE")
 	} else {
 		t.row("ID", "NAME", "OWNER", "SCHEDULE", "ZONE", "STATUS", "NEXT RUN", "LAST RUN", "AGE")
 		t.limits = map[int]int{1: maxNameColumns, 2: maxNameColumns, 3: maxScheduleColumns, 4: maxZoneColumns}
@@ -389,8 +389,8 @@ func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 		next := shownNextRun(task)
 		if wide {
 			t.row(task.ID.String(), name, owner, escapeControl(task.Kind), sched, zone, escapeControl(or(task.Queue, "default")),
-				time.Duration(task.Tolerance).String(), time.Duration(task.Timebox).String(), fmt.Sprint(task.Priority), task.Status,
-				or(task.RunState, "-"), absTime(next), absTime(task.LastRun),
+				compactDuration(time.Duration(task.Tolerance)), compactDuration(time.Duration(task.Timebox)), fmt.Sprint(task.Priority), task.Status,
+				or(task.RunState, "-"), absTime(next), absTime(task.LastRun), lastOutcome(task.LastOutcome),
 				fmt.Sprint(task.RunCount), fmt.Sprint(task.CompletedCount), fmt.Sprint(task.DroppedCount), fmt.Sprint(task.ForcedCount),
 				fmt.Sprint(task.FailedCount), fmt.Sprint(task.RetryCount), fmt.Sprint(task.MissedCount), age)
 			continue
@@ -398,6 +398,20 @@ func printTasks(w io.Writer, ts []crontasks.Task, wide bool, now time.Time) {
 		t.row(task.ID.String(), name, owner, sched, zone, task.Status, relTime(next, now), relTime(task.LastRun, now), age)
 	}
 	t.write(w)
+}
+
+// lastOutcome is how the latest run that ended, ended, with its number and
+// time, as the dashboard's "Last outcome" says it: often another run than
+// LAST RUN's (a retry, a manual trigger, a run still going), so apart.
+func lastOutcome(o *crontasks.Outcome) string {
+	if o == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%s #%d", o.Outcome, o.Run)
+	if o.Attempt > 1 {
+		s += fmt.Sprintf(" (attempt %d)", o.Attempt)
+	}
+	return s + " " + o.At.UTC().Format(time.RFC3339)
 }
 
 // shownNextRun is the next run the table shows: none for a task that will
@@ -614,7 +628,7 @@ var cliMaxFold = 20000
 
 // notExact is what `history` and `explain` say on stderr when they folded a
 // look-back.
-var notExact = fmt.Sprintf("note: the task's stream is long: folded from the %d events before what is shown, so a status, spec or waiting run set earlier may not show (the daemon's GET /v1/tasks/{id}/history and /explain are exact)", history.Lookback)
+var notExact = fmt.Sprintf("note: the task's stream is long: folded from the %d events before what is shown, so a status, spec or waiting run set earlier may not show (the daemon's GET /v1/tasks/{id}/history and /explain fold from their marks, and say \"exact\")", history.Lookback)
 
 // cliAudit reads task id's audit trail over the API.
 func cliAudit(c *client, id uuid.UUID) *audit.Reader {

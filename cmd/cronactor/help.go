@@ -99,7 +99,9 @@ deleted task refuses, and the command exits 1 with the reason.`,
 		summary: "show a task's next slots",
 		usage:   "cronactor task upcoming (TASK_ID | --owner OWNER --name NAME) [--count N] [-o json]",
 		about: `Print the task's next N slots (default 10, at most 1000), one per line, RFC 3339 in the
-task's zone offset, capped by its max_runs and end_at.`,
+task's zone offset, capped by its max_runs and end_at. A task with none gets one line saying why:
+a paused, deleted or finished task has no slots (as on the dashboard; -o json is the server's
+answer, which lists a paused task's slots once resumed), nor one whose schedule ended.`,
 		example: "cronactor task upcoming 0f6c1d2e-9a3b-4c5d-8e7f-1021324354aa --count 3",
 	},
 	"task pause": {

@@ -45,15 +45,18 @@ func healthz(t *testing.T, d *daemon) (int, map[string]any) {
 	return resp.StatusCode, body
 }
 
-func storeState(body map[string]any) string {
+// storeField is a field of /healthz's store object.
+func storeField(body map[string]any, key string) any {
 	st, _ := body["store"].(map[string]any)
-	s, _ := st["state"].(string)
-	return s
+	return st[key]
 }
 
 // Postgres goes away under a running daemon with 40 tasks (stopped as a
-// crash would stop it) and comes back: the daemon stays up and says so on
-// /healthz, then goes on running the tasks; then the daemon is killed
+// crash would stop it) and comes back: the daemon stays up, /healthz
+// answers 503 "failing" with the condition unreachable within 10 s (the
+// one health rule, docs/decisions/0025-health-rule.md: it answered 200
+// "degraded" before), creates answer 503 naming it, and once Postgres is
+// back /healthz is 200 "ok" within 10 s and the tasks run on; then the daemon is killed
 // (kill -9) and started again. Across both, no run starts twice, no run has
 // two outcomes, and every task keeps running.
 func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
@@ -69,7 +72,7 @@ func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 	addr := freeAddr(t)
 	d := startDaemonOn(t, bin, addr, "--store", "postgres", "--postgres", url)
 	waitReady(t, d)
-	if code, body := healthz(t, d); code != 200 || body["status"] != "ok" || storeState(body) != "ok" {
+	if code, body := healthz(t, d); code != 200 || body["status"] != "ok" || storeField(body, "writable") != true {
 		t.Fatalf("/healthz at start: %d %v", code, body)
 	}
 	const n = 40
@@ -103,20 +106,29 @@ func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "/healthz to report the store unavailable", func() bool {
+	stopped := time.Now()
+	waitFor(t, 10*time.Second, "/healthz to answer 503 failing: unreachable", func() bool {
 		code, body := healthz(t, d)
-		return code == 200 && body["status"] == "degraded" && storeState(body) == "unavailable"
+		msg, _ := storeField(body, "message").(string)
+		return code == 503 && body["status"] == "failing" && storeField(body, "writable") == false &&
+			storeField(body, "condition") == "unreachable" && strings.Contains(msg, "server cannot be reached")
 	})
-	// The API still serves what it has.
+	t.Logf("/healthz 503 %s after Postgres stopped", time.Since(stopped).Round(time.Millisecond))
+	// Writes are refused with the reason; the API still serves what it has.
+	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "while-down", "owner": "demo", "kind": "noop", "interval": "1s"}, nil); code != 503 {
+		t.Fatalf("create while Postgres is down: %d, want 503", code)
+	}
 	before := completed(d)
 
 	if err := pg.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "/healthz ok again", func() bool {
+	restarted := time.Now()
+	waitFor(t, 10*time.Second, "/healthz 200 ok again", func() bool {
 		code, body := healthz(t, d)
-		return code == 200 && body["status"] == "ok" && storeState(body) == "ok"
+		return code == 200 && body["status"] == "ok" && storeField(body, "writable") == true
 	})
+	t.Logf("/healthz 200 %s after Postgres started", time.Since(restarted).Round(time.Millisecond))
 	waitFor(t, 60*time.Second, "runs of every task after Postgres is back\n"+d.logs.String(), allAtLeast(d, before, 2))
 
 	// kill -9 mid-flight, then start again on the same database.
@@ -159,7 +171,8 @@ func TestDaemonOnPostgresRidesOutARestart(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(d.logs.String(), "postgres") {
-		t.Fatalf("the daemon's log says nothing of the outage:\n%s", d.logs.String())
+	// One ERROR line for the outage, one INFO line for its end.
+	if logs := d.logs.String(); strings.Count(logs, "postgres server unreachable") != 1 || !strings.Contains(logs, "postgres server answers again") {
+		t.Fatalf("the daemon's log does not say once that Postgres went away and once that it came back:\n%s", logs)
 	}
 }

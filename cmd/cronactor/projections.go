@@ -28,10 +28,20 @@ func runProjections(ctx context.Context, env *cliEnv, args []string) error {
 	sub := args[0]
 	fs := newFlags(env, "projections "+sub)
 	data := fs.String("data", "./cronactor-data", "the daemon's data `directory`")
-	batch := fs.Int("batch", 1024, "events folded per atomic batch (rebuild)")
+	// Each subcommand has only its own flags: status folds nothing, so it
+	// has no --batch, and rebuild opens the directory, so no --server.
+	batch := new(int)
+	*batch = 1024
 	var c *client
 	if sub == "status" {
 		c = clientFlags(fs)
+		fs.misplaced = map[string]string{"batch": "only projections rebuild folds events in batches"}
+	} else {
+		fs.IntVar(batch, "batch", 1024, "fold `N` events per atomic batch (1 to 65536)")
+		fs.misplaced = map[string]string{
+			"server": "rebuild opens the data directory itself: stop the daemon and give --data",
+			"token":  "rebuild opens the data directory itself: stop the daemon and give --data",
+		}
 	}
 	if err := fs.parse(args[1:]); err != nil {
 		return err

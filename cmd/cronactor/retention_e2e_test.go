@@ -2,10 +2,12 @@ package main_test
 
 import (
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cronactor/cronactor/events/postgres/pgtest"
 	"github.com/cronactor/cronactor/projections/crontasks"
 )
 
@@ -16,10 +18,24 @@ func TestDaemonHistoryRetention(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test builds and runs the daemon")
 	}
-	bin := buildBinary(t)
+	testHistoryRetention(t, buildBinary(t))
+}
+
+// The same on the Postgres store (events.Truncater deletes the rows), whose
+// scheduler no longer says retention is off.
+func TestDaemonHistoryRetentionOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test builds and runs the daemon")
+	}
+	testHistoryRetention(t, buildBinary(t), "--store", "postgres", "--postgres", pgtest.URL(t))
+}
+
+func testHistoryRetention(t *testing.T, bin string, store ...string) {
 	data := filepath.Join(t.TempDir(), "data")
 	addr := freeAddr(t)
-	d := startDaemonWith(t, bin, data, addr, "--tick", "100ms", "--history-retention", "2s")
+	args := append([]string{"--tick", "100ms", "--history-retention", "2s"}, store...)
+	d := startDaemonWith(t, bin, data, addr, args...)
+	waitReady(t, d)
 	var task crontasks.Task
 	if code := d.call("POST", "/v1/tasks", map[string]any{"name": "tick", "owner": "demo", "kind": "noop", "interval": "1s"}, &task); code != 201 {
 		t.Fatalf("create: %d", code)
@@ -36,7 +52,11 @@ func TestDaemonHistoryRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.cmd.Wait()
-	d2 := startDaemonWith(t, bin, data, addr, "--tick", "100ms", "--history-retention", "2s")
+	if logs := d.logs.String(); strings.Contains(logs, "history retention off") {
+		t.Fatalf("the scheduler says retention is off:\n%s", logs)
+	}
+	d2 := startDaemonWith(t, bin, data, addr, args...)
+	waitReady(t, d2) // on Postgres the view is rebuilt in memory first
 	runs := d2.task(id).RunCount
 	before := d2.events(id)[0].Version
 	waitFor(t, 30*time.Second, "runs and a later removal after the restart\n"+d2.logs.String(), func() bool {

@@ -154,7 +154,7 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	timed := &timedStore{Store: store, observe: m.appendSeconds.Observe, failed: m.appendFailed}
 
 	sched, err := scheduler.New(scheduler.Config{Store: timed.withSnapshots(), Tick: cfg.tick, Workers: cfg.workers, Queues: cfg.queues, Clock: arch.Clock, Logger: arch.Logger,
-		TracerProvider: tracer.provider(), HistoryRetention: cfg.historyRetention})
+		TracerProvider: tracer.provider(), HistoryRetention: cfg.historyRetention, RecoveryGC: raiseGCForRecovery})
 	if err != nil {
 		return err
 	}
@@ -222,16 +222,12 @@ func serve(ctx context.Context, env *cliEnv, cfg serveConfig, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("start the scheduler: %w", err)
 	}
-	ph.done("recover_tasks", "tasks", sched.Stats().Tasks)
+	ph.done("recover_tasks", "tasks_in_memory", sched.Stats().Tasks)
 	m.register(sched, view, store)
 	go m.follow(runCtx, store, logger)
 
-	var storeCheck func(context.Context) error
-	if c, ok := store.(interface{ Check(context.Context) error }); ok {
-		storeCheck = c.Check // Postgres: /healthz says when the server is away
-	}
 	api := httpapi.New(httpapi.Config{Scheduler: sched, Keeper: view, ViewConfig: crontasks.Config{Store: store}, Store: store,
-		StoreCheck: storeCheck, Token: cfg.token, Logger: logger, Metrics: m.handler(),
+		Token: cfg.token, Logger: logger, Metrics: m.handler(),
 		Stream:         httpapi.StreamConfig{Shutdown: streamsDone, MaxSubscribers: capOf(cfg.maxStreamClients)},
 		MaxAsOf:        capOf(cfg.maxAsOf),
 		TracerProvider: tracer.provider()})
@@ -387,7 +383,7 @@ func (t *timedSnapshotStore) ReadSnapshotKey(ctx context.Context, key []byte) ([
 }
 
 // TruncateBefore passes history retention's removal through
-// (events.Truncater; both stores serve has implement it).
+// (events.Truncater; every store serve has implements it).
 func (t *timedStore) TruncateBefore(ctx context.Context, stream string, before uint64) error {
 	tr, ok := t.Store.(events.Truncater)
 	if !ok {

@@ -212,6 +212,15 @@ func TestServeLogsOneFormat(t *testing.T) {
 		}
 		if line["msg"] == "start-up phase done" {
 			phases[line["phase"].(string)] = true
+			// "tasks" is the scheduler started line's count of every task
+			// in the log, deleted ones included; the phase counts those in
+			// memory (actors and resting records), under a key that says so.
+			if _, ok := line["tasks"]; ok && line["phase"] == "recover_tasks" {
+				t.Errorf("recover_tasks says \"tasks\", which the next line uses for every task in the log: %s", sc.Text())
+			}
+			if _, ok := line["tasks_in_memory"]; !ok && line["phase"] == "recover_tasks" {
+				t.Errorf("recover_tasks lacks tasks_in_memory: %s", sc.Text())
+			}
 			if d, _ := line["duration"].(string); d == "" {
 				t.Errorf("phase without a duration: %s", sc.Text())
 			} else if _, err := time.ParseDuration(d); err != nil {

@@ -74,9 +74,26 @@ func (f *policyFlags) apply(body map[string]any) error {
 		retry["multiplier"] = x
 	}
 	if len(retry) > 0 {
+		if _, ok := retry["max_attempts"]; !ok {
+			// The retry flags give the whole policy (the API takes it
+			// whole): without the number of attempts the daemon would
+			// refuse a flag the user never typed.
+			return fmt.Errorf("%w: %s: --%s needs --retry-max-attempts N too (the attempts, the first included; the retry flags give the whole policy)",
+				errUsage, f.fs.path, f.firstRetryFlag())
+		}
 		body["retry"] = retry
 	}
 	return nil
+}
+
+// firstRetryFlag is the first retry flag given, in the order of the help.
+func (f *policyFlags) firstRetryFlag() string {
+	for _, name := range []string{"retry-initial-backoff", "retry-max-backoff", "retry-multiplier"} {
+		if f.fs.given(name) {
+			return name
+		}
+	}
+	return "retry-max-attempts"
 }
 
 // runTaskTrigger is `task trigger ID`: one run now, outside the schedule

@@ -120,7 +120,19 @@ func zoneText(t crontasks.Task) string {
 
 // runTaskUpcoming is `task upcoming ID [--count N]`: the task's next slots,
 // one per line, RFC 3339 in its zone's offset (--json: the API's answer).
+// A task that is not active has none, as on the dashboard: one line says
+// why instead of the slots it would have once resumed.
 func runTaskUpcoming(ctx context.Context, env *cliEnv, c *client, id string, count int, asJSON bool) error {
+	var t crontasks.Task
+	if !asJSON {
+		if _, err := c.do(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, &t); err != nil {
+			return err
+		}
+		if t.Status != "active" {
+			fmt.Fprintln(env.stdout, noSlotsWhy(t))
+			return nil
+		}
+	}
 	var ans struct {
 		Slots []string `json:"slots"`
 	}
@@ -136,5 +148,20 @@ func runTaskUpcoming(ctx context.Context, env *cliEnv, c *client, id string, cou
 	for _, s := range ans.Slots {
 		fmt.Fprintln(env.stdout, s)
 	}
+	if len(ans.Slots) == 0 {
+		// Nothing printed would read as a failure to answer: say why.
+		fmt.Fprintln(env.stdout, noSlotsWhy(t))
+	}
 	return nil
+}
+
+// noSlotsWhy says why a task has no upcoming slots.
+func noSlotsWhy(t crontasks.Task) string {
+	switch t.Status {
+	case "paused":
+		return fmt.Sprintf("no upcoming slots: the task is paused (task resume %s runs it again)", t.ID)
+	case "deleted", "finished":
+		return "no upcoming slots: the task is " + t.Status
+	}
+	return "no upcoming slots: its schedule has none left (end_at, max_runs or its at instants)"
 }

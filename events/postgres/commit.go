@@ -82,22 +82,56 @@ func (s *Store) commitLoop() {
 func (s *Store) commit(batch []*appendReq) {
 	var last uint64
 	var err error
+	unknown := false // an attempt broke after its writes were sent
 	for attempt := 0; ; attempt++ {
 		last, err = s.commitTx(batch)
-		if err == nil || attempt == 2 || !retryable(err) {
+		if err == nil {
 			break
 		}
-		// A deadlock or serialisation failure decided nothing: again.
+		unknown = unknown || brokenDuringWrites(err)
+		// Each pooled connection may be found broken once (the pool drops
+		// it): as many attempts as the pool holds connections.
+		again := (retryable(err) && attempt < 2) ||
+			((brokenBeforeWrites(err) || (brokenDuringWrites(err) && identified(batch))) && attempt < s.opts.MaxConns)
+		if !again {
+			break
+		}
+		// A deadlock or serialisation failure decided nothing, nor did a
+		// connection that broke before the writes were sent: again. One
+		// that broke after may have committed: again too when every event
+		// has an ID, so that retried recognises what landed (the appends'
+		// callers get its result, as if the answer had come).
 		s.log.Warn("postgres append group retried", "error", err, "attempt", attempt+1)
 		for _, r := range batch {
 			r.result, r.err = events.AppendResult{}, nil
 		}
 	}
-	if err != nil {
+	switch {
+	case err != nil && unknown && identified(batch) && unavailable(err):
+		// The group may have committed and the server cannot say now:
+		// answering "failed" would leave the callers unsure of their
+		// streams. Held until the server answers (resolve.go).
+		s.failed(0)
+		s.hold(batch, err)
+		return
+	case err != nil:
+		// ErrUnavailable matches events.ErrUnreachable: the API answers
+		// 503 naming it, as for any store that cannot append.
 		err = fmt.Errorf("postgres: append: %w", classify(err))
-		s.log.Error("postgres append group failed", "error", err, "appends", len(batch))
-	} else if last > 0 {
-		s.advance(last)
+		if errors.Is(err, ErrUnavailable) {
+			// WriteStatus says so once the prober has seen it, and the
+			// prober logs it once: not an ERROR per group.
+			s.failed(len(batch))
+			s.log.Warn("postgres append group failed", "error", err, "appends", len(batch))
+		} else {
+			s.suspect()
+			s.log.Error("postgres append group failed", "error", err, "appends", len(batch))
+		}
+	default:
+		s.answered()
+		if last > 0 {
+			s.advance(last)
+		}
 	}
 	for _, r := range batch {
 		if err != nil {
@@ -105,6 +139,47 @@ func (s *Store) commit(batch []*appendReq) {
 		}
 		r.answer()
 	}
+}
+
+// loseCommitAnswer, set by tests only, is called after a group committed:
+// an error it returns stands for the commit's answer lost with its
+// connection.
+var loseCommitAnswer func() error
+
+// notWritten marks an error of a group's transaction met before its
+// writes were sent: the transaction decided nothing.
+type notWritten struct{ err error }
+
+func (e *notWritten) Error() string { return e.err.Error() }
+func (e *notWritten) Unwrap() error { return e.err }
+
+// brokenDuringWrites says whether err is a broken connection met after
+// the group's writes were sent: the outcome is unknown.
+func brokenDuringWrites(err error) bool {
+	var nw *notWritten
+	return !errors.As(err, &nw) && unavailable(err)
+}
+
+// identified says whether every event of the group has an ID: then a retry
+// of the group recognises the appends that landed.
+func identified(batch []*appendReq) bool {
+	for _, r := range batch {
+		for _, e := range r.evs {
+			if e.ID == uuid.Nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// brokenBeforeWrites says whether err is a pooled connection found broken
+// (killed by pg_terminate_backend, or by a restart the pool has not seen
+// yet) before the group's writes were sent: worth one more attempt on
+// another connection. A failure to connect is not: the server is away.
+func brokenBeforeWrites(err error) bool {
+	var nw *notWritten
+	return errors.As(err, &nw) && brokenConn(err)
 }
 
 func retryable(err error) bool {
@@ -118,9 +193,15 @@ type streamState struct{ version int64 }
 // commitTx runs the group's transaction; it sets each append's result or
 // its own error (a conflict), and returns the last position written (0:
 // none) or the error that failed the whole group.
-func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
+func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
 	defer cancel()
+	writing := false
+	defer func() {
+		if err != nil && !writing {
+			err = &notWritten{err}
+		}
+	}()
 	// BEGIN goes with the locks, COMMIT with the writes: two round trips
 	// for a group that conflicts nowhere. A connection given back in the
 	// middle of a transaction (any error below) is closed by the pool.
@@ -232,6 +313,7 @@ func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 		FROM unnest($1::text[], $2::bigint[]) AS u(stream, version) WHERE s.stream = u.stream AND s.version <> u.version`, touched, versions)
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
 	wb.Queue(`COMMIT`)
+	writing = true
 	br = tx.SendBatch(ctx, wb)
 	var headPos int64
 	if err := br.QueryRow().Scan(&headPos); err != nil {
@@ -250,6 +332,11 @@ func (s *Store) commitTx(batch []*appendReq) (uint64, error) {
 	}
 	if err := br.Close(); err != nil {
 		return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
+	}
+	if loseCommitAnswer != nil {
+		if err := loseCommitAnswer(); err != nil {
+			return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
+		}
 	}
 	base := uint64(headPos) - uint64(total)
 	for i, r := range accepted {

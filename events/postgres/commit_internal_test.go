@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -68,5 +70,117 @@ func TestGroupConflictFailsOnlyItsAppend(t *testing.T) {
 	}
 	if h := s.Head(); h.Commit != p0+2 {
 		t.Fatalf("head %s after the group, want %d", h, p0+2)
+	}
+}
+
+// A group commits but its answer is lost with the connection (the server
+// killed it right after COMMIT): the committer goes again, recognises by
+// the event IDs what landed, and answers the appends with their results:
+// no caller sees a failure for an append that is in the log, and nothing
+// is written twice.
+func TestLostCommitAnswerIsRecognised(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, pgtest.URL(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := events.TaskStream(uuid.New())
+	if _, err := s.Append(ctx, st, events.NoStream, ev("first")); err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	loseCommitAnswer = func() error {
+		if lost == 0 {
+			lost++
+			return fmt.Errorf("read: %w", io.ErrUnexpectedEOF)
+		}
+		return nil
+	}
+	defer func() { loseCommitAnswer = nil }()
+	res, err := s.Append(ctx, st, events.Exactly(0), ev("second"), ev("third"))
+	if err != nil {
+		t.Fatalf("append whose commit answer was lost: %v", err)
+	}
+	if lost != 1 || res.Version != 2 {
+		t.Fatalf("lost %d answers, result version %d; want 1 and 2", lost, res.Version)
+	}
+	recs, err := s.ReadStream(ctx, st, 0, 0)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("stream after the retry: %d events, %v; want 3", len(recs), err)
+	}
+	if st := s.WriteStatus(); st.Err != nil {
+		t.Fatalf("WriteStatus after a recognised retry: %v", st.Err)
+	}
+}
+
+// The server stops right after a group committed, its answer lost: the
+// appends are held, not failed, while the server is away, and answered
+// with their true outcome (landed, recognised by their IDs) once it is
+// back; an append sent meanwhile fails at once, as appends do while the
+// server is away.
+func TestUnknownOutcomeHeldUntilTheServerAnswers(t *testing.T) {
+	srv := pgtest.Start(t)
+	url, err := srv.CreateDatabase("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, url, Options{OpTimeout: 20 * time.Second, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := events.TaskStream(uuid.New())
+	if _, err := s.Append(ctx, st, events.NoStream, ev("first")); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	loseCommitAnswer = func() error {
+		select {
+		case <-stopped:
+			return nil
+		default:
+		}
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+		close(stopped)
+		return fmt.Errorf("read: %w", io.ErrUnexpectedEOF)
+	}
+	defer func() { loseCommitAnswer = nil }()
+	type outcome struct {
+		res events.AppendResult
+		err error
+	}
+	held := make(chan outcome, 1)
+	go func() {
+		res, err := s.Append(ctx, st, events.Exactly(0), ev("second"))
+		held <- outcome{res, err}
+	}()
+	<-stopped
+	// Another stream's append while the server is away fails at once.
+	if _, err := s.Append(ctx, events.TaskStream(uuid.New()), events.NoStream, ev("other")); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("append while the server is away: %v, want ErrUnavailable", err)
+	}
+	select {
+	case o := <-held:
+		t.Fatalf("the append whose outcome is unknown was answered while the server is away: %+v %v", o.res, o.err)
+	default:
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case o := <-held:
+		if o.err != nil || o.res.Version != 1 {
+			t.Fatalf("the held append: version %d, %v; want version 1 (it landed)", o.res.Version, o.err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the held append was not answered within 15 s of the server's return")
+	}
+	recs, err := s.ReadStream(ctx, st, 0, 0)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("stream: %d events, %v; want 2 (written once)", len(recs), err)
 	}
 }

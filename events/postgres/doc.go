@@ -37,11 +37,26 @@
 // the store knows of, without a round trip.
 //
 // Faults: while the server cannot be reached, appends and reads fail with
-// an error matching ErrUnavailable (and the driver's error); nothing is
-// retried behind the caller's back except Subscribe, which waits and reads
-// again for as long as its context lasts. Check reports whether the server
-// answers. An append whose commit was sent but not answered may have landed:
-// retrying it with the same event IDs is recognised as a retry.
+// an error matching ErrUnavailable (which matches events.ErrUnreachable),
+// and the driver's error. What is retried behind the caller's back: a
+// read, or a group commit, that meets a pooled connection found broken
+// (killed, or dead since a restart) goes again on another connection; a
+// group whose connection broke after its writes were sent goes again too
+// when every event has an ID, since retried then recognises what landed;
+// if the server is gone and cannot say, that group's appends are held (at
+// most OpTimeout) and answered with their real outcome once it answers
+// (resolve.go); Subscribe waits and reads again for as long as its context
+// lasts. WriteStatus (events.WriteStatusReader, health.go) says, without a
+// round trip, whether the server answers: a prober with a connection of
+// its own decides it, called in by any broken connection the store meets
+// and repeating every 500 ms while the server is away, so one killed
+// connection is not taken for an outage and an idle store still sees the
+// server leave and return.
+//
+// Retention: TruncateBefore (events.Truncater, truncate.go) deletes a
+// stream's oldest events in small transactions, oldest first; positions are
+// not renumbered and a stream's last event stays, so readers see no gap and
+// no false end.
 //
 // Concurrency: a Store is safe for concurrent use.
 package postgres

@@ -29,7 +29,9 @@ type Options struct {
 
 	// OpTimeout bounds one transaction of the committer and one attempt to
 	// reach the server (connect timeout), so that an unreachable server
-	// fails appends instead of holding them. Default 30 s; 100 ms to 10 min.
+	// fails appends instead of holding them; and how long appends whose
+	// commit may have landed, its answer lost, are held for the server to
+	// say (resolve.go). Default 30 s; 100 ms to 10 min.
 	OpTimeout time.Duration
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 const eventColumns = `position, stream, version, id, type, schema, at, at_nanos, causation_id, correlation_id, data`
@@ -70,7 +71,26 @@ func (s *Store) readAll(ctx context.Context, after uint64, limit int) ([]events.
 	return recs, err
 }
 
+// query reads events; a pooled connection found broken (killed, or dead
+// since a restart the pool has not seen) costs a retry on another, not
+// the caller's read: reads are safe to repeat.
 func (s *Store) query(ctx context.Context, sql string, args ...any) ([]events.Recorded, error) {
+	for attempt := 0; ; attempt++ {
+		recs, err := s.queryOnce(ctx, sql, args...)
+		if err == nil || attempt >= s.opts.MaxConns || ctx.Err() != nil || !brokenConn(err) {
+			return recs, err
+		}
+	}
+}
+
+// brokenConn says whether err is a connection that broke (not a failure
+// to connect: the server is away then).
+func brokenConn(err error) bool {
+	var ce *pgconn.ConnectError
+	return unavailable(err) && !errors.As(err, &ce)
+}
+
+func (s *Store) queryOnce(ctx context.Context, sql string, args ...any) ([]events.Recorded, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, s.readErr(ctx, err)
@@ -106,7 +126,11 @@ func (s *Store) readErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%w)", cerr, err)
 	}
-	return classify(err)
+	err = classify(err)
+	if errors.Is(err, ErrUnavailable) {
+		s.suspect() // the prober finds out whether appends would fail too
+	}
+	return err
 }
 
 func limitArg(limit int) any {

@@ -19,8 +19,10 @@ import (
 // Sentinel errors of the package.
 var (
 	// ErrUnavailable: the server could not be reached, or the connection
-	// broke during the call.
-	ErrUnavailable = errors.New("postgres: server unavailable")
+	// broke during the call. It matches events.ErrUnreachable (and so
+	// events.ErrUnwritable): callers that know no backend (the API's 503
+	// naming the condition) see the condition.
+	ErrUnavailable error = unavailableError{}
 	// ErrSchemaTooNew: the database was migrated by a newer cronactor.
 	ErrSchemaTooNew = errors.New("postgres: schema is newer than this build")
 	// ErrOptions: an Options field is out of its limits.
@@ -40,6 +42,7 @@ type Store struct {
 
 	intake  *intake
 	stopped chan struct{} // closed when the committer has ended
+	health  *health       // the server as the store's work found it (health.go)
 
 	mu      sync.Mutex
 	closed  bool
@@ -47,7 +50,7 @@ type Store struct {
 	notify  chan struct{} // closed and replaced when the head moves
 	head    atomic.Uint64 // highest position known
 	cancel  context.CancelFunc
-	bg      sync.WaitGroup // listener
+	bg      sync.WaitGroup // listener, prober
 	closeMu sync.Once
 	users   sync.WaitGroup // calls in flight, waited for by Close
 }
@@ -98,12 +101,14 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 		notify:  make(chan struct{}),
+		health:  newHealth(),
 	}
 	s.head.Store(uint64(head))
 	bgCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go s.listen(bgCtx)
+	go s.probeLoop(bgCtx)
 	go s.commitLoop()
 	return s, nil
 }
@@ -148,23 +153,6 @@ func (s *Store) Head() events.Position {
 	return events.Position{Commit: h, Prepare: h}
 }
 
-// Check asks the server whether it answers, within ctx: nil, or an error
-// matching ErrUnavailable that says why. The daemon's /healthz reports it.
-func (s *Store) Check(ctx context.Context) error {
-	if err := s.use(); err != nil {
-		return err
-	}
-	defer s.release()
-	var one int
-	if err := s.pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-		if ctx.Err() != nil && !errors.Is(err, ErrUnavailable) {
-			return fmt.Errorf("%w: no answer: %w", ErrUnavailable, err)
-		}
-		return fmt.Errorf("postgres: check: %w", classify(err))
-	}
-	return nil
-}
-
 // advance raises the known head to pos and wakes the subscribers.
 func (s *Store) advance(pos uint64) {
 	for {
@@ -200,9 +188,13 @@ func (s *Store) listen(ctx context.Context) {
 	defer s.bg.Done()
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		err := s.listenOnce(ctx)
+		connected, err := s.listenOnce(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		s.suspect() // the prober finds out whether the server is away
+		if connected {
+			backoff = 50 * time.Millisecond // a broken connection, not a failed attempt
 		}
 		s.log.Warn("postgres listener lost its connection; subscribers poll meanwhile", "error", err, "retry_in", backoff)
 		s.wake() // a notification may have been missed: read now
@@ -215,22 +207,24 @@ func (s *Store) listen(ctx context.Context) {
 	}
 }
 
-func (s *Store) listenOnce(ctx context.Context) error {
+// listenOnce listens on one connection until it breaks; connected says
+// whether the connection was made.
+func (s *Store) listenOnce(ctx context.Context) (connected bool, err error) {
 	cctx, cancel := context.WithTimeout(ctx, s.opts.OpTimeout)
 	conn, err := pgx.ConnectConfig(cctx, s.connCf)
 	cancel()
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		return err
+		return true, err
 	}
 	s.wake() // anything appended while not listening
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		if pos, err := strconv.ParseUint(n.Payload, 10, 64); err == nil {
 			s.advance(pos)

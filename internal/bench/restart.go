@@ -33,6 +33,9 @@ type RestartChildConfig struct {
 	Tick time.Duration
 	// Workers is the scheduler's workers: 1 to 10000.
 	Workers int
+	// RecoveryGC is the scheduler's Config.RecoveryGC: the daemon's, so
+	// that the restart measured is the daemon's. Nil: none.
+	RecoveryGC func() (restore func())
 }
 
 // Validate reports a field out of its limits.
@@ -98,7 +101,7 @@ func RestartChild(ctx context.Context, cfg RestartChildConfig, out io.Writer) er
 	// As in the parent's figure, the store's own memory is in the before:
 	// what is measured is the tasks. A GC of the young heap: about 1ms.
 	rssBefore, rssOK := settledRSS()
-	s, err := scheduler.New(scheduler.Config{Store: store, Tick: cfg.Tick, Workers: cfg.Workers})
+	s, err := scheduler.New(scheduler.Config{Store: store, Tick: cfg.Tick, Workers: cfg.Workers, RecoveryGC: cfg.RecoveryGC})
 	if err != nil {
 		return err
 	}

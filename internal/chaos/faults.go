@@ -28,6 +28,15 @@ type FaultConfig struct {
 	Bin, Dir string
 	// Only, if set, runs the cases with these names.
 	Only []string
+	// Postgres, when set, is the URL of a PostgreSQL database: each case
+	// runs the daemon on the Postgres store in a fresh schema of it
+	// (CREATE SCHEMA: the role needs CREATE on the database), the cases of
+	// a local disk are skipped, and the Postgres cases run.
+	Postgres string
+	// PostgresStop and PostgresStart stop the Postgres server (as a crash
+	// would, or as an operator) and start it again; pg_outage needs them
+	// and is skipped without.
+	PostgresStop, PostgresStart func() error
 }
 
 // FaultStatus is how a fault case ended.
@@ -45,6 +54,9 @@ type FaultResult struct {
 	Name   string
 	Status FaultStatus
 	Detail string
+	// Violations are the log invariants the case found broken, if it
+	// checked the log (also in Detail).
+	Violations []Violation
 }
 
 // FaultCase is one repeatable fault script.
@@ -53,26 +65,41 @@ type FaultCase struct {
 	// Expect says in words what the daemon must do.
 	Expect string
 	Run    func(ctx context.Context, f *faultEnv) FaultResult
+	// Store is the store the case needs: storeDisk (the embedded store's
+	// data directory), storePostgres, or "" (either).
+	Store string
 }
+
+// Values of FaultCase.Store.
+const (
+	storeDisk     = "disk"
+	storePostgres = "postgres"
+)
 
 // FaultCases lists the fault scripts in the order they run.
 var FaultCases = []FaultCase{
-	{"wal_damage", "a WAL damaged in the middle of a killed data dir: the start refuses, naming the file and offset, suggests no destructive step, and changes no file", walDamage},
-	{"missing_current", "events/CURRENT removed: two starts both refuse naming CURRENT, without a panic, and change no file", missingCurrent},
-	{"disk_full", "a full tmpfs: creates fail with a JSON error (no crash), reads work, writes come back with space; a start on a full disk refuses without a panic and serves once space returns", diskFull},
-	{"graceful_stop", "SIGTERM under load: exit status 0 after the running runs end; no run starts after the stop began; none is found lost after restart; every run has one outcome", gracefulStop},
-	{"double_signal", "a second SIGTERM during the drain exits at once, while a run is still held; after restart that run ends as process_lost", doubleSignal},
+	{"wal_damage", "a WAL damaged in the middle of a killed data dir: the start refuses, naming the file and offset, suggests no destructive step, and changes no file", walDamage, storeDisk},
+	{"missing_current", "events/CURRENT removed: two starts both refuse naming CURRENT, without a panic, and change no file", missingCurrent, storeDisk},
+	{"disk_full", "a full tmpfs: creates fail with a JSON error (no crash), reads work, writes come back with space; a start on a full disk refuses without a panic and serves once space returns", diskFull, storeDisk},
+	{"graceful_stop", "SIGTERM under load: exit status 0 after the running runs end; no run starts after the stop began; none is found lost after restart; every run has one outcome", gracefulStop, ""},
+	{"double_signal", "a second SIGTERM during the drain exits at once, while a run is still held; after restart that run ends as process_lost", doubleSignal, ""},
+	{"pg_outage", "the Postgres server stopped under load: /healthz 503 failing/unreachable within 15s, creates 503 with a JSON error, lists 200; started again: /healthz 200 within 15s, creates succeed, nothing acknowledged lost, no run twice, every run one outcome", pgOutage, storePostgres},
+	{"pg_conn_kill", "every connection of the daemon ended with pg_terminate_backend, 6 times under load: the daemon stays up, /healthz 200 again within 5s of each, nothing acknowledged lost, no run twice, every run one outcome", pgConnKill, storePostgres},
 }
 
 type faultEnv struct {
 	cfg FaultConfig
 	dir string
+	pg  string // the case's Postgres URL (its own schema), or ""
 }
 
 func (f *faultEnv) daemon(data string, args ...string) (Daemon, error) {
 	addr, err := FreeAddr()
 	if err != nil {
 		return Daemon{}, err
+	}
+	if f.pg != "" {
+		args = append(append([]string(nil), args...), "--store", "postgres", "--postgres", f.pg)
 	}
 	return Daemon{Bin: f.cfg.Bin, Data: data, Addr: addr, Tick: 100 * time.Millisecond, Args: args}, nil
 }
@@ -100,6 +127,16 @@ func startHealthy(ctx context.Context, dm Daemon) (*Proc, error) {
 		p.Kill()
 		return nil, err
 	}
+	if dm.isPostgres() {
+		// The view is rebuilt in memory at start: task queries answer
+		// 503 until it is ready.
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := waitReady(rctx, dm.URL()); err != nil {
+			p.Kill()
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -124,7 +161,9 @@ func verdict(summary string, vs []Violation) FaultResult {
 	if len(vs) > 0 {
 		var b strings.Builder
 		WriteViolations(&b, nil, vs)
-		return fail("%s; %s", summary, b.String())
+		r := fail("%s; %s", summary, b.String())
+		r.Violations = vs
+		return r
 	}
 	return pass("%s", summary)
 }
@@ -136,12 +175,29 @@ func Faults(ctx context.Context, cfg FaultConfig) []FaultResult {
 		if len(cfg.Only) > 0 && !contains(cfg.Only, c.Name) {
 			continue
 		}
-		dir := filepath.Join(cfg.Dir, fmt.Sprintf("%02d-%s", i, c.Name))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			out = append(out, FaultResult{c.Name, FaultFailed, err.Error()})
+		switch {
+		case cfg.Postgres != "" && c.Store == storeDisk:
+			out = append(out, FaultResult{Name: c.Name, Status: FaultSkipped, Detail: "local disk only: on Postgres the daemon keeps no data directory (the server's disk is the server's to watch)"})
+			continue
+		case cfg.Postgres == "" && c.Store == storePostgres:
+			out = append(out, FaultResult{Name: c.Name, Status: FaultSkipped, Detail: "Postgres only: run with -postgres URL"})
 			continue
 		}
-		r := c.Run(ctx, &faultEnv{cfg: cfg, dir: dir})
+		dir := filepath.Join(cfg.Dir, fmt.Sprintf("%02d-%s", i, c.Name))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			out = append(out, FaultResult{Name: c.Name, Status: FaultFailed, Detail: err.Error()})
+			continue
+		}
+		env := &faultEnv{cfg: cfg, dir: dir}
+		if cfg.Postgres != "" {
+			pg, err := pgSchemaURL(ctx, cfg.Postgres, c.Name)
+			if err != nil {
+				out = append(out, FaultResult{Name: c.Name, Status: FaultFailed, Detail: err.Error()})
+				continue
+			}
+			env.pg = pg
+		}
+		r := c.Run(ctx, env)
 		r.Name = c.Name
 		out = append(out, r)
 	}
@@ -595,7 +651,7 @@ func gracefulStop(ctx context.Context, f *faultEnv) FaultResult {
 	if _, ok := p2.Wait(time.Minute); !ok {
 		return fail("the second life did not stop")
 	}
-	log, err := ReadLogCopy(ctx, data, filepath.Join(f.dir, "copy"))
+	log, err := f.readLog(ctx, data)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -688,7 +744,7 @@ func doubleSignal(ctx context.Context, f *faultEnv) FaultResult {
 	defer p2.Kill()
 	_ = p2.Signal(syscall.SIGTERM)
 	p2.Wait(time.Minute)
-	log, err := ReadLogCopy(ctx, data, filepath.Join(f.dir, "copy"))
+	log, err := f.readLog(ctx, data)
 	if err != nil {
 		return fail("%v", err)
 	}

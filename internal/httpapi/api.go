@@ -9,9 +9,9 @@
 // folded from the task's own events; /healthz answers 200 with status
 // "degraded" (see docs/projections.md). While the event store refuses
 // appends (events.ErrUnwritable: its disk is full or read-only, a write
-// failed, its EventStoreDB server cannot be reached), /healthz answers 503
-// and writes 503 or 507, naming the condition (storefault.go,
-// docs/operations.md). Before the API can serve — the daemon still
+// failed, its Postgres or EventStoreDB server cannot be reached), /healthz
+// answers 503 and writes 503 or 507, naming the condition (storefault.go,
+// health.go: one rule for every store, docs/operations.md). Before the API can serve — the daemon still
 // starting — Starting answers every request at once with 503 (starting.go).
 //
 // Concurrency: the handler is safe for concurrent requests.
@@ -19,7 +19,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -49,11 +48,6 @@ type Config struct {
 	// View is nil; otherwise View.AsOf serves them from its snapshots.
 	ViewConfig crontasks.Config
 	Store      events.Store
-	// StoreCheck, when set, asks whether the store's server answers (a
-	// store on a server of its own has one: Postgres); /healthz reports
-	// what it says, within 2 s. Nil: the store is in process, nothing to
-	// check.
-	StoreCheck func(context.Context) error
 	// Token, if set, is required as "Authorization: Bearer <token>" on /v1.
 	Token   string
 	Logger  *slog.Logger
@@ -79,7 +73,17 @@ type Config struct {
 	// a mark near it and is exact (projections/audit). Default: a new
 	// audit.NewMarks(0, 0) of this API's own.
 	AuditMarks *audit.Marks
+	// AuditMaxFold bounds the events a history or explain request folds
+	// before what it shows when no mark is nearer: past it the request
+	// folds the history.Lookback events before what it shows instead and
+	// answers "exact": false. The bound keeps a first request deep in a
+	// stream of millions of events from folding it all (tens of seconds).
+	// Default DefaultAuditMaxFold; negative: no bound (every answer exact).
+	AuditMaxFold int
 }
+
+// DefaultAuditMaxFold is Config.AuditMaxFold's default.
+const DefaultAuditMaxFold = 20000
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
 const maxBody = 256 << 10
@@ -98,8 +102,14 @@ func New(cfg Config) http.Handler {
 	if cfg.AuditMarks == nil {
 		cfg.AuditMarks = audit.NewMarks(0, 0)
 	}
+	switch {
+	case cfg.AuditMaxFold == 0:
+		cfg.AuditMaxFold = DefaultAuditMaxFold
+	case cfg.AuditMaxFold < 0:
+		cfg.AuditMaxFold = 0 // audit.Reader: no bound
+	}
 	a := &api{cfg: cfg, streams: newLimiter(cfg.Stream.MaxSubscribers, DefaultMaxSubscribers),
-		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf), audit: &audit.Reader{Store: cfg.Store, Marks: cfg.AuditMarks}}
+		asOfs: newLimiter(cfg.MaxAsOf, DefaultMaxAsOf), audit: &audit.Reader{Store: cfg.Store, Marks: cfg.AuditMarks, MaxFold: cfg.AuditMaxFold}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tasks", a.create)
 	mux.HandleFunc("GET /v1/tasks", a.list)

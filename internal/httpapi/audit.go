@@ -68,6 +68,11 @@ type HistoryBody struct {
 	Next      string       `json:"next,omitempty"`
 	// Head is the stream version of the task's latest event.
 	Head uint64 `json:"head"`
+	// Exact is false when the rows were folded from a look-back of
+	// history.Lookback events, not from an exact starting point
+	// (Config.AuditMaxFold): a status, spec or waiting run set before the
+	// look-back may not show in them.
+	Exact bool `json:"exact"`
 }
 
 // maxHistoryRows bounds one history answer.
@@ -142,7 +147,7 @@ func (a *api) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rows := page.Rows
-	body := HistoryBody{TaskID: id, Rows: []HistoryRow{}, Head: page.Head}
+	body := HistoryBody{TaskID: id, Rows: []HistoryRow{}, Head: page.Head, Exact: page.Exact}
 	if len(rows) > 0 {
 		body.Task = rows[len(rows)-1].Task
 	}
@@ -235,6 +240,8 @@ type ExplainBody struct {
 	Window    events.Duration   `json:"window"`
 	Decisions []ExplainDecision `json:"decisions"`
 	Text      string            `json:"text"`
+	// Exact: as HistoryBody.Exact.
+	Exact bool `json:"exact"`
 }
 
 func (a *api) explain(w http.ResponseWriter, r *http.Request) {
@@ -265,7 +272,7 @@ func (a *api) explain(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, &fieldErr{"window", "must not be negative"})
 		return
 	}
-	ex, err := a.audit.Explain(r.Context(), id, at, window)
+	ex, exact, err := a.audit.ExplainExact(r.Context(), id, at, window)
 	if err != nil {
 		a.fail(w, auditErr(err))
 		return
@@ -278,7 +285,7 @@ func (a *api) explain(w http.ResponseWriter, r *http.Request) {
 	}
 	body := ExplainBody{TaskID: ex.TaskID, Task: ex.Task, At: ex.At, Exists: ex.Exists, Verdict: ex.Verdict(tf),
 		Status: ex.Status, NextRun: ex.NextRun, LastRun: ex.LastRun, Window: events.Duration(ex.Window),
-		Queued: runs(ex.Queued), Running: runs(ex.Running), Retries: []ExplainRetry{}, Decisions: []ExplainDecision{}, Text: text.String()}
+		Queued: runs(ex.Queued), Running: runs(ex.Running), Retries: []ExplainRetry{}, Decisions: []ExplainDecision{}, Text: text.String(), Exact: exact}
 	if ex.Exists {
 		since := ex.Since
 		body.Since = &since

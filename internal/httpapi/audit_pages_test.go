@@ -131,3 +131,46 @@ func TestAuditPagesFromTheEnd(t *testing.T) {
 		t.Fatalf("explain:\n%s\nwant\n%s", ex.Text, wt.String())
 	}
 }
+
+// A first request deep in a stream longer than Config.AuditMaxFold folds
+// a look-back, not the whole stream, and says so; with no bound it folds
+// from the stream's start and is exact.
+func TestAuditMaxFoldBoundsAFirstRead(t *testing.T) {
+	const n = 3001
+	st, id := storeWithEvents(t, n)
+	base := "/v1/tasks/" + id.String()
+	at := time.Time{}
+	if all, err := st.ReadStream(context.Background(), events.TaskStream(id), n-10, 1); err != nil || len(all) != 1 {
+		t.Fatalf("read: %v", err)
+	} else {
+		at = all[0].At
+	}
+	for _, tc := range []struct {
+		maxFold int
+		exact   bool
+		most    int64
+	}{{1000, false, history.Lookback + 5 + 64 + 64}, {-1, true, n + 64}} {
+		c := &countingStore{Store: st}
+		srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: c, AuditMaxFold: tc.maxFold}))
+		var h httpapi.HistoryBody
+		a := call(t, srv, "GET", base+"/history?limit=5", "")
+		if err := json.Unmarshal([]byte(a.body), &h); err != nil || a.code != 200 {
+			t.Fatalf("history: %d %s", a.code, a.body)
+		}
+		if h.Exact != tc.exact || len(h.Rows) != 5 {
+			t.Fatalf("max fold %d: exact %v (want %v), %d rows", tc.maxFold, h.Exact, tc.exact, len(h.Rows))
+		}
+		if got := c.read.Swap(0); got > tc.most {
+			t.Fatalf("max fold %d: the first page read %d events (at most %d)", tc.maxFold, got, tc.most)
+		}
+		var ex httpapi.ExplainBody
+		a = call(t, srv, "GET", base+"/explain?at="+at.Format(time.RFC3339Nano), "")
+		if err := json.Unmarshal([]byte(a.body), &ex); err != nil || a.code != 200 {
+			t.Fatalf("explain: %d %s", a.code, a.body)
+		}
+		if ex.Exact != tc.exact {
+			t.Fatalf("max fold %d: explain exact %v, want %v", tc.maxFold, ex.Exact, tc.exact)
+		}
+		srv.Close()
+	}
+}

@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -161,11 +159,7 @@ func (a *api) create(w http.ResponseWriter, r *http.Request) {
 	}
 	t, created, err := a.cfg.Scheduler.CreateTask(r.Context(), spec)
 	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	if !created && !sameSpec(t, spec) {
-		writeErr(w, http.StatusConflict, "name", fmt.Sprintf("owner %q already has a task named %q with a different spec (id %s)", t.Owner, t.Name, t.ID))
+		a.fail(w, err) // a *scheduler.SpecConflictError is a 409 (reply.go)
 		return
 	}
 	row, err := a.row(r.Context(), t.ID, t.Position)
@@ -179,46 +173,4 @@ func (a *api) create(w http.ResponseWriter, r *http.Request) {
 	}
 	setETag(w, row)
 	writeJSON(w, status, row)
-}
-
-// sameSpec compares an existing task with a create request (R6: same
-// owner+name and same spec is the same task).
-func sameSpec(t scheduler.Task, s scheduler.TaskSpec) bool {
-	if t.Kind != s.Kind || t.Interval != s.Interval || t.Priority != s.Priority {
-		return false
-	}
-	if !slices.Equal(t.Cron, s.Cron) || !slices.EqualFunc(t.At, s.At, time.Time.Equal) || t.MaxRuns != s.MaxRuns ||
-		t.Jitter != s.Jitter || !t.StartAt.Equal(s.StartAt) || !t.EndAt.Equal(s.EndAt) ||
-		t.Timezone != s.Timezone || t.DSTGap != s.DSTGap || t.DSTOverlap != s.DSTOverlap || !slices.Equal(t.Exclude, s.Exclude) {
-		return false
-	}
-	if (s.ToleranceSet || s.Tolerance != 0) && t.Tolerance != s.Tolerance {
-		return false
-	}
-	if s.Timebox != 0 && t.Timebox != s.Timebox {
-		return false
-	}
-	if s.MaxWaiting != 0 && t.MaxWaiting != s.MaxWaiting {
-		return false
-	}
-	if s.HistoryRetention != 0 && t.HistoryRetention != s.HistoryRetention {
-		return false
-	}
-	if !samePolicy(t, s) {
-		return false
-	}
-	return jsonEqual(t.Payload, s.Payload)
-}
-
-func jsonEqual(a, b json.RawMessage) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return len(a) == len(b)
-	}
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return bytes.Equal(a, b)
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
 }

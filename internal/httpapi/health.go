@@ -70,38 +70,26 @@ func (a *api) waitFor(ctx context.Context, pos events.Position) error {
 	return nil
 }
 
-// health is GET /healthz: 200 while the process serves. status is "ok", or
-// "degraded" while the view is not ready or the store's server does not
-// answer (the scheduler runs on; a supervisor must not restart the daemon
-// for it); view says how far a rebuild is, store whether the server
-// answers. While the event store refuses appends (its disk is full or
-// read-only, or a write failed) it answers 503 with status "failing" and a
-// store object saying why (storeHealth): the daemon records nothing, and a
-// load balancer or an operator's alert must see it.
+// health is GET /healthz, by one rule for every store
+// (docs/decisions/0025-health-rule.md, docs/operations.md):
+//   - 503, status "failing": the event store cannot take appends
+//     (events.WriteStatusReader: its disk is full or read-only, a write
+//     failed, its server — Postgres, EventStoreDB — cannot be reached). The
+//     daemon records nothing, so a load balancer must stop sending it
+//     writes and an alert must fire; the store object says why.
+//   - 200, status "degraded": appends are taken but part of the daemon is
+//     behind: the view is not ready (task queries answer 503 until it is).
+//     Restarting would not help, and the scheduler runs on.
+//   - 200, status "ok": otherwise.
+//
+// It reads only states kept up to date by their owners (the store's
+// cached write status, the Keeper's status): no request to the store, so
+// it answers at once whatever the store's server does.
 func (a *api) health(w http.ResponseWriter, r *http.Request) {
 	code, body := http.StatusOK, map[string]any{"status": "ok"}
 	store := a.storeHealth()
 	if store != nil && store["writable"] == false {
 		code, body["status"] = http.StatusServiceUnavailable, "failing"
-	}
-	if a.cfg.StoreCheck != nil {
-		if store == nil {
-			store = map[string]any{}
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		err := a.cfg.StoreCheck(ctx)
-		cancel()
-		if err != nil {
-			// The details (host, user) go to the log: /healthz is public.
-			a.cfg.Logger.Warn("health: the store does not answer", "error", err)
-			if code == http.StatusOK {
-				body["status"] = "degraded"
-			}
-			store["state"] = "unavailable"
-			store["message"] = "the event store's server does not answer: appends fail until it is back (the daemon's log has the error)"
-		} else {
-			store["state"] = "ok"
-		}
 	}
 	if store != nil {
 		body["store"] = store

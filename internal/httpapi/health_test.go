@@ -1,58 +1,55 @@
 package httpapi_test
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/cronactor/cronactor/events"
 	"github.com/cronactor/cronactor/internal/httpapi"
 )
 
-// A store server that does not answer makes /healthz degraded (still 200:
-// the daemon serves on), says so under store without the driver's error
-// (it names hosts and users; /healthz is public), and ok once it answers.
-func TestHealthReportsTheStoreServer(t *testing.T) {
-	var down atomic.Bool
-	check := func(context.Context) error {
-		if down.Load() {
-			return errors.New("postgres: server unavailable: dial tcp db.internal:5432: connection refused")
-		}
-		return nil
-	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{StoreCheck: check, Logger: slog.New(slog.DiscardHandler)}))
+// TestHealthOneRule: /healthz answers by one rule for every store and every
+// condition (docs/decisions/0025-health-rule.md): 503 "failing" with the
+// condition whenever the store cannot take appends — a full or read-only
+// disk, a failed write, an unreachable server alike — and 200 "ok" while
+// it can. The store's error (paths, hosts) stays out of the public body.
+// The store is embedded nil: any call to it but WriteStatus (a request to
+// its server) would panic, so /healthz asks the cached status only.
+func TestHealthOneRule(t *testing.T) {
+	st := &refusingStore{}
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Logger: slog.New(slog.DiscardHandler)}))
 	defer srv.Close()
-	health := func() (int, string, string, string) {
+	for _, c := range []struct {
+		cond      error
+		restart   bool
+		code      int
+		status    string
+		condition string
+	}{
+		{nil, false, http.StatusOK, "ok", ""},
+		{events.ErrUnreachable, false, http.StatusServiceUnavailable, "failing", "unreachable"},
+		{events.ErrNoSpace, false, http.StatusServiceUnavailable, "failing", "no_space"},
+		{events.ErrReadOnly, false, http.StatusServiceUnavailable, "failing", "read_only"},
+		{events.ErrWriteFailed, true, http.StatusServiceUnavailable, "failing", "write_failed"},
+		{errors.Join(events.ErrUnwritable, errors.New("other")), false, http.StatusServiceUnavailable, "failing", "unwritable"},
+		{nil, false, http.StatusOK, "ok", ""},
+	} {
+		st.set(c.cond, c.restart)
 		a := call(t, srv, "GET", "/healthz", "")
-		var body struct {
-			Status string `json:"status"`
-			Store  struct {
-				State   string `json:"state"`
-				Message string `json:"message"`
-			} `json:"store"`
+		h := getHealth(t, a)
+		if a.code != c.code || h.Status != c.status || h.Store.Condition != c.condition || h.Store.Writable != (c.cond == nil) ||
+			h.Store.RestartNeeded != c.restart {
+			t.Errorf("%v: %d %s, want %d %q condition %q", c.cond, a.code, a.body, c.code, c.status, c.condition)
 		}
-		if err := json.Unmarshal([]byte(a.body), &body); err != nil {
-			t.Fatalf("%v: %s", err, a.body)
+		if c.cond != nil && h.Store.Message == "" {
+			t.Errorf("%v: no message: %s", c.cond, a.body)
 		}
-		return a.code, body.Status, body.Store.State, a.body
-	}
-	if code, status, store, _ := health(); code != 200 || status != "ok" || store != "ok" {
-		t.Fatalf("store up: %d %s %s", code, status, store)
-	}
-	down.Store(true)
-	code, status, store, raw := health()
-	if code != 200 || status != "degraded" || store != "unavailable" {
-		t.Fatalf("store down: %d %s %s", code, status, store)
-	}
-	if strings.Contains(raw, "db.internal") {
-		t.Fatalf("/healthz shows the driver's error: %s", raw)
-	}
-	down.Store(false)
-	if code, status, store, _ := health(); code != 200 || status != "ok" || store != "ok" {
-		t.Fatalf("store back: %d %s %s", code, status, store)
+		if strings.Contains(a.body, "/srv/cronactor") {
+			t.Errorf("%v: /healthz shows the store's error: %s", c.cond, a.body)
+		}
 	}
 }

@@ -66,6 +66,13 @@ func (a *api) fail(w http.ResponseWriter, err error) {
 		writeErr(w, http.StatusBadRequest, field, msg)
 	case errors.Is(err, scheduler.ErrTaskNotFound), errors.Is(err, crontasks.ErrNotFound):
 		writeErr(w, http.StatusNotFound, "id", "no such task")
+	case errors.Is(err, scheduler.ErrSpecConflict):
+		msg := err.Error()
+		var sc *scheduler.SpecConflictError
+		if errors.As(err, &sc) {
+			msg = fmt.Sprintf("owner %q already has a task named %q with a different spec (id %s)", sc.Owner, sc.Name, sc.ID)
+		}
+		writeErr(w, http.StatusConflict, "name", msg)
 	case errors.Is(err, rules.ErrCannotTrigger):
 		writeErr(w, http.StatusConflict, "id", cannotTrigger(err))
 	case errors.Is(err, scheduler.ErrTaskDeleted):

@@ -50,37 +50,44 @@ func (a *api) update(w http.ResponseWriter, r *http.Request) {
 	// survive.
 	u := scheduler.TaskUpdate{Payload: b.Payload, Priority: b.Priority}
 	if b.Interval != nil {
-		if u.Interval, err = parseDuration("interval", *b.Interval); err != nil {
+		d, err := parseDuration("interval", *b.Interval)
+		if err != nil {
 			a.fail(w, err)
 			return
 		}
-		if u.Interval <= 0 {
+		if d <= 0 {
 			a.fail(w, &fieldErr{"interval", "must be positive"})
 			return
 		}
+		u.Interval = &d
 	}
 	if b.Tolerance != nil {
-		if u.Tolerance, err = parseDuration("tolerance", *b.Tolerance); err != nil {
+		d, err := parseDuration("tolerance", *b.Tolerance)
+		if err != nil {
 			a.fail(w, err)
 			return
 		}
-		u.ToleranceSet = true
+		u.Tolerance = &d
 	}
 	if b.Timebox != nil {
-		if u.Timebox, err = parseDuration("timebox", *b.Timebox); err != nil {
+		d, err := parseDuration("timebox", *b.Timebox)
+		if err != nil {
 			a.fail(w, err)
 			return
 		}
-		if u.Timebox <= 0 {
+		if d <= 0 {
 			a.fail(w, &fieldErr{"timebox", "must be positive"})
 			return
 		}
+		u.Timebox = &d
 	}
 	if b.NextRun != nil {
-		if u.NextRun, err = parseSpecTime("next_run", *b.NextRun); err != nil {
+		t, err := parseSpecTime("next_run", *b.NextRun)
+		if err != nil {
 			a.fail(w, err)
 			return
 		}
+		u.NextRun = &t
 	}
 	sc, err := b.scheduleBody.parse()
 	if err != nil {

@@ -101,8 +101,9 @@ func (d Decision) Text(tf TimeFormat) string {
 		if r.PrevLastRun == nil {
 			return fmt.Sprintf("%s started%s: no run had started before; deadline %s", run, rule, fmtOpt(tf, r.Deadline))
 		}
+		since, needed := events.Spans(r.SinceLastStart, r.Needed)
 		return fmt.Sprintf("%s started%s: %s after the last start at %s; needs ≥ %s; deadline %s", run, rule,
-			events.Span(r.SinceLastStart), tf.Format(*r.PrevLastRun), events.Span(r.Needed), fmtOpt(tf, r.Deadline))
+			since, tf.Format(*r.PrevLastRun), needed, fmtOpt(tf, r.Deadline))
 	case "RunCompleted":
 		return run + " completed"
 	case "RunFailed":
@@ -140,7 +141,8 @@ func (r Row) dropWords(tf TimeFormat) string {
 	// in one unit; the detail an older event carries may say them in Go's
 	// duration form ("28.0012s … needs 55s").
 	if r.Reason == events.DropTooSoon && r.Needed > 0 {
-		return fmt.Sprintf("started %s after the last start; needs ≥ %s", events.Span(r.SinceLastStart), events.Span(r.Needed))
+		since, needed := events.Spans(r.SinceLastStart, r.Needed)
+		return fmt.Sprintf("started %s after the last start; needs ≥ %s", since, needed)
 	}
 	if r.Detail != "" {
 		return r.Detail
@@ -470,7 +472,12 @@ func (e Explanation) Verdict(tf TimeFormat) string {
 	case e.Status == StatusPaused:
 		fmt.Fprintf(&b, "At %s %s was paused (since %s), so it enqueued nothing and its waiting runs were dropped (R7).", t, e.Task, tf.Format(e.Since))
 	case e.NextRun != nil && e.NextRun.After(e.At):
-		fmt.Fprintf(&b, "At %s %s was not due: nextRun was %s, and a tick enqueues a run only once nextRun <= now (R1).", t, e.Task, tf.Format(*e.NextRun))
+		next := tf.Format(*e.NextRun)
+		if next == t {
+			// Shown to the second, both read the same: say how much later.
+			next += ", " + events.Span(e.NextRun.Sub(e.At)) + " later"
+		}
+		fmt.Fprintf(&b, "At %s %s was not due: nextRun was %s, and a tick enqueues a run only once nextRun <= now (R1).", t, e.Task, next)
 	case e.NextRun != nil && e.MaxWaiting > 0 && len(e.Queued) >= e.MaxWaiting:
 		fmt.Fprintf(&b, "At %s %s was due since %s but not enqueued: %s already waiting (R18). nextRun stays; the first tick after one of them leaves the queue enqueues one run, with the intervals missed meanwhile (R8) and the reason backlog.",
 			t, e.Task, tf.Format(*e.NextRun), plural(len(e.Queued), "run"))

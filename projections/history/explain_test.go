@@ -79,3 +79,25 @@ func TestExplainRules(t *testing.T) {
 	}
 	_ = events.DropTooSoon
 }
+
+// TestExplainNotDueSaysHowMuchLater: when the time asked about and the
+// nextRun read the same in the format shown (RFC 3339 drops the fraction of
+// a second), the verdict says how much later nextRun was; otherwise
+// "nextRun was 02:53:38Z" at 02:53:38Z reads as if it were due.
+func TestExplainNotDueSaysHowMuchLater(t *testing.T) {
+	recs := outcomes(t, memStore(t)).read()
+	minutes := history.TimeFormat{Header: "min", Format: func(x time.Time) string {
+		return x.Sub(t0).Truncate(time.Minute).String()
+	}}
+	ex, err := history.Explain(recs, at("01:29"), 0) // nextRun 01:30: both "1m0s"
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ex.Verdict(minutes); !strings.Contains(v, "nextRun was 1m0s, 1 s later,") {
+		t.Errorf("verdict %q does not say nextRun was 1 s later", v)
+	}
+	ex, _ = history.Explain(recs, at("01:00"), 0)
+	if v := ex.Verdict(history.Relative(t0)); !strings.Contains(v, "nextRun was 01:30, and") {
+		t.Errorf("verdict %q: nextRun reads apart from the time asked, so no more words", v)
+	}
+}

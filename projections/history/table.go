@@ -81,7 +81,8 @@ func (r Row) spacingWords(tf TimeFormat, op string) string {
 		return fmt.Sprintf("%s after %s %s %d - %d", events.Span(r.SinceLastStart), prev, op,
 			r.Interval/time.Second, r.Tolerance/time.Second)
 	}
-	return fmt.Sprintf("%s after %s, needs ≥ %s", events.Span(r.SinceLastStart), prev, events.Span(r.Needed))
+	since, needed := events.Spans(r.SinceLastStart, r.Needed)
+	return fmt.Sprintf("%s after %s, needs ≥ %s", since, prev, needed)
 }
 
 // wholeSeconds: d is a whole number of seconds, from 0 to under an hour.

@@ -174,7 +174,7 @@ func TestUpdateAndDeleteInTx(t *testing.T) {
 	next := r.h.Now().Add(30 * time.Second)
 	if err := r.inTx(t, false, func(tx pgx.Tx) error {
 		var err error
-		updated, err = r.w.UpdateTask(ctxFor(t), tx, task.ID, scheduler.TaskUpdate{Schedule: &every, NextRun: next})
+		updated, err = r.w.UpdateTask(ctxFor(t), tx, task.ID, scheduler.TaskUpdate{Schedule: &every, NextRun: &next})
 		return err
 	}); err != nil {
 		t.Fatal(err)

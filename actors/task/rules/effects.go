@@ -37,6 +37,15 @@ type ArmDeadline struct {
 // that at most one run waits so.
 type Buffer struct{ RunID uuid.UUID }
 
+// Listed says the owners' index (R6: an owner's tasks, for listing and
+// deleting them together) gains the task (created, Listed true) or loses it
+// (deleted): the index follows the task's own events, so it cannot
+// disagree with them.
+type Listed struct {
+	Owner, Name string
+	Listed      bool
+}
+
 // StopTimer stops the timers (deadline, heartbeat) of a run that has its
 // outcome.
 type StopTimer struct{ RunID uuid.UUID }
@@ -78,6 +87,7 @@ func (ArmHeartbeat) effect()  {}
 func (NoteHeartbeat) effect() {}
 func (Track) effect()         {}
 func (Passivate) effect()     {}
+func (Listed) effect()        {}
 
 // Effects is what must happen after cmd was decided, its events evs (none
 // when nothing changed, or when the decision was rejected) recorded, and
@@ -143,7 +153,11 @@ func eventEffects(out []Effect, s *State, e events.Event) (_ []Effect, track, ha
 	case events.CheckpointSaved, events.RunCompleted, events.RunFailed, events.RunForcedEnd:
 		out, retry := runEffects(out, e)
 		return out, retry, true
-	case events.TaskCreated, events.TaskUpdated, events.TaskPaused, events.TaskResumed, events.TaskDeleted:
+	case events.TaskCreated:
+		return append(out, Listed{Owner: s.Spec.Owner, Name: s.Spec.Name, Listed: true}), true, true
+	case events.TaskDeleted:
+		return append(out, Listed{Owner: s.Spec.Owner, Name: s.Spec.Name}), true, true
+	case events.TaskUpdated, events.TaskPaused, events.TaskResumed:
 		return out, true, true
 	case events.RunDropped, events.SlotsMissed, events.TaskFinished, events.TaskCompacted:
 		// No effect of their own: a dropped run never started (no timer

@@ -16,7 +16,7 @@ func TestEffects(t *testing.T) {
 	r1, r2 := events.RunID(id, 1), events.RunID(id, 2)
 	waiting := rules.Run{ID: r1, Number: 1, Due: t0, EnqueuedAt: t0}
 	running := rules.Run{ID: r2, Number: 2, Started: true, StartedAt: t0, Deadline: t0.Add(30 * time.Second)}
-	active := rules.State{ID: id, Status: rules.StatusActive, NextRun: t0.Add(time.Minute)}
+	active := rules.State{ID: id, Status: rules.StatusActive, NextRun: t0.Add(time.Minute), Spec: rules.Spec{Owner: "acme", Name: "n"}}
 	withRuns := active
 	withRuns.Open = []rules.Run{waiting, running}
 	paused := active
@@ -45,7 +45,8 @@ func TestEffects(t *testing.T) {
 		evs   []events.Event
 		want  []rules.Effect
 	}{
-		{"create tracks", rules.Create{}, active, []events.Event{events.TaskCreated{}}, []rules.Effect{track}},
+		{"create lists the task under its owner, and tracks", rules.Create{}, active, []events.Event{events.TaskCreated{}},
+			[]rules.Effect{rules.Listed{Owner: "acme", Name: "n", Listed: true}, track}},
 		{"update tracks", rules.Update{}, active, []events.Event{events.TaskUpdated{}}, []rules.Effect{track}},
 		{"resume tracks", rules.Resume{}, active, []events.Event{events.TaskResumed{}}, []rules.Effect{track}},
 		{"pause tracks inactive", rules.Pause{}, paused, []events.Event{events.TaskPaused{}},
@@ -78,10 +79,10 @@ func TestEffects(t *testing.T) {
 		{"a paused task's retries wait for the resume", rules.Pause{}, pausedRetrying, []events.Event{events.TaskPaused{}},
 			[]rules.Effect{rules.Track{NextRun: t0.Add(time.Minute)}}},
 		{"a retry due after nextRun: nextRun is tracked", rules.Tick{}, lateRetry, nil, []rules.Effect{track}},
-		{"delete with nothing open: untrack and passivate", rules.Delete{}, deleted, []events.Event{events.TaskDeleted{}},
-			[]rules.Effect{rules.Track{NextRun: t0.Add(time.Minute)}, rules.Passivate{}}},
-		{"delete with a run open: no passivate", rules.Delete{}, deletedOpen, []events.Event{events.TaskDeleted{}},
-			[]rules.Effect{rules.Track{NextRun: t0.Add(time.Minute)}}},
+		{"delete with nothing open: unlist, untrack and passivate", rules.Delete{}, deleted, []events.Event{events.TaskDeleted{}},
+			[]rules.Effect{rules.Listed{Owner: "acme", Name: "n"}, rules.Track{NextRun: t0.Add(time.Minute)}, rules.Passivate{}}},
+		{"delete with a run open: unlisted, no passivate", rules.Delete{}, deletedOpen, []events.Event{events.TaskDeleted{}},
+			[]rules.Effect{rules.Listed{Owner: "acme", Name: "n"}, rules.Track{NextRun: t0.Add(time.Minute)}}},
 		{"last run of a deleted task ends: stop timer, passivate", rules.Complete{}, deleted, []events.Event{events.RunCompleted{RunID: r2}},
 			[]rules.Effect{rules.StopTimer{RunID: r2}, rules.Passivate{}}},
 		{"asked about a task that never was: passivate", rules.Pause{}, rules.State{}, nil, []rules.Effect{rules.Passivate{}}},

@@ -46,13 +46,17 @@ func ScheduleSpec(s events.Schedule, w events.Window) schedule.Spec {
 
 // compiledCache memoizes compiled schedules by their written form: a
 // compiled schedule is immutable and a pure function of that form, so the
-// cache changes no decision, only how often an expression is parsed.
+// cache changes no decision, only how often an expression is parsed. It is
+// shared by every scheduler of the process and bounded (cacheLimit), so
+// it is memory, not state: docs/embedding.md says so to embedders.
 var compiledCache = struct {
 	sync.Mutex
 	m map[string]*schedule.Schedule
 }{m: map[string]*schedule.Schedule{}}
 
-// cacheLimit bounds compiledCache; past it, schedules are compiled anew.
+// cacheLimit bounds compiledCache; a form that finds it full empties it
+// first, so the forms in use come back and one long gone does not keep
+// its place for ever.
 const cacheLimit = 4096
 
 // Compiled compiles a cron or at spec's schedule with its window. A
@@ -76,9 +80,10 @@ func Compiled(s Spec) (*schedule.Schedule, error) {
 		return nil, fieldError(err)
 	}
 	compiledCache.Lock()
-	if len(compiledCache.m) < cacheLimit {
-		compiledCache.m[string(key)] = c
+	if len(compiledCache.m) >= cacheLimit {
+		clear(compiledCache.m)
 	}
+	compiledCache.m[string(key)] = c
 	compiledCache.Unlock()
 	return c, nil
 }

@@ -171,6 +171,33 @@ func (s *Server) Restart() error {
 	return s.startLocked()
 }
 
+// TerminateBackends ends every connection to database db but the one it
+// uses itself (pg_terminate_backend, as an operator or a connection
+// pooler's failover would) and returns how many it ended.
+func (s *Server) TerminateBackends(db string) (int, error) {
+	return TerminateBackends(s.URL("postgres"), db)
+}
+
+// TerminateBackends is Server.TerminateBackends on the server at adminURL,
+// through a role allowed to end other roles' connections (a superuser, or
+// a member of pg_signal_backend).
+func TerminateBackends(adminURL, db string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: terminate backends of %s: %w", db, err)
+	}
+	defer c.Close(context.Background())
+	var n int
+	err = c.QueryRow(ctx, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = $1 AND pid <> pg_backend_pid()) AS t`, db).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: terminate backends of %s: %w", db, err)
+	}
+	return n, nil
+}
+
 // CreateDatabase creates database name on s and returns its URL.
 func (s *Server) CreateDatabase(name string) (string, error) {
 	if err := exec1(s.URL("postgres"), "CREATE DATABASE "+name); err != nil {
