@@ -12,14 +12,15 @@ import (
 	"github.com/cronactor/cronactor/events/embedded"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Tracing runs: give the scheduler a TracerProvider (a service builds one
 // with the OpenTelemetry SDK and an OTLP exporter; nil means no tracing).
 // Each run a worker takes is one span from when it was queued to its
-// outcome, and the handler's context carries it, so the handler's own spans
-// are its children.
+// outcome ("run <kind>"); under it, the handler's call is a span of its own
+// ("handle <kind>", the worker.Tracing middleware, which the scheduler puts
+// first in Config.Middleware). The handler's context carries the handler
+// span, so the handler's own spans are its children.
 func Example_tracing() {
 	store, _ := embedded.OpenMemory()
 	defer store.Close()
@@ -42,24 +43,21 @@ func Example_tracing() {
 	clk.RunUntil(start.Add(time.Minute))
 	s.Stop(context.Background())
 
-	var run trace.SpanContext
+	byName := map[string]tracetest.SpanStub{}
 	for _, sp := range spans.GetSpans() {
-		if sp.Name == "run sync" {
-			run = sp.SpanContext
-			fmt.Printf("%s: queued %s, %s %s, ended %s\n", sp.Name, sp.StartTime.Sub(start),
-				sp.Events[0].Name, sp.Events[0].Time.Sub(start), sp.EndTime.Sub(start))
-			for _, kv := range sp.Attributes {
-				if kv.Key != worker.AttrTaskID && kv.Key != worker.AttrRunID {
-					fmt.Printf("  %s=%s\n", kv.Key, kv.Value.Emit())
-				}
-			}
+		byName[sp.Name] = sp
+	}
+	run, handle, fetch := byName["run sync"], byName["handle sync"], byName["fetch"]
+	fmt.Printf("%s: queued %s, %s %s, ended %s\n", run.Name, run.StartTime.Sub(start),
+		run.Events[0].Name, run.Events[0].Time.Sub(start), run.EndTime.Sub(start))
+	for _, kv := range run.Attributes {
+		if kv.Key != worker.AttrTaskID && kv.Key != worker.AttrRunID {
+			fmt.Printf("  %s=%s\n", kv.Key, kv.Value.Emit())
 		}
 	}
-	for _, sp := range spans.GetSpans() {
-		if sp.Name == "fetch" {
-			fmt.Println("fetch is a child of the run:", sp.Parent.SpanID() == run.SpanID())
-		}
-	}
+	fmt.Printf("%s: called %s, returned %s\n", handle.Name, handle.StartTime.Sub(start), handle.EndTime.Sub(start))
+	fmt.Println("handle sync is a child of the run:", handle.Parent.SpanID() == run.SpanContext.SpanID())
+	fmt.Println("fetch is a child of handle sync:", fetch.Parent.SpanID() == handle.SpanContext.SpanID())
 	// Output:
 	// run sync: queued 30s, started 35s, ended 45s
 	//   cronactor.task.name=inbox
@@ -68,5 +66,7 @@ func Example_tracing() {
 	//   cronactor.run.number=1
 	//   cronactor.run.attempt=1
 	//   cronactor.run.outcome=completed
-	// fetch is a child of the run: true
+	// handle sync: called 35s, returned 45s
+	// handle sync is a child of the run: true
+	// fetch is a child of handle sync: true
 }

@@ -149,14 +149,17 @@ type Config struct {
 	// append), so that a hung store cannot block an actor for ever. Wall
 	// clock. Default 10s.
 	StoreTimeout time.Duration
-	// TracerProvider, if set, gets one span per run a worker takes (see
-	// worker.PoolConfig). Nil: no tracing. Spans never change a decision.
+	// TracerProvider, if set, gets one span per run a worker takes, from
+	// queued to the recorded outcome, also for a run dropped before any
+	// handler is called (see worker.PoolConfig); and, unless Middleware
+	// already holds a worker.Tracing, worker.Tracing(TracerProvider) is put
+	// first in Middleware, so each handler call is a span under its run's
+	// (worker.WithTracing). Nil: no run spans and nothing added. Spans
+	// never change a decision.
 	TracerProvider trace.TracerProvider
 	// Middleware wraps every registered handler, the first outermost
-	// (worker.Chain): logging, metrics, tenancy around every run. Nil: the
-	// handlers as registered. Tracing is not one of them: it is
-	// TracerProvider, which sees what no handler does (a run's time in the
-	// queue, its drop, a forced end decided by the task).
+	// (worker.Chain): logging, metrics, tenancy, worker.Tracing (the
+	// handler's span) around every run. Nil: the handlers as registered.
 	Middleware []worker.Middleware
 	// ActorSystem, if set, is the host's protoactor-go actor system: the
 	// scheduler spawns its actors in it, each named under a prefix of its

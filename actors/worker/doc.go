@@ -4,7 +4,8 @@
 // write them: Typed, a handler over a payload decoded into a Go type (an
 // undecodable payload is a permanent failure, and refused at create), and
 // Middleware, a wrapper the scheduler puts around every handler
-// (scheduler.Config.Middleware).
+// (scheduler.Config.Middleware), among them Tracing, the handler's span
+// under the run span the pool keeps (PoolConfig.TracerProvider).
 //
 // It owns what happens between a run being enqueued and its outcome being
 // reported; it decides nothing about a task. The queue actor (Queue) takes

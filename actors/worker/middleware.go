@@ -1,7 +1,7 @@
 package worker
 
 // Middleware wraps a Handler: logging, metrics, tenancy, a recover that
-// turns a panic into a failure of its own. It gets the handler of one kind
+// turns a panic into a failure of its own, the handler's span (Tracing). It gets the handler of one kind
 // and returns the handler the workers call instead; what it does before and
 // after calling next.Handle runs on the run's goroutine, inside the run's
 // timebox, and what it returns is the run's outcome.

@@ -134,8 +134,9 @@ type PoolConfig struct {
 	Base context.Context
 	// Stats is updated as runs are queued and executed.
 	Stats *Stats
-	// TracerProvider, if set, gets a span per run (trace.go); the handler's
-	// context carries it. Nil: no spans.
+	// TracerProvider, if set, gets a span per run, from queued to outcome
+	// (trace.go); the handler's context carries it, so the handler span of
+	// a Tracing middleware among Handlers is its child. Nil: no run spans.
 	TracerProvider trace.TracerProvider
 }
 

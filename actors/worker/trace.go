@@ -56,6 +56,13 @@ func newRunTracer(tp trace.TracerProvider) runTracer {
 // off is the span of every run when tracing is off.
 var off trace.Span = noop.Span{}
 
+// Span start options every span of a run has, made once: an option made
+// per span is an allocation per span.
+var (
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	newRoot      = trace.WithNewRoot()
+)
+
 // start opens the span of run q, whose task's name, owner and kind run
 // has, back-dated to when the run was queued.
 func (rt runTracer) start(q QueuedRun, run *Run) trace.Span {
@@ -66,7 +73,7 @@ func (rt runTracer) start(q QueuedRun, run *Run) trace.Span {
 		run = &Run{} // a decision without its run: the span names what q does
 	}
 	name := "run " + run.Kind
-	_, span := rt.t.Start(context.Background(), name, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(q.EnqueuedAt),
+	_, span := rt.t.Start(context.Background(), name, newRoot, internalKind, trace.WithTimestamp(q.EnqueuedAt),
 		trace.WithAttributes(
 			AttrTaskID.String(q.TaskID.String()), AttrTaskName.String(run.TaskName), AttrOwner.String(run.Owner),
 			AttrKind.String(run.Kind), AttrRunID.String(q.RunID.String()), AttrRunNumber.Int(q.Run),

@@ -97,6 +97,25 @@ func spanOf(t *testing.T, exp *tracetest.InMemoryExporter, task string, n int) t
 	return found[0]
 }
 
+// handlerSpanOf returns the one handler span ("handle <kind>") whose
+// parent is the run span run.
+func handlerSpanOf(t *testing.T, exp *tracetest.InMemoryExporter, run tracetest.SpanStub) tracetest.SpanStub {
+	t.Helper()
+	var found []tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if strings.HasPrefix(s.Name, "handle ") && s.Parent.SpanID() == run.SpanContext.SpanID() {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d handler spans under %s, want 1; all spans: %v", len(found), run.Name, names(exp))
+	}
+	if found[0].Parent.TraceID() != run.SpanContext.TraceID() {
+		t.Fatalf("handler span in trace %s, want the run's %s", found[0].Parent.TraceID(), run.SpanContext.TraceID())
+	}
+	return found[0]
+}
+
 func names(exp *tracetest.InMemoryExporter) []string {
 	var out []string
 	for _, s := range exp.GetSpans() {
@@ -260,8 +279,9 @@ func TestDroppedRunSpan(t *testing.T) {
 	}
 }
 
-// The http kind sends the run span's W3C traceparent to its endpoint; with
-// no TracerProvider it sends none.
+// The http kind sends the W3C traceparent of the span it runs in, the
+// handler span under the run's span, to its endpoint; with no
+// TracerProvider it sends none.
 func TestHTTPKindSendsTheRunsTraceparent(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		var mu sync.Mutex
@@ -297,9 +317,10 @@ func TestHTTPKindSendsTheRunsTraceparent(t *testing.T) {
 			continue
 		}
 		sp := spanOf(t, exp, "hook", 1)
-		want := fmt.Sprintf("00-%s-%s-01", sp.SpanContext.TraceID(), sp.SpanContext.SpanID())
+		h := handlerSpanOf(t, exp, sp)
+		want := fmt.Sprintf("00-%s-%s-01", h.SpanContext.TraceID(), h.SpanContext.SpanID())
 		if got[0] != want {
-			t.Errorf("traceparent %q, want the run span's %q", got[0], want)
+			t.Errorf("traceparent %q, want the handler span's %q (in the run's trace %s)", got[0], want, sp.SpanContext.TraceID())
 		}
 		if a := attrs(sp); a[worker.AttrOutcome] != "completed" {
 			t.Errorf("outcome %q", a[worker.AttrOutcome])

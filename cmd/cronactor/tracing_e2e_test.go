@@ -24,7 +24,7 @@ import (
 // /v1/traces.
 type collector struct {
 	mu    sync.Mutex
-	spans []string // "name trace-id span-id key=value…"
+	spans []string // "name trace-id span-id key=value… parent=span-id"
 }
 
 func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +43,7 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				for _, kv := range s.Attributes {
 					line += fmt.Sprintf(" %s=%s", kv.Key, kv.Value.GetStringValue())
 				}
+				line += " parent=" + hex.EncodeToString(s.ParentSpanId)
 				c.spans = append(c.spans, line)
 			}
 		}
@@ -64,7 +65,7 @@ func (c *collector) find(prefix string) []string {
 
 // The daemon with OTEL_EXPORTER_OTLP_ENDPOINT set exports a span per run and
 // per API request to the collector, and the http kind's endpoint receives
-// the run span's traceparent.
+// the traceparent of the handler span, the run span's child.
 func TestDaemonExportsSpansToOTLPCollector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test builds and runs the daemon")
@@ -134,8 +135,11 @@ func TestDaemonExportsSpansToOTLPCollector(t *testing.T) {
 	if len(f) != 4 || f[0] != "00" || f[3] != "01" {
 		t.Fatalf("traceparent %q", parent)
 	}
-	want := fmt.Sprintf("run http %s %s", f[1], f[2])
-	waitFor(t, 30*time.Second, "the run's span at the collector (has "+fmt.Sprint(col.find(""))+")", func() bool { return len(col.find(want)) == 1 })
+	handle := fmt.Sprintf("handle http %s %s", f[1], f[2])
+	waitFor(t, 30*time.Second, "the handler's span at the collector (has "+fmt.Sprint(col.find(""))+")", func() bool { return len(col.find(handle)) == 1 })
+	hf := strings.Fields(col.find(handle)[0])
+	want := fmt.Sprintf("run http %s %s", f[1], strings.TrimPrefix(hf[len(hf)-1], "parent="))
+	waitFor(t, 30*time.Second, "the run's span, the handler span's parent, at the collector (has "+fmt.Sprint(col.find(""))+")", func() bool { return len(col.find(want)) == 1 })
 	run := col.find(want)[0]
 	for _, kv := range []string{"cronactor.task.id=" + task.ID.String(), "cronactor.task.name=hook", "cronactor.run.outcome=completed"} {
 		if !strings.Contains(run, kv) {

@@ -88,7 +88,8 @@ func PermanentStatus(code int) bool {
 const excerptBytes = 512
 
 // HTTP POSTs each run to the URL in the task's payload, with the W3C
-// traceparent header of the run's span when tracing is on. A 2xx answer
+// traceparent header of the span in its context when tracing is on (the
+// handler span, worker.Tracing, under the run's span). A 2xx answer
 // completes the run; a JSON body {"checkpoint": …} saves that checkpoint.
 // Any other status fails the run with the status and an excerpt of the body,
 // for good (worker.Permanent) when PermanentStatus says so; a connection
