@@ -284,7 +284,14 @@ func TestConcurrentTxsKeepTheOrder(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	head := r.store.Head()
+	// The log's head as the database has it: the store's Head() learns of
+	// the transactions' appends only through their notifications, which
+	// may still be on their way.
+	var last uint64
+	if err := r.pool.QueryRow(ctxFor(t), `SELECT position FROM cronactor_head WHERE id = 1`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	head := events.Position{Commit: last, Prepare: last}
 	r.follow(t, head)
 	ctx, cancel := context.WithCancel(ctxFor(t))
 	var next uint64 = 1
