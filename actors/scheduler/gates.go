@@ -17,12 +17,16 @@ const DefaultMaxActiveTasks = 4096
 
 // gate is one queue's share of Config.MaxActiveTasks (see Scheduler.room).
 type gate struct {
-	// actors counts the queue's task actors that take a place (see
-	// entry.gate); waking the places room reserved for ticks being
-	// delivered; starved is set while a shard holds the queue's due tasks
-	// back for want of room.
+	// taken counts the places taken: by the queue's task actors that take
+	// one (see entry.gate) and by the reservations room made for ticks
+	// being delivered. One counter, so that room's check and its
+	// reservation are one compare-and-swap: with the actors and the
+	// reservations counted apart, another shard's whole delivery could
+	// fit between the reads and the swap, and a place was given twice.
+	taken atomic.Int64
+	// actors counts the actors alone (maybeResume); starved is set while a
+	// shard holds the queue's due tasks back for want of room.
 	actors  atomic.Int64
-	waking  atomic.Int64
 	starved atomic.Bool
 }
 
@@ -35,17 +39,17 @@ type gate struct {
 func (s *Scheduler) room(queue string) bool {
 	g := s.gateOf(queue)
 	for {
-		w := g.waking.Load()
-		if g.actors.Load()+w >= int64(s.cfg.MaxActiveTasks) {
+		n := g.taken.Load()
+		if n >= int64(s.cfg.MaxActiveTasks) {
 			g.starved.Store(true)
-			// A place given back between the count's read and the flag
-			// would not have seen it: look again.
-			if g.actors.Load()+g.waking.Load() >= int64(s.cfg.MaxActiveTasks) {
+			// A place given back between the read and the flag would
+			// not have seen it: look again.
+			if g.taken.Load() >= int64(s.cfg.MaxActiveTasks) {
 				return false
 			}
 			continue
 		}
-		if g.waking.CompareAndSwap(w, w+1) {
+		if g.taken.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}
@@ -67,6 +71,7 @@ func (s *Scheduler) gateOf(queue string) *gate {
 func (e *entry) count(g *gate) {
 	if e.gate == nil && !e.pinned {
 		e.gate = g
+		g.taken.Add(1) // before the reservation, if any, is given back
 		g.actors.Add(1)
 	}
 }
@@ -77,6 +82,7 @@ func (s *Scheduler) uncount(e *entry) {
 	if g := e.gate; g != nil {
 		e.gate = nil
 		g.actors.Add(-1)
+		g.taken.Add(-1)
 		s.maybeResume(g)
 	}
 }
@@ -94,3 +100,11 @@ func (s *Scheduler) maybeResume(g *gate) {
 // resumeAt is the actor count at which shards held back for room go on:
 // seven eighths of the bound, so that they deliver in batches.
 func (s *Scheduler) resumeAt() int64 { return int64(s.cfg.MaxActiveTasks) * 7 / 8 }
+
+// delivered gives back the place room reserved for a delivery: the actor
+// counts now, or it did not take it (pinned, counted already, or the
+// scheduler stopped), and the place is free again.
+func (s *Scheduler) delivered(g *gate) {
+	g.taken.Add(-1)
+	s.maybeResume(g)
+}

@@ -191,13 +191,7 @@ func (s *Scheduler) lockActor(ctx context.Context, id uuid.UUID, create bool) (*
 // deliverTick). Once the scheduler stopped, ticks go nowhere.
 func (s *Scheduler) deliver(id uuid.UUID, queue string, t dueindex.Tick) {
 	g := s.gateOf(queue)
-	defer func() {
-		// The place room reserved: the actor counts now, or it did not
-		// take it (pinned, counted already, or the scheduler stopped),
-		// and the place is free again.
-		g.waking.Add(-1)
-		s.maybeResume(g)
-	}()
+	defer s.delivered(g)
 	s.deliverTick(id, g, t)
 }
 

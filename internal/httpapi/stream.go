@@ -135,6 +135,18 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 		sync.Mutex
 		done bool
 	}
+	// failed names why a write failed: the subscription gave up on a slow
+	// client (and cut the write short), or the connection failed. It asks
+	// cut, not the subscription's result: the write fails as soon as the
+	// deadline is cut, before the subscription has returned.
+	failed := func() string {
+		cut.Lock()
+		defer cut.Unlock()
+		if cut.done {
+			return StreamSlowClient
+		}
+		return StreamWriteError
+	}
 	write := func(s string) error {
 		cut.Lock()
 		if cut.done {
@@ -197,12 +209,12 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			if err := write(msg); err != nil {
-				ended(a.writeFailed(subDone))
+				ended(failed())
 				return
 			}
 		case <-beat.C:
 			if err := write(": heartbeat\n\n"); err != nil {
-				ended(a.writeFailed(subDone))
+				ended(failed())
 				return
 			}
 		case err := <-subDone:
@@ -232,19 +244,6 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// writeFailed names why a write failed: the subscription gave up on a slow
-// client (and cut the write short), or the connection failed.
-func (a *api) writeFailed(subDone <-chan error) string {
-	select {
-	case err := <-subDone:
-		if errors.Is(err, errSlowClient) {
-			return StreamSlowClient
-		}
-	default:
-	}
-	return StreamWriteError
 }
 
 // streamStart is the position the stream continues after.

@@ -231,9 +231,19 @@ func TestStreamNeedsTokenAndValidatesFrom(t *testing.T) {
 
 // A client that stops reading is cut off once its buffer stays full, while
 // a client that reads gets every event: one slow reader holds back nobody.
+//
+// The reading client is never more than Buffer events behind the log: the
+// test appends the next event only once it has seen enough of those before.
+// So its subscription always finds room in its buffer, and no wall-clock
+// stall can cut it off, however the machine schedules its goroutines. (A
+// producer that outran it would make its buffer full too, and then the
+// test would ask whether the reader keeps up with MaxStall under load: it
+// did not, under a loaded -race run, and was cut off after 55 of 110
+// events.)
 func TestStreamDisconnectsSlowClient(t *testing.T) {
+	const buffer = 4
 	reasons := make(chan string, 4)
-	srv, st := streamServer(t, "", httpapi.StreamConfig{Buffer: 4, MaxStall: 500 * time.Millisecond,
+	srv, st := streamServer(t, "", httpapi.StreamConfig{Buffer: buffer, MaxStall: 500 * time.Millisecond,
 		Disconnected: func(r string) { reasons <- r }})
 
 	// The slow client: a raw connection with a tiny receive window that
@@ -264,19 +274,37 @@ func TestStreamDisconnectsSlowClient(t *testing.T) {
 			}
 		}
 	}()
+	// The events' positions: appended, and seen by the reading client.
+	var want, got []string
+	// next waits for the reading client's next event.
+	next := func() {
+		t.Helper()
+		select {
+		case id, ok := <-seen:
+			if !ok {
+				t.Fatalf("the reading client's stream ended after %d of %d events (%v)", len(got), len(want), got)
+			}
+			got = append(got, id)
+		case <-time.After(30 * time.Second): // a bound on failure, not a wait for success
+			t.Fatalf("the reading client got %d of %d events, then nothing for 30s", len(got), len(want))
+		}
+	}
 
 	// Enough to fill the kernel's socket buffers (the largest send buffer
-	// TCP may grow to, plus slack), then the client's buffer.
+	// TCP may grow to, plus slack), then the slow client's buffer.
 	n := (socketBufferMax()+2<<20)/(60<<10) + 8
 	pad := `{"pad":"` + strings.Repeat("x", 60<<10) + `"}`
 	stream := "load-" + uuid.NewString()
-	var last events.AppendResult
 	for range n {
-		last, err = st.Append(context.Background(), stream, events.AnyVersion,
+		for len(want)-len(got) >= buffer {
+			next()
+		}
+		r, err := st.Append(context.Background(), stream, events.AnyVersion,
 			events.Proposed{Type: "Padding", Schema: 1, At: time.Now(), Data: []byte(pad)})
 		if err != nil {
 			t.Fatal(err)
 		}
+		want = append(want, r.Position.String())
 	}
 	select {
 	case r := <-reasons:
@@ -294,16 +322,18 @@ func TestStreamDisconnectsSlowClient(t *testing.T) {
 			t.Fatal("the slow client's connection was left open")
 		}
 	}
-	// The reading client got every event, in order, up to the last.
-	count := 0
-	for id := range seen {
-		count++
-		if id == last.Position.String() {
-			break
-		}
+	// The reading client got every event, in order, up to the last, and
+	// its stream is still open.
+	for len(got) < n {
+		next()
 	}
-	if count != n {
-		t.Fatalf("the reading client got %d of %d events", count, n)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the reading client got the events at %v, want those at %v", got, want)
+	}
+	select {
+	case r := <-reasons:
+		t.Fatalf("the reading client's stream ended too (%q)", r)
+	default:
 	}
 }
 
