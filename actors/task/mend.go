@@ -39,6 +39,11 @@ import (
 //     once the store answers; a worker then asks again, and the rules
 //     decide its start as for any run (R3, R7, R12, R14).
 //
+// The same holds when the append met a version conflict and the read of
+// the stream after it failed (the actor then lost its state, and mending
+// reads it whole), within the command's own context or not, or when the
+// conflicts persisted (ErrConflictRetries).
+//
 // Mending begins after every failed append, at a timer (mendFirst, doubled
 // at each failure up to mendMax): the actor reads the stream's events
 // after its version — the store may hold some it lacks, its failed append
@@ -106,6 +111,20 @@ func (a *Actor) keep(f *flight, err error) error {
 		a.warnKept(id, "run outcome not recorded: kept, to be recorded once the store takes appends", outcomeName(c), err)
 		return kept(err)
 	}
+	return err
+}
+
+// keepRun keeps f's start or outcome, not recorded for err though the
+// store may answer again — the read after a version conflict failed, or
+// the conflicts persisted — as keep does after a failed append; for
+// another command it only arms the mending timer (the actor's state may
+// lack what the stream holds), and returns err as is.
+func (a *Actor) keepRun(f *flight, err error) error {
+	switch f.cmd.(type) {
+	case rules.RequestStart, rules.Complete, rules.Fail, rules.ForceEnd:
+		return a.keep(f, err)
+	}
+	a.armMend(f.after == afterMend)
 	return err
 }
 
