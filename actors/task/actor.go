@@ -513,6 +513,7 @@ func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
 			// Unsure of its stream: mending reads it again (and decides a
 			// kept start or outcome again), so the actor may rest again.
 			err = a.keepRun(f, err)
+			a.armMend(f.after == afterMend)
 		}
 		a.finish(ctx, f, nil, err)
 		return

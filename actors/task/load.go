@@ -146,7 +146,7 @@ func (a *Actor) loadedMsg(ctx actor.Context, m *loaded) bool {
 		if m.err != nil {
 			// A state of an older version: the next actor loads again, and
 			// so does mending (a whole read, mend.go), which this actor
-			// stays for when it keeps f's start or outcome (keep): the
+			// stays for when it keeps f's start or outcome (keepRun): the
 			// store answered the append but not the read, or the command's
 			// own context (a worker's ask timing out) ended the read.
 			a.loaded = false

@@ -116,15 +116,13 @@ func (a *Actor) keep(f *flight, err error) error {
 
 // keepRun keeps f's start or outcome, not recorded for err though the
 // store may answer again — the read after a version conflict failed, or
-// the conflicts persisted — as keep does after a failed append; for
-// another command it only arms the mending timer (the actor's state may
-// lack what the stream holds), and returns err as is.
+// the conflicts persisted — as keep does after a failed append; another
+// command's err is returned as is.
 func (a *Actor) keepRun(f *flight, err error) error {
 	switch f.cmd.(type) {
 	case rules.RequestStart, rules.Complete, rules.Fail, rules.ForceEnd:
 		return a.keep(f, err)
 	}
-	a.armMend(f.after == afterMend)
 	return err
 }
 
