@@ -153,8 +153,8 @@ func (a *Actor) loadedMsg(ctx actor.Context, m *loaded) bool {
 			a.finish(ctx, f, nil, a.keepRun(f, m.err))
 			return true
 		}
-		a.learn(m.recs, m.evs) // what an append of ours that failed left there, too (mend.go)
-		a.unsure = false       // the state is the stream's fold again
+		a.learn(ctx, m.recs, m.evs) // what an append of ours that failed left there, too (mend.go)
+		a.unsure = false            // the state is the stream's fold again
 		f.attempt++
 		a.execute(ctx, f)
 		return true

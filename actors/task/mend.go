@@ -251,7 +251,7 @@ func (a *Actor) mended(ctx actor.Context, m *loaded) {
 			}
 		}
 	} else {
-		a.learn(m.recs, m.evs)
+		a.learn(ctx, m.recs, m.evs)
 	}
 	a.unsure = false // the state is the stream's fold again
 	if !a.state.Exists() {
@@ -308,11 +308,14 @@ func (a *Actor) requeueRun(id uuid.UUID) {
 	}
 }
 
-// learn applies events read from the stream after the actor's version. An
-// actor unsure of its stream (an append of its failed) may learn of runs
-// enqueued that nobody put on the queue, or started that no worker of its
-// executes: it notes them, and mends.
-func (a *Actor) learn(recs []events.Recorded, evs []events.Event) {
+// learn applies events read from the stream after the actor's version.
+// The runs they end (another writer's outcome, or one of the actor's own
+// appends that failed but landed) lose their deadline timer and heartbeat
+// watch, and the worker running a run forced to end is told (StopRun), as
+// after the actor's own appends. An actor unsure of its stream (an append
+// of its failed) may learn of runs enqueued that nobody put on the queue,
+// or started that no worker of its executes: it notes them, and mends.
+func (a *Actor) learn(ctx actor.Context, recs []events.Recorded, evs []events.Event) {
 	unsure := a.unsure
 	for i, e := range evs {
 		if r := &recs[i]; a.state.Exists() && r.Version <= a.state.Version {
@@ -320,6 +323,10 @@ func (a *Actor) learn(recs []events.Recorded, evs []events.Event) {
 		}
 		a.state.Apply(recs[i].Metadata, e)
 		a.pos = recs[i].Position
+		if id, ok := endedRun(e); ok {
+			a.stopRunners(ctx, evs[i:i+1])
+			a.stopTimer(id)
+		}
 		if !unsure {
 			continue
 		}
@@ -389,4 +396,19 @@ func (a *Actor) forget(evs []events.Event) {
 		delete(a.mend.outcomes, id)
 		delete(a.mend.warned, id)
 	}
+}
+
+// endedRun is the run e ends, if it ends one.
+func endedRun(e events.Event) (uuid.UUID, bool) {
+	switch e := e.(type) {
+	case events.RunCompleted:
+		return e.RunID, true
+	case events.RunFailed:
+		return e.RunID, true
+	case events.RunForcedEnd:
+		return e.RunID, true
+	case events.RunDropped:
+		return e.RunID, true
+	}
+	return uuid.Nil, false
 }

@@ -78,8 +78,8 @@ func (a *Actor) refreshed(ctx actor.Context, m *loaded) {
 		return
 	}
 	before := a.listing()
-	a.learn(m.recs, m.evs) // mend.go
-	a.unsure = false       // the state is the stream's fold again
+	a.learn(ctx, m.recs, m.evs) // mend.go
+	a.unsure = false            // the state is the stream's fold again
 	a.relist(before)
 	if len(m.evs) > 0 && a.state.Exists() {
 		for _, e := range rules.Recover(a.state) {

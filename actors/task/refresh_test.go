@@ -106,3 +106,53 @@ func TestRefreshTellsTheOwnersIndex(t *testing.T) {
 		t.Fatalf("told after a refresh of the deleted task: %q", got)
 	}
 }
+
+// A run that another writer ends, learnt by a Refresh, loses its deadline
+// timer: the actor of a resting task leaves at once, not at the run's
+// deadline.
+func TestRefreshStopsTheTimersOfRunsEndedElsewhere(t *testing.T) {
+	reg := &leaveCounter{}
+	_, clk, sys, cfg := mendRig(t, func(s events.Store) events.Store { return s }, reg)
+	cfg.Rest = true
+	t0 := clk.Now()
+	id := uuid.New()
+	spec := rules.Spec{Name: "A", Owner: "o", Kind: "k", Schedule: events.Schedule{Interval: events.Duration(time.Hour)}, Timebox: 10 * time.Minute}
+	// Another writer (no Registry: it stays) creates the task.
+	other := cfg
+	other.Registry, other.Rest = nil, false
+	clk.Begin()
+	b := sys.Root.Spawn(actor.PropsFromProducer(task.New(other, id, nil)))
+	if r := ask(t, clk, sys, b, task.Command{Cmd: rules.Create{TaskID: id, Spec: spec, FirstRun: t0}}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	clk.Begin() // the Started of a, as counted.Spawn counts it
+	a := sys.Root.Spawn(actor.PropsFromProducer(task.New(cfg, id, nil)))
+	for _, m := range []any{
+		task.Get{Pin: true},
+		task.Command{Cmd: rules.Tick{}},
+		task.Command{Cmd: rules.RequestStart{RunID: events.RunID(id, 1)}},
+		task.Get{Unpin: true},
+	} {
+		if r := ask(t, clk, sys, a, m); r.Err != nil {
+			t.Fatalf("%+v: %v", m, r.Err)
+		}
+	}
+	clk.Quiesce()
+	base := reg.count()
+	// The other writer, loading the task anew, records the run's outcome.
+	sys.Root.Stop(b)
+	clk.Begin()
+	b = sys.Root.Spawn(actor.PropsFromProducer(task.New(other, id, nil)))
+	r := ask(t, clk, sys, b, task.Command{Cmd: rules.Complete{RunID: events.RunID(id, 1)}})
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	sys.Root.Stop(b)
+	if r := ask(t, clk, sys, a, task.Refresh{Version: r.State.Version}); r.Err != nil || len(r.State.Open) != 0 {
+		t.Fatalf("refresh: %+v", r)
+	}
+	clk.Quiesce()
+	if reg.count() == base {
+		t.Fatalf("the actor of the resting task stayed after learning its run ended (at %s; the run's deadline was %s)", clk.Now().Sub(t0), spec.Timebox)
+	}
+}
