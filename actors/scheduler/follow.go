@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/actors/task"
-	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
 	"github.com/google/uuid"
 )
@@ -182,29 +181,16 @@ func (f *follower) handle(r events.Recorded) error {
 	return nil
 }
 
-// refresh has task id's actor take in its stream up to version, and keeps
-// the owners' index (R6) as the task now stands.
+// refresh has task id's actor take in its stream up to version. The actor
+// keeps the owners' index (R6) as the task then stands (task.Lister), in
+// the order of its own decisions: were the follower to write the Refresh's
+// answer there, a delete the actor decided meanwhile would be undone.
 func (f *follower) refresh(ctx context.Context, id uuid.UUID, version uint64) error {
-	s := f.s
-	reply, err := s.send(ctx, id, task.Refresh{Version: version})
+	reply, err := f.s.send(ctx, id, task.Refresh{Version: version})
 	if err == nil {
 		err = reply.Err
 	}
-	if err != nil {
-		return err
-	}
-	st := &reply.State
-	if !st.Exists() {
-		return nil
-	}
-	s.ownersMu.Lock()
-	if st.Status == rules.StatusDeleted {
-		delete(s.owners[st.Spec.Owner], id)
-	} else {
-		s.indexOwner(st.Spec.Owner, st.Spec.Name, id)
-	}
-	s.ownersMu.Unlock()
-	return nil
+	return err
 }
 
 // mine reports whether the event with that ID was appended by this

@@ -508,7 +508,14 @@ func (a *Actor) acked(ctx actor.Context, f *flight, stopping bool) {
 		a.unsure = true
 	}
 	if errors.Is(err, events.ErrVersionConflict) {
-		a.finish(ctx, f, nil, fmt.Errorf("%w: %v", ErrConflictRetries, err))
+		err = fmt.Errorf("%w: %v", ErrConflictRetries, err)
+		if !stopping {
+			// Unsure of its stream: mending reads it again (and decides a
+			// kept start or outcome again), so the actor may rest again.
+			err = a.keepRun(f, err)
+			a.armMend(f.after == afterMend)
+		}
+		a.finish(ctx, f, nil, err)
 		return
 	}
 	if err != nil {

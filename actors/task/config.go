@@ -66,7 +66,8 @@ type Retrier interface {
 // Lister is a Registry that keeps the owners' index (R6): told, on the
 // actor's goroutine, once a recorded creation or deletion of the task is
 // applied (rules.Listed) and before the command that recorded it is
-// answered.
+// answered; and where the task stands, before a Refresh is answered (the
+// creations and deletions of other writers it took in).
 type Lister interface {
 	Listed(id uuid.UUID, owner, name string, listed bool)
 }

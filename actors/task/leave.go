@@ -61,20 +61,24 @@ func (a *Actor) handOver() {
 // idle reports whether the actor may stop: its task needs no actor, or its
 // load failed (the next command starts a new actor that tries again), or —
 // with Config.Rest — the task rests and the actor is not pinned; never
-// while it mends after a failed append (mend.go). Not
+// while it mends after a failed append (mend.go), even with its state
+// lost. Not
 // inlined: rules.Idle takes a copy of the state (see respond).
 //
 //go:noinline
 func (a *Actor) idle() bool {
+	if a.unsure || a.mend.timer != nil || a.owes() {
+		// Mending (mend.go): its stream may hold a run nobody put on the
+		// queue, and its state is not one to hand over as a record. An
+		// actor that lost its state (its read after a version conflict
+		// failed) stays too while it keeps a start or an outcome: nothing
+		// else would record it.
+		return false
+	}
 	if !a.loaded {
 		return true
 	}
 	if len(a.timers) != 0 || len(a.beatTimers) != 0 {
-		return false
-	}
-	if a.unsure || a.mend.timer != nil || a.owes() {
-		// Mending (mend.go): its stream may hold a run nobody put on the
-		// queue, and its state is not one to hand over as a record.
 		return false
 	}
 	return rules.Idle(&a.state) || (a.cfg.Rest && !a.pinned && rules.Rests(&a.state))

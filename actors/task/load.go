@@ -144,12 +144,17 @@ func (a *Actor) loadedMsg(ctx actor.Context, m *loaded) bool {
 		}
 		a.fl, f.reloading = nil, false
 		if m.err != nil {
-			a.loaded = false // a state of an older version: the next actor loads again
-			a.finish(ctx, f, nil, m.err)
+			// A state of an older version: the next actor loads again, and
+			// so does mending (a whole read, mend.go), which this actor
+			// stays for when it keeps f's start or outcome (keepRun): the
+			// store answered the append but not the read, or the command's
+			// own context (a worker's ask timing out) ended the read.
+			a.loaded = false
+			a.finish(ctx, f, nil, a.keepRun(f, m.err))
 			return true
 		}
-		a.learn(m.recs, m.evs) // what an append of ours that failed left there, too (mend.go)
-		a.unsure = false       // the state is the stream's fold again
+		a.learn(ctx, m.recs, m.evs) // what an append of ours that failed left there, too (mend.go)
+		a.unsure = false            // the state is the stream's fold again
 		f.attempt++
 		a.execute(ctx, f)
 		return true

@@ -39,6 +39,11 @@ import (
 //     once the store answers; a worker then asks again, and the rules
 //     decide its start as for any run (R3, R7, R12, R14).
 //
+// The same holds when the append met a version conflict and the read of
+// the stream after it failed (the actor then lost its state, and mending
+// reads it whole), within the command's own context or not, or when the
+// conflicts persisted (ErrConflictRetries).
+//
 // Mending begins after every failed append, at a timer (mendFirst, doubled
 // at each failure up to mendMax): the actor reads the stream's events
 // after its version — the store may hold some it lacks, its failed append
@@ -105,6 +110,18 @@ func (a *Actor) keep(f *flight, err error) error {
 		}
 		a.warnKept(id, "run outcome not recorded: kept, to be recorded once the store takes appends", outcomeName(c), err)
 		return kept(err)
+	}
+	return err
+}
+
+// keepRun keeps f's start or outcome, not recorded for err though the
+// store may answer again — the read after a version conflict failed, or
+// the conflicts persisted — as keep does after a failed append; another
+// command's err is returned as is.
+func (a *Actor) keepRun(f *flight, err error) error {
+	switch f.cmd.(type) {
+	case rules.RequestStart, rules.Complete, rules.Fail, rules.ForceEnd:
+		return a.keep(f, err)
 	}
 	return err
 }
@@ -234,7 +251,7 @@ func (a *Actor) mended(ctx actor.Context, m *loaded) {
 			}
 		}
 	} else {
-		a.learn(m.recs, m.evs)
+		a.learn(ctx, m.recs, m.evs)
 	}
 	a.unsure = false // the state is the stream's fold again
 	if !a.state.Exists() {
@@ -291,11 +308,14 @@ func (a *Actor) requeueRun(id uuid.UUID) {
 	}
 }
 
-// learn applies events read from the stream after the actor's version. An
-// actor unsure of its stream (an append of its failed) may learn of runs
-// enqueued that nobody put on the queue, or started that no worker of its
-// executes: it notes them, and mends.
-func (a *Actor) learn(recs []events.Recorded, evs []events.Event) {
+// learn applies events read from the stream after the actor's version.
+// The runs they end (another writer's outcome, or one of the actor's own
+// appends that failed but landed) lose their deadline timer and heartbeat
+// watch, and the worker running a run forced to end is told (StopRun), as
+// after the actor's own appends. An actor unsure of its stream (an append
+// of its failed) may learn of runs enqueued that nobody put on the queue,
+// or started that no worker of its executes: it notes them, and mends.
+func (a *Actor) learn(ctx actor.Context, recs []events.Recorded, evs []events.Event) {
 	unsure := a.unsure
 	for i, e := range evs {
 		if r := &recs[i]; a.state.Exists() && r.Version <= a.state.Version {
@@ -303,6 +323,10 @@ func (a *Actor) learn(recs []events.Recorded, evs []events.Event) {
 		}
 		a.state.Apply(recs[i].Metadata, e)
 		a.pos = recs[i].Position
+		if id, ok := endedRun(e); ok {
+			a.stopRunners(ctx, evs[i:i+1])
+			a.stopTimer(id)
+		}
 		if !unsure {
 			continue
 		}
@@ -372,4 +396,19 @@ func (a *Actor) forget(evs []events.Event) {
 		delete(a.mend.outcomes, id)
 		delete(a.mend.warned, id)
 	}
+}
+
+// endedRun is the run e ends, if it ends one.
+func endedRun(e events.Event) (uuid.UUID, bool) {
+	switch e := e.(type) {
+	case events.RunCompleted:
+		return e.RunID, true
+	case events.RunFailed:
+		return e.RunID, true
+	case events.RunForcedEnd:
+		return e.RunID, true
+	case events.RunDropped:
+		return e.RunID, true
+	}
+	return uuid.Nil, false
 }

@@ -33,6 +33,7 @@ func (a *Actor) refresh(ctx actor.Context, m Refresh, sender *actor.PID) {
 		return
 	}
 	if a.state.Exists() && a.state.Version >= m.Version {
+		a.relist(nil) // a state loaded, not decided, by this actor may hold another's create
 		a.respond(ctx, sender, nil, nil, nil)
 		return
 	}
@@ -76,8 +77,10 @@ func (a *Actor) refreshed(ctx actor.Context, m *loaded) {
 		a.respond(ctx, m.refresh.sender, nil, nil, m.err)
 		return
 	}
-	a.learn(m.recs, m.evs) // mend.go
-	a.unsure = false       // the state is the stream's fold again
+	before := a.listing()
+	a.learn(ctx, m.recs, m.evs) // mend.go
+	a.unsure = false            // the state is the stream's fold again
+	a.relist(before)
 	if len(m.evs) > 0 && a.state.Exists() {
 		for _, e := range rules.Recover(a.state) {
 			if t, ok := e.(rules.Track); ok {
@@ -86,4 +89,33 @@ func (a *Actor) refreshed(ctx actor.Context, m *loaded) {
 		}
 	}
 	a.respond(ctx, m.refresh.sender, nil, nil, nil)
+}
+
+// listing is where the task stands in the owners' index (R6): its owner
+// and name, nil when it has none (no task, or deleted).
+func (a *Actor) listing() *[2]string {
+	if !a.state.Exists() || a.state.Status == rules.StatusDeleted {
+		return nil
+	}
+	return &[2]string{a.state.Spec.Owner, a.state.Spec.Name}
+}
+
+// relist tells the Registry (Lister) where the task stands in the owners'
+// index after a Refresh, before being where it stood then (listing): the
+// actor tells it, as it tells the creations and deletions it decides, so
+// that the index follows the task in the order of the actor's decisions
+// (a delete the actor decides after the Refresh is told after it, never
+// undone by the Refresh's answer).
+func (a *Actor) relist(before *[2]string) {
+	l, ok := a.cfg.Registry.(Lister)
+	if !ok {
+		return
+	}
+	now := a.listing()
+	if before != nil && (now == nil || *now != *before) {
+		l.Listed(a.id, before[0], before[1], false)
+	}
+	if now != nil {
+		l.Listed(a.id, now[0], now[1], true)
+	}
 }

@@ -22,9 +22,11 @@ var ErrBinary = errors.New("taskstate: bad binary state")
 // pause_after_failures, failure count or pause reason; version 3 no
 // history retention (Spec.HistoryRetention and the compaction fields,
 // written last); version 4 no pending backfill (State.Backfill, written
-// last). Since TaskCompacted events carry this form, every version
-// stays readable.
-const binaryVersion = 5
+// last); version 5 no trigger of a slot's first attempt (Run.Origin and
+// PendingRetry.Origin, written last in each: read from version 5 as a
+// first attempt's Trigger, and none for a retry). Since TaskCompacted
+// events carry this form, every version stays readable.
+const binaryVersion = 6
 
 // The binary form is the compact copy of a State that a scheduler keeps
 // for a task with no actor in memory (docs/architecture.md). It is not a
@@ -69,6 +71,7 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 		w.time(r.Slot)
 		w.int(int64(r.Spacing))
 		w.time(r.At)
+		w.str(r.Origin)
 	}
 	w.int(int64(s.Failures))
 	w.str(s.PauseReason)
@@ -128,6 +131,9 @@ func (s *State) UnmarshalBinary(data []byte) error {
 			p.Slot = r.time()
 			p.Spacing = time.Duration(r.int())
 			p.At = r.time()
+			if r.version >= 6 {
+				p.Origin = r.str()
+			}
 		}
 	}
 	if r.version >= 3 {
@@ -280,6 +286,7 @@ func (w *writer) run(r *Run) {
 	w.int(int64(r.Attempt))
 	w.id(r.RetryOf)
 	w.str(r.Trigger)
+	w.str(r.Origin)
 }
 
 // reader reads what writer wrote; the first error sticks and every later
@@ -483,4 +490,9 @@ func (r *reader) run(x *Run) {
 	x.Attempt = int(r.int())
 	x.RetryOf = r.id()
 	x.Trigger = r.str()
+	if r.version >= 6 {
+		x.Origin = r.str()
+	} else if x.RetryOf == uuid.Nil {
+		x.Origin = x.Trigger // a first attempt; a retry's is lost (counted, as by that build)
+	}
 }

@@ -144,8 +144,8 @@ func TestBinaryFields(t *testing.T) {
 			"Incarnation Version Backlog Retries Failures PauseReason CreatedAt UpdatedAt Compacted CompactedAt CompactedThrough FirstAt DeletedAt DeleteReason Backfill",
 		reflect.TypeFor[taskstate.Spec](): "Name Owner Kind Payload Schedule Window Tolerance Timebox Priority MaxWaiting Policy ToleranceSet HistoryRetention",
 		reflect.TypeFor[taskstate.Run](): "ID Number Due EnqueuedAt Priority Incarnation Slot Spacing Started StartedAt Deadline " +
-			"Checkpoint Attempt RetryOf Trigger",
-		reflect.TypeFor[taskstate.PendingRetry](): "Of Run Attempt Slot Spacing At",
+			"Checkpoint Attempt RetryOf Trigger Origin",
+		reflect.TypeFor[taskstate.PendingRetry](): "Of Run Attempt Slot Spacing At Origin",
 		reflect.TypeFor[events.Schedule]():        "Interval Cron At Timezone DSTGap DSTOverlap Exclude",
 		reflect.TypeFor[events.Window]():          "StartAt EndAt MaxRuns Jitter",
 		reflect.TypeFor[events.Policy]():          "Queue Retry MissedRunPolicy MissedAfter StartDeadline HeartbeatTimeout Overlap PauseAfterFailures",

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cronactor/cronactor/events/taskstate"
+	"github.com/google/uuid"
 )
 
 // TestBinaryReadsVersion1 reads states written by the build before
@@ -37,6 +38,13 @@ func TestBinaryReadsVersion3(t *testing.T) { readOlder(t, "testdata/state_v3.hex
 // version 5 reads with no backfill slots waiting.
 func TestBinaryReadsVersion4(t *testing.T) { readOlder(t, "testdata/state_v4.hex", 4) }
 
+// TestBinaryReadsVersion5 does the same for states of the build before
+// Run.Origin and PendingRetry.Origin (version 5): testdata/state_v5.hex
+// holds random states written by that build's AppendBinary (the commit
+// before version 6). A first attempt's origin is read as its trigger; a
+// retry's, and a pending retry's, as none.
+func TestBinaryReadsVersion5(t *testing.T) { readOlder(t, "testdata/state_v5.hex", 5) }
+
 func readOlder(t *testing.T, path string, version byte) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -64,19 +72,29 @@ func readOlder(t *testing.T, path string, version byte) {
 		if p := s.Spec.Policy; version < 3 && (p.Overlap != "" || p.PauseAfterFailures != 0 || s.Failures != 0 || s.PauseReason != "") {
 			t.Fatalf("state %d: fields of version 3 read from version %d: %+v", i, version, s)
 		}
-		if s.Backfill != nil {
+		if version < 5 && s.Backfill != nil {
 			t.Fatalf("state %d: backfill slots %v read from version %d", i, s.Backfill, version)
 		}
 		if version < 4 && (s.Spec.HistoryRetention != 0 || s.Compacted != 0 || !s.CompactedAt.IsZero() || !s.CompactedThrough.IsZero() ||
 			!s.FirstAt.IsZero() || !s.DeletedAt.IsZero() || s.DeleteReason != "") {
 			t.Fatalf("state %d: fields of version 4 read from version %d: %+v", i, version, s)
 		}
+		for _, r := range s.Open {
+			if want := map[bool]string{true: r.Trigger, false: ""}[r.RetryOf == uuid.Nil]; version < 6 && r.Origin != want {
+				t.Fatalf("state %d: run %d (retry of %v, trigger %q) read from version %d with origin %q, want %q", i, r.Number, r.RetryOf, r.Trigger, version, r.Origin, want)
+			}
+		}
+		for _, p := range s.Retries {
+			if version < 6 && p.Origin != "" {
+				t.Fatalf("state %d: pending retry read from version %d with origin %q", i, version, p.Origin)
+			}
+		}
 		now, err := s.AppendBinary(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var again taskstate.State
-		if err := again.UnmarshalBinary(now); err != nil || now[0] != 5 {
+		if err := again.UnmarshalBinary(now); err != nil || now[0] != 6 {
 			t.Fatalf("state %d: written again (version %d): %v", i, now[0], err)
 		}
 		if !reflect.DeepEqual(again, s) {

@@ -64,10 +64,16 @@ type Run struct {
 	Checkpoint json.RawMessage
 	// Attempt is 1 for a slot's first try, n for its (n-1)th retry (R13);
 	// RetryOf the run it retries; Trigger is events.TriggerManual for a
-	// manually triggered run (R15).
+	// manually triggered run (R15), events.TriggerBackfill for a backfill
+	// run.
 	Attempt int
 	RetryOf uuid.UUID
 	Trigger string
+	// Origin is the Trigger of the slot's first attempt: a retry's own
+	// RunEnqueued carries no trigger, so the state carries it through the
+	// failure's PendingRetry. Only runs of no trigger ("") count for
+	// pause_after_failures (decision 0030).
+	Origin string
 }
 
 // PendingRetry is a retry a failure promised (R13) that is not enqueued
@@ -85,6 +91,8 @@ type PendingRetry struct {
 	Spacing time.Duration
 	// At is when the retry falls due (the failure's RetryAt).
 	At time.Time
+	// Origin is the failed run's (Run.Origin).
+	Origin string
 }
 
 // Spec is what a task is told to do.
@@ -442,11 +450,12 @@ func (s *State) ended(meta events.Metadata, ev events.Event) {
 }
 
 // slotRun reports whether open run id is a scheduled run of the current
-// incarnation (a slot's first attempt or its retry, not a manual trigger):
-// only those count for pause_after_failures.
+// incarnation (a slot's first attempt or its retry, not a manual trigger
+// or a backfill run, nor their retries: Run.Origin): only those count for
+// pause_after_failures.
 func (s *State) slotRun(id uuid.UUID) bool {
 	i := s.openIndex(id)
-	return i >= 0 && s.Open[i].Incarnation == s.Incarnation && s.Open[i].Trigger == ""
+	return i >= 0 && s.Open[i].Incarnation == s.Incarnation && s.Open[i].Origin == ""
 }
 
 // created: a new incarnation starts clean; only the run counter and the
@@ -539,7 +548,11 @@ func (s *State) enqueued(meta events.Metadata, ev events.Event) {
 			s.Backfill = nil
 		}
 	}
+	origin := e.Trigger
 	if e.RetryOf != nil {
+		if i := slices.IndexFunc(s.Retries, func(r PendingRetry) bool { return r.Of == *e.RetryOf }); i >= 0 {
+			origin = s.Retries[i].Origin
+		}
 		s.Retries = slices.DeleteFunc(slices.Clone(s.Retries), func(r PendingRetry) bool { return r.Of == *e.RetryOf })
 	}
 	slot := e.Slot
@@ -552,7 +565,7 @@ func (s *State) enqueued(meta events.Metadata, ev events.Event) {
 	copy(open, s.Open)
 	s.Open = append(open, Run{ID: e.RunID, Number: e.Run, Due: e.Due, EnqueuedAt: meta.At,
 		Priority: e.Priority, Incarnation: s.Incarnation, Slot: slot, Spacing: e.Spacing.D(),
-		Attempt: max(e.Attempt, 1), RetryOf: derefID(e.RetryOf), Trigger: e.Trigger})
+		Attempt: max(e.Attempt, 1), RetryOf: derefID(e.RetryOf), Trigger: e.Trigger, Origin: origin})
 }
 
 func (s *State) missed(ev events.Event) {
@@ -601,7 +614,7 @@ func (s *State) promiseRetry(id uuid.UUID, at *time.Time) {
 	}
 	r := &s.Open[i]
 	s.Retries = append(slices.Clone(s.Retries), PendingRetry{Of: r.ID, Run: r.Number, Attempt: r.Attempt + 1,
-		Slot: r.Slot, Spacing: r.Spacing, At: *at})
+		Slot: r.Slot, Spacing: r.Spacing, At: *at, Origin: r.Origin})
 }
 
 // retriesAfterUpdate is what an update leaves of the pending retries: those

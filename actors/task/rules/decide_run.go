@@ -210,7 +210,7 @@ func decideForceEnd(s State, c ForceEnd, now time.Time) ([]events.Event, error) 
 // no slot.
 func pauseAfterFailures(s *State, r Run, retried bool, ended events.Event) []events.Event {
 	n := s.Spec.Policy.PauseAfterFailures
-	if n < 1 || retried || s.Status != StatusActive || !s.Current(r) || r.Trigger != "" || s.Failures+1 < n {
+	if n < 1 || retried || s.Status != StatusActive || !s.Current(r) || r.Origin != "" || s.Failures+1 < n {
 		return []events.Event{ended}
 	}
 	return []events.Event{ended, events.TaskPaused{Reason: events.PauseFailures, Failures: s.Failures + 1}}

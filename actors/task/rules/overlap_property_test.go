@@ -67,10 +67,13 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 		p.PauseAfterFailures = 1 + rnd.IntN(3)
 	}
 	var (
-		s         rules.State
-		now       = t0
-		outcomes  = map[int]int{}
-		enqueued  = map[int]bool{}
+		s        rules.State
+		now      = t0
+		outcomes = map[int]int{}
+		enqueued = map[int]bool{}
+		// origin is, by run, the trigger of its slot's first attempt
+		// (decision 0030: a retry of a manual or backfill run is no slot).
+		origin    = map[uuid.UUID]string{}
 		held      uuid.UUID   // the run the "actor" holds (rules.Buffer)
 		releasing uuid.UUID   // a held run being asked for again
 		failures  int         // slots failed in a row, from the events alone
@@ -98,6 +101,10 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 				seen["backfill"]++
 			case events.RunEnqueued:
 				enqueued[e.Run] = true
+				origin[e.RunID] = e.Trigger
+				if e.RetryOf != nil {
+					origin[e.RunID] = origin[*e.RetryOf]
+				}
 				if e.Trigger == events.TriggerBackfill {
 					filled = append(filled, e.Slot)
 					if !e.NextRun.Equal(s.NextRun) {
@@ -106,12 +113,12 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 				}
 			case events.RunCompleted:
 				outcomes[e.Run]++
-				if r, _ := s.Run(e.RunID); r.Trigger == "" && s.Current(r) {
+				if r, _ := s.Run(e.RunID); origin[r.ID] == "" && s.Current(r) {
 					failures = 0
 				}
 			case events.RunFailed:
 				outcomes[e.Run]++
-				if r, _ := s.Run(e.RunID); r.Trigger == "" && s.Current(r) && e.RetryAt == nil {
+				if r, _ := s.Run(e.RunID); origin[r.ID] == "" && s.Current(r) && e.RetryAt == nil {
 					failures++
 				}
 			case events.RunForcedEnd:
@@ -121,7 +128,7 @@ func overlapRun(t *testing.T, rnd *rand.Rand, policy string, seen map[string]int
 					if policy != events.OverlapCancelOther {
 						t.Fatalf("%s: run %d replaced under overlap %q", now.Sub(t0), e.Run, policy)
 					}
-				} else if r, _ := s.Run(e.RunID); r.Trigger == "" && s.Current(r) && e.RetryAt == nil {
+				} else if r, _ := s.Run(e.RunID); origin[r.ID] == "" && s.Current(r) && e.RetryAt == nil {
 					failures++
 				}
 			case events.RunDropped:

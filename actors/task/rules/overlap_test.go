@@ -8,6 +8,7 @@ import (
 
 	"github.com/cronactor/cronactor/actors/task/rules"
 	"github.com/cronactor/cronactor/events"
+	"github.com/google/uuid"
 )
 
 // fold is one task decided and evolved as its actor does, for the tests of
@@ -209,5 +210,57 @@ func TestPauseAfterFailures(t *testing.T) {
 	// A user's pause has no reason.
 	if evs := f.must(rules.Pause{}); evs[0] != (events.TaskPaused{}) {
 		t.Fatalf("a user's pause: %+v", evs[0])
+	}
+}
+
+// A manual or backfill run is no slot, and neither are its retries
+// (decision 0030: they follow R13, and do not count for
+// pause_after_failures): a retry that fails after the first attempt
+// failed neither counts nor pauses the task, and one that completes does
+// not reset the slots' failures.
+func TestPauseAfterFailuresSkipsRetriesOfUnscheduledRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trigger rules.Command
+		last    func(id uuid.UUID) rules.Command
+	}{
+		{"manual fails", rules.Trigger{}, func(id uuid.UUID) rules.Command { return rules.Fail{RunID: id, Error: "boom"} }},
+		{"manual completes", rules.Trigger{}, func(id uuid.UUID) rules.Command { return rules.Complete{RunID: id} }},
+		{"backfill fails", rules.Backfill{From: t0.Add(time.Minute), To: t0.Add(90 * time.Second)},
+			func(id uuid.UUID) rules.Command { return rules.Fail{RunID: id, Error: "boom"} }},
+		{"backfill completes", rules.Backfill{From: t0.Add(time.Minute), To: t0.Add(90 * time.Second)},
+			func(id uuid.UUID) rules.Command { return rules.Complete{RunID: id} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFold(t, events.Policy{PauseAfterFailures: 2,
+				Retry: &events.Retry{MaxAttempts: 2, InitialBackoff: events.Duration(time.Second), MaxBackoff: events.Duration(time.Second), Multiplier: 1}})
+			// The slot at 60 fails, its retry too: one failed slot.
+			f.at(60).must(rules.Tick{})
+			for at := 61; f.s.Failures == 0; at += 2 {
+				r := f.s.Waiting()[0]
+				f.at(at).must(rules.RequestStart{RunID: r.ID})
+				f.must(rules.Fail{RunID: r.ID, Error: "boom"})
+				f.at(at + 1).must(rules.Tick{})
+			}
+			if f.s.Failures != 1 {
+				t.Fatalf("after a failed slot: %d failures", f.s.Failures)
+			}
+			f.at(90).must(tc.trigger)
+			first := f.s.Waiting()[0]
+			f.at(91).must(rules.RequestStart{RunID: first.ID})
+			if evs := f.must(rules.Fail{RunID: first.ID, Error: "boom"}); evs[0].(events.RunFailed).RetryAt == nil {
+				t.Fatalf("no retry promised: %+v", evs)
+			}
+			f.at(92).must(rules.Tick{})
+			retry := f.s.Waiting()[0]
+			if retry.Attempt != 2 || retry.RetryOf != first.ID {
+				t.Fatalf("waiting: %+v, want the retry of %v", retry, first.ID)
+			}
+			f.at(93).must(rules.RequestStart{RunID: retry.ID})
+			evs := f.must(tc.last(retry.ID))
+			if f.s.Failures != 1 || f.s.Status != rules.StatusActive {
+				t.Fatalf("after the retry of a %T run: %v, %d failures (want 1), status %s", tc.trigger, evs, f.s.Failures, f.s.Status)
+			}
+		})
 	}
 }
