@@ -82,16 +82,24 @@ func (s *Store) commitLoop() {
 func (s *Store) commit(batch []*appendReq) {
 	var last uint64
 	var err error
-	unknown := false // an attempt broke after its writes were sent
+	unknown := false   // an attempt broke after its writes were sent
+	headFirst := false // read the versions under the head row
 	for attempt := 0; ; attempt++ {
-		last, err = s.commitTx(batch)
+		last, err = s.commitTx(batch, headFirst)
 		if err == nil {
 			break
 		}
 		unknown = unknown || brokenDuringWrites(err)
 		// Each pooled connection may be found broken once (the pool drops
 		// it): as many attempts as the pool holds connections.
-		again := (retryable(err) && attempt < 2) ||
+		if collided(err) {
+			// Another transaction appended to one of the group's streams
+			// between its read and its insert (another process, or a held
+			// group): decide again, under the head row, where it cannot
+			// happen.
+			headFirst = true
+		}
+		again := ((retryable(err) || collided(err)) && attempt < 2) ||
 			((brokenBeforeWrites(err) || (brokenDuringWrites(err) && identified(batch))) && attempt < s.opts.MaxConns)
 		if !again {
 			break
@@ -182,6 +190,63 @@ func brokenBeforeWrites(err error) bool {
 	return errors.As(err, &nw) && brokenConn(err)
 }
 
+// eventsStreamVersionKey is the unique constraint on cronactor_events'
+// (stream, version), named by PostgreSQL when migration 1 created it.
+const eventsStreamVersionKey = "cronactor_events_stream_version_key"
+
+// collided says whether err is a group's insert refused because one of its
+// events' (stream, version) was taken since the group read the versions:
+// the transaction decided nothing.
+func collided(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == eventsStreamVersionKey
+}
+
+// streamVersionsSQL reads the last version of each stream of $1 (NULL: no
+// events) from cronactor_events' (stream, version) index: one backward
+// index probe per stream. Retention never deletes a stream's last event,
+// so the maximum is the stream's version.
+const streamVersionsSQL = `SELECT u.stream, (SELECT max(e.version) FROM cronactor_events e WHERE e.stream = u.stream)
+	FROM unnest($1::text[]) AS u(stream)`
+
+// readStreamVersions reads the answers of a batch queued as BEGIN (or
+// SAVEPOINT), the head row's lock when headFirst, then streamVersionsSQL,
+// and closes it.
+func readStreamVersions(br pgx.BatchResults, headFirst bool) (map[string]*streamState, error) {
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	if headFirst {
+		var pos int64
+		if err := br.QueryRow().Scan(&pos); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	heads := make(map[string]*streamState)
+	for rows.Next() {
+		var name string
+		var v *int64
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, err
+		}
+		h := &streamState{version: -1}
+		if v != nil {
+			h.version = *v
+		}
+		heads[name] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return heads, br.Close()
+}
+
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
@@ -193,7 +258,14 @@ type streamState struct{ version int64 }
 // commitTx runs the group's transaction; it sets each append's result or
 // its own error (a conflict), and returns the last position written (0:
 // none) or the error that failed the whole group.
-func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
+//
+// The streams' versions are read without a lock, and the head row, which
+// every appender holds while it inserts, is taken only for the insert and
+// the commit. An append of another transaction to one of the group's
+// streams in between makes the insert collide on (stream, version)
+// (collided): nothing is decided, and the group is decided again with
+// headFirst, which takes the head row before reading the versions.
+func (s *Store) commitTx(batch []*appendReq, headFirst bool) (_ uint64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
 	defer cancel()
 	writing := false
@@ -202,9 +274,10 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 			err = &notWritten{err}
 		}
 	}()
-	// BEGIN goes with the locks, COMMIT with the writes: two round trips
-	// for a group that conflicts nowhere. A connection given back in the
-	// middle of a transaction (any error below) is closed by the pool.
+	// BEGIN goes with the versions' read, COMMIT with the writes: two
+	// round trips for a group that conflicts nowhere. A connection given
+	// back in the middle of a transaction (any error below) is closed by
+	// the pool.
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return 0, err
@@ -212,51 +285,25 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 	defer conn.Release()
 	tx := conn.Conn()
 
-	// Lock the group's streams in name order (a row per stream, created
-	// empty if new), so two groups, of this process or another, wait for
-	// each other instead of deadlocking.
 	names := make([]string, 0, len(batch))
 	for _, r := range batch {
 		names = append(names, r.stream)
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	lock := &pgx.Batch{}
-	lock.Queue(`BEGIN`)
-	lock.Queue(`INSERT INTO cronactor_streams (stream, version) SELECT unnest($1::text[]), -1 ON CONFLICT (stream) DO NOTHING`, names)
-	lock.Queue(`SELECT stream, version FROM cronactor_streams WHERE stream = ANY($1::text[]) ORDER BY stream FOR UPDATE`, names)
-	heads := make(map[string]*streamState, len(names))
-	br := tx.SendBatch(ctx, lock)
-	for range 2 {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return 0, err
-		}
+	read := &pgx.Batch{}
+	read.Queue(`BEGIN`)
+	if headFirst {
+		// Every appender inserts only while it holds the head row: once it
+		// is ours, the versions read next are final.
+		read.Queue(`SELECT position FROM cronactor_head WHERE id = 1 FOR UPDATE`)
 	}
-	rows, err := br.Query()
+	read.Queue(streamVersionsSQL, names)
+	br := tx.SendBatch(ctx, read)
+	heads, err := readStreamVersions(br, headFirst)
 	if err != nil {
-		br.Close()
 		return 0, err
 	}
-	for rows.Next() {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			rows.Close()
-			br.Close()
-			return 0, err
-		}
-		heads[name] = &streamState{version: v}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		br.Close()
-		return 0, err
-	}
-	if err := br.Close(); err != nil {
-		return 0, err
-	}
-
 	// Decide each append against its stream as the group leaves it.
 	var w writeSet
 	accepted := make([]*appendReq, 0, len(batch))
@@ -290,13 +337,6 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 		_, err := tx.Exec(ctx, "COMMIT")
 		return 0, err
 	}
-	touched := make([]string, 0, len(names))
-	versions := make([]int64, 0, len(names))
-	for _, n := range names {
-		touched = append(touched, n)
-		versions = append(versions, heads[n].version)
-	}
-
 	// Take the positions last, so the head row, which serialises every
 	// appending transaction, is held only for the write and the commit.
 	total := int64(len(w.stream))
@@ -309,8 +349,6 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 			WITH ORDINALITY AS e(stream, version, id, type, schema, at, at_nanos, causation_id, correlation_id, data, ord)
 		WHERE h.id = 1`,
 		total, w.stream, w.version, w.id, w.typ, w.schema, w.at, w.atNanos, w.causation, w.correlation, w.data)
-	wb.Queue(`UPDATE cronactor_streams AS s SET version = u.version
-		FROM unnest($1::text[], $2::bigint[]) AS u(stream, version) WHERE s.stream = u.stream AND s.version <> u.version`, touched, versions)
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
 	wb.Queue(`COMMIT`)
 	writing = true
@@ -320,7 +358,7 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 		br.Close()
 		return 0, err
 	}
-	for range 3 {
+	for range 2 {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
 			return 0, err
@@ -399,8 +437,8 @@ func joinTime(t time.Time, nanos int16) time.Time {
 
 // retried recognises a repeated append: the events stored right after the
 // expected version (for AnyVersion: the stream's last events) carry the
-// same IDs. It reads inside the group's transaction, under the stream's
-// lock.
+// same IDs. It reads inside the group's transaction; what it finds is
+// committed, so it holds whether or not the head row was taken yet.
 func (s *Store) retried(ctx context.Context, tx *pgx.Conn, r *appendReq, cur uint64, exists bool) (events.AppendResult, bool, error) {
 	if !exists {
 		return events.AppendResult{}, false, nil

@@ -39,6 +39,12 @@ var migrations = []string{
 		key   bytea PRIMARY KEY,
 		value bytea NOT NULL
 	);`,
+	// 2: a stream's version is its last event's, read from
+	// cronactor_events' (stream, version) index: no second row written per
+	// append (docs/decisions/0021-postgres-store.md, amended). A process of
+	// an older build still running fails its appends on the missing table
+	// instead of writing versions from a stale row.
+	`DROP TABLE cronactor_streams;`,
 }
 
 // SchemaVersion is the schema version this package writes.
