@@ -94,10 +94,15 @@ func (s *Store) commit(batch []*appendReq) {
 		// it): as many attempts as the pool holds connections.
 		if collided(err) {
 			// Another transaction appended to one of the group's streams
-			// between its read and its insert (another process, or a held
-			// group): decide again, under the head row, where it cannot
-			// happen.
+			// between the read (or the remembering) of its version and the
+			// insert (another process, or a held group): decide again,
+			// under the head row, where it cannot happen.
 			headFirst = true
+			s.versions.forget(streamsOf(batch))
+		}
+		if unavailable(err) {
+			// A server lost or replaced: remember nothing from before.
+			s.versions.clear()
 		}
 		again := ((retryable(err) || collided(err)) && attempt < 2) ||
 			((brokenBeforeWrites(err) || (brokenDuringWrites(err) && identified(batch))) && attempt < s.opts.MaxConns)
@@ -168,6 +173,14 @@ func brokenDuringWrites(err error) bool {
 	return !errors.As(err, &nw) && unavailable(err)
 }
 
+func streamsOf(batch []*appendReq) []string {
+	out := make([]string, len(batch))
+	for i, r := range batch {
+		out[i] = r.stream
+	}
+	return out
+}
+
 // identified says whether every event of the group has an ID: then a retry
 // of the group recognises the appends that landed.
 func identified(batch []*appendReq) bool {
@@ -199,8 +212,13 @@ const eventsStreamVersionKey = "cronactor_events_stream_version_key"
 // the transaction decided nothing.
 func collided(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == eventsStreamVersionKey
+	return errors.As(err, &pgErr) && ((pgErr.Code == "23505" && pgErr.ConstraintName == eventsStreamVersionKey) ||
+		pgErr.Code == versionsMovedCode)
 }
+
+// versionsMovedCode is the SQLSTATE of cronactor_check_versions: a
+// remembered version was not the stream's.
+const versionsMovedCode = "CA001"
 
 // streamVersionsSQL reads the last version of each stream of $1 (NULL: no
 // events) from cronactor_events' (stream, version) index: one backward
@@ -210,12 +228,14 @@ const streamVersionsSQL = `SELECT u.stream, (SELECT max(e.version) FROM cronacto
 	FROM unnest($1::text[]) AS u(stream)`
 
 // readStreamVersions reads the answers of a batch queued as BEGIN (or
-// SAVEPOINT), the head row's lock when headFirst, then streamVersionsSQL,
-// and closes it.
-func readStreamVersions(br pgx.BatchResults, headFirst bool) (map[string]*streamState, error) {
+// SAVEPOINT) when began, the head row's lock when headFirst, then
+// streamVersionsSQL, and closes it.
+func readStreamVersions(br pgx.BatchResults, began, headFirst bool) (map[string]*streamState, error) {
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, err
+	if began {
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
 	}
 	if headFirst {
 		var pos int64
@@ -291,57 +311,127 @@ func (s *Store) commitTx(batch []*appendReq, headFirst bool) (_ uint64, err erro
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	read := &pgx.Batch{}
-	read.Queue(`BEGIN`)
-	if headFirst {
-		// Every appender inserts only while it holds the head row: once it
-		// is ours, the versions read next are final.
-		read.Queue(`SELECT position FROM cronactor_head WHERE id = 1 FOR UPDATE`)
+
+	// The versions: remembered ones (checked below, with the writes), the
+	// others read.
+	base := make(map[string]int64, len(names))
+	remembered := make(map[string]bool, len(names))
+	var missing []string
+	for _, n := range names {
+		if v, ok := s.versions.get(n); ok && !headFirst {
+			base[n], remembered[n] = v, true
+		} else {
+			missing = append(missing, n)
+		}
 	}
-	read.Queue(streamVersionsSQL, names)
-	br := tx.SendBatch(ctx, read)
-	heads, err := readStreamVersions(br, headFirst)
-	if err != nil {
-		return 0, err
+	inTx := false
+	read := func(streams []string) error {
+		b := &pgx.Batch{}
+		if !inTx {
+			b.Queue(`BEGIN`)
+			if headFirst {
+				// Every appender inserts only while it holds the head row:
+				// once it is ours, the versions read next are final.
+				b.Queue(`SELECT position FROM cronactor_head WHERE id = 1 FOR UPDATE`)
+			}
+		}
+		b.Queue(streamVersionsSQL, streams)
+		heads, err := readStreamVersions(tx.SendBatch(ctx, b), !inTx, !inTx && headFirst)
+		inTx = true
+		if err != nil {
+			return err
+		}
+		for n, h := range heads {
+			base[n] = h.version
+			delete(remembered, n)
+		}
+		return nil
 	}
-	// Decide each append against its stream as the group leaves it.
+	if len(missing) > 0 {
+		if err := read(missing); err != nil {
+			return 0, err
+		}
+	}
+
+	// Decide each append against its stream as the group leaves it; an
+	// append refused against a remembered version is decided again, with
+	// the whole group, against its stream's version read.
 	var w writeSet
-	accepted := make([]*appendReq, 0, len(batch))
-	for _, r := range batch {
-		h := heads[r.stream]
-		var cur uint64
-		exists := h.version >= 0
-		if exists {
-			cur = uint64(h.version)
+	var accepted []*appendReq
+	for {
+		heads := make(map[string]*streamState, len(base))
+		for n, v := range base {
+			heads[n] = &streamState{version: v}
 		}
-		if r.expected.IsAny() || !r.expected.Allows(cur, exists) {
-			res, ok, err := s.retried(ctx, tx, r, cur, exists)
-			if err != nil {
-				return 0, err
+		w, accepted = writeSet{}, accepted[:0]
+		var stale []string
+		for _, r := range batch {
+			r.result, r.err = events.AppendResult{}, nil
+			h := heads[r.stream]
+			var cur uint64
+			exists := h.version >= 0
+			if exists {
+				cur = uint64(h.version)
 			}
-			if ok {
-				r.result = res
-				continue
+			if r.expected.IsAny() || !r.expected.Allows(cur, exists) {
+				res, ok, err := s.retried(ctx, tx, r, cur, exists)
+				if err != nil {
+					return 0, err
+				}
+				if ok {
+					r.result = res
+					continue
+				}
+				if !r.expected.IsAny() {
+					if remembered[r.stream] {
+						stale = append(stale, r.stream)
+					}
+					r.err = &events.VersionConflictError{Stream: r.stream, Expected: r.expected, Actual: cur, ActualExists: exists}
+					continue
+				}
 			}
-			if !r.expected.IsAny() {
-				r.err = &events.VersionConflictError{Stream: r.stream, Expected: r.expected, Actual: cur, ActualExists: exists}
-				continue
-			}
+			first := h.version + 1
+			w.add(r, first)
+			h.version = first + int64(len(r.evs)) - 1
+			accepted = append(accepted, r)
 		}
-		first := h.version + 1
-		w.add(r, first)
-		h.version = first + int64(len(r.evs)) - 1
-		accepted = append(accepted, r)
+		if len(stale) == 0 {
+			break
+		}
+		s.versions.forget(stale)
+		slices.Sort(stale)
+		if err := read(slices.Compact(stale)); err != nil {
+			return 0, err
+		}
 	}
 	if len(accepted) == 0 {
-		_, err := tx.Exec(ctx, "COMMIT")
-		return 0, err
+		if inTx {
+			_, err := tx.Exec(ctx, "COMMIT")
+			return 0, err
+		}
+		return 0, nil
 	}
+	var checkNames []string
+	var checkVersions []int64
+	for _, n := range names {
+		if remembered[n] {
+			checkNames = append(checkNames, n)
+			checkVersions = append(checkVersions, base[n])
+		}
+	}
+
 	// Take the positions last, so the head row, which serialises every
 	// appending transaction, is held only for the write and the commit.
 	total := int64(len(w.stream))
 	wb := &pgx.Batch{}
+	if !inTx {
+		wb.Queue(`BEGIN`)
+	}
 	wb.Queue(`UPDATE cronactor_head SET position = position + $1 WHERE id = 1 RETURNING position`, total)
+	if len(checkNames) > 0 {
+		// Under the head row: no version can move before the commit.
+		wb.Queue(`SELECT cronactor_check_versions($1::text[], $2::bigint[])`, checkNames, checkVersions)
+	}
 	wb.Queue(`INSERT INTO cronactor_events (position, stream, version, id, type, schema, at, at_nanos, causation_id, correlation_id, data)
 		SELECT h.position - $1 + e.ord, e.stream, e.version, e.id, e.type, e.schema, e.at, e.at_nanos, e.causation_id, e.correlation_id, e.data
 		FROM cronactor_head h,
@@ -352,11 +442,23 @@ func (s *Store) commitTx(batch []*appendReq, headFirst bool) (_ uint64, err erro
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
 	wb.Queue(`COMMIT`)
 	writing = true
-	br = tx.SendBatch(ctx, wb)
+	br := tx.SendBatch(ctx, wb)
+	if !inTx {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return 0, err
+		}
+	}
 	var headPos int64
 	if err := br.QueryRow().Scan(&headPos); err != nil {
 		br.Close()
 		return 0, err
+	}
+	if len(checkNames) > 0 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return 0, err
+		}
 	}
 	for range 2 {
 		if _, err := br.Exec(); err != nil {
@@ -376,9 +478,17 @@ func (s *Store) commitTx(batch []*appendReq, headFirst bool) (_ uint64, err erro
 			return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
 		}
 	}
-	base := uint64(headPos) - uint64(total)
+	for n, v := range base {
+		if !remembered[n] {
+			s.versions.put(n, v)
+		}
+	}
 	for i, r := range accepted {
-		end := base + uint64(w.ends[i])
+		s.versions.put(r.stream, int64(w.version[w.ends[i]-1]))
+	}
+	first := uint64(headPos) - uint64(total)
+	for i, r := range accepted {
+		end := first + uint64(w.ends[i])
 		r.result = events.AppendResult{Version: uint64(w.version[w.ends[i]-1]), Position: events.Position{Commit: end, Prepare: end}}
 	}
 	return uint64(headPos), nil

@@ -44,7 +44,26 @@ var migrations = []string{
 	// append (docs/decisions/0021-postgres-store.md, amended). A process of
 	// an older build still running fails its appends on the missing table
 	// instead of writing versions from a stale row.
-	`DROP TABLE cronactor_streams;`,
+	//
+	// cronactor_check_versions(streams, versions) raises SQLSTATE CA001
+	// unless each stream's last version is the one given (-1: no events):
+	// the committer's check of the versions it remembers (versionCache),
+	// in the same pipeline as its writes.
+	`DROP TABLE cronactor_streams;
+	CREATE FUNCTION cronactor_check_versions(streams text[], versions bigint[]) RETURNS void
+	LANGUAGE plpgsql AS $$
+	DECLARE
+		moved text;
+	BEGIN
+		SELECT u.stream INTO moved
+		FROM unnest(streams, versions) AS u(stream, version)
+		WHERE u.version IS DISTINCT FROM coalesce((SELECT max(e.version) FROM cronactor_events e WHERE e.stream = u.stream), -1)
+		LIMIT 1;
+		IF moved IS NOT NULL THEN
+			RAISE EXCEPTION 'cronactor: stream % moved', moved USING ERRCODE = 'CA001';
+		END IF;
+	END
+	$$;`,
 }
 
 // SchemaVersion is the schema version this package writes.

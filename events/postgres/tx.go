@@ -97,7 +97,7 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 	read.Queue(`SAVEPOINT ` + txSavepoint)
 	read.Queue(`SELECT position FROM cronactor_head WHERE id = 1 FOR UPDATE`)
 	read.Queue(streamVersionsSQL, names)
-	heads, err := readStreamVersions(tx.SendBatch(ctx, read), true)
+	heads, err := readStreamVersions(tx.SendBatch(ctx, read), true, true)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: append in transaction: %w", classify(err))
 	}
