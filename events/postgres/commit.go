@@ -159,6 +159,10 @@ func (s *Store) commit(batch []*appendReq) {
 // connection.
 var loseCommitAnswer func() error
 
+// afterVersionsRead, set by tests only, is called after a group read its
+// streams' versions, before it decides and writes.
+var afterVersionsRead func()
+
 // notWritten marks an error of a group's transaction met before its
 // writes were sent: the transaction decided nothing.
 type notWritten struct{ err error }
@@ -350,6 +354,9 @@ func (s *Store) commitTx(batch []*appendReq, headFirst bool) (_ uint64, err erro
 	if len(missing) > 0 {
 		if err := read(missing); err != nil {
 			return 0, err
+		}
+		if afterVersionsRead != nil {
+			afterVersionsRead()
 		}
 	}
 

@@ -76,7 +76,13 @@ const migrateLock int64 = 0x63726f6e6163746f
 // migrate brings the database's schema to SchemaVersion in one transaction,
 // under a transaction-level advisory lock: processes opening at once wait
 // for each other, and the later ones find the work done.
-func migrate(ctx context.Context, pool *pgxpool.Pool) (err error) {
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return migrateTo(ctx, pool, len(migrations))
+}
+
+// migrateTo is migrate up to schema version target (tests start from an
+// older schema with it).
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, target int) (err error) {
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return err
@@ -110,7 +116,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (err error) {
 	if have > len(migrations) {
 		return fmt.Errorf("%w: the database is at schema version %d, this build knows up to %d", ErrSchemaTooNew, have, len(migrations))
 	}
-	for v := have; v < len(migrations); v++ {
+	for v := have; v < target; v++ {
 		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
 			return fmt.Errorf("migration %d: %w", v+1, err)
 		}
