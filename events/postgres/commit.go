@@ -82,16 +82,29 @@ func (s *Store) commitLoop() {
 func (s *Store) commit(batch []*appendReq) {
 	var last uint64
 	var err error
-	unknown := false // an attempt broke after its writes were sent
+	unknown := false   // an attempt broke after its writes were sent
+	headFirst := false // read the versions under the head row
 	for attempt := 0; ; attempt++ {
-		last, err = s.commitTx(batch)
+		last, err = s.commitTx(batch, headFirst)
 		if err == nil {
 			break
 		}
 		unknown = unknown || brokenDuringWrites(err)
 		// Each pooled connection may be found broken once (the pool drops
 		// it): as many attempts as the pool holds connections.
-		again := (retryable(err) && attempt < 2) ||
+		if collided(err) {
+			// Another transaction appended to one of the group's streams
+			// between the read (or the remembering) of its version and the
+			// insert (another process, or a held group): decide again,
+			// under the head row, where it cannot happen.
+			headFirst = true
+			s.versions.forget(streamsOf(batch))
+		}
+		if unavailable(err) {
+			// A server lost or replaced: remember nothing from before.
+			s.versions.clear()
+		}
+		again := ((retryable(err) || collided(err)) && attempt < 2) ||
 			((brokenBeforeWrites(err) || (brokenDuringWrites(err) && identified(batch))) && attempt < s.opts.MaxConns)
 		if !again {
 			break
@@ -146,6 +159,10 @@ func (s *Store) commit(batch []*appendReq) {
 // connection.
 var loseCommitAnswer func() error
 
+// afterVersionsRead, set by tests only, is called after a group read its
+// streams' versions, before it decides and writes.
+var afterVersionsRead func()
+
 // notWritten marks an error of a group's transaction met before its
 // writes were sent: the transaction decided nothing.
 type notWritten struct{ err error }
@@ -158,6 +175,14 @@ func (e *notWritten) Unwrap() error { return e.err }
 func brokenDuringWrites(err error) bool {
 	var nw *notWritten
 	return !errors.As(err, &nw) && unavailable(err)
+}
+
+func streamsOf(batch []*appendReq) []string {
+	out := make([]string, len(batch))
+	for i, r := range batch {
+		out[i] = r.stream
+	}
+	return out
 }
 
 // identified says whether every event of the group has an ID: then a retry
@@ -182,6 +207,70 @@ func brokenBeforeWrites(err error) bool {
 	return errors.As(err, &nw) && brokenConn(err)
 }
 
+// eventsStreamVersionKey is the unique constraint on cronactor_events'
+// (stream, version), named by PostgreSQL when migration 1 created it.
+const eventsStreamVersionKey = "cronactor_events_stream_version_key"
+
+// collided says whether err is a group's insert refused because one of its
+// events' (stream, version) was taken since the group read the versions:
+// the transaction decided nothing.
+func collided(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && ((pgErr.Code == "23505" && pgErr.ConstraintName == eventsStreamVersionKey) ||
+		pgErr.Code == versionsMovedCode)
+}
+
+// versionsMovedCode is the SQLSTATE of cronactor_check_versions: a
+// remembered version was not the stream's.
+const versionsMovedCode = "CA001"
+
+// streamVersionsSQL reads the last version of each stream of $1 (NULL: no
+// events) from cronactor_events' (stream, version) index: one backward
+// index probe per stream. Retention never deletes a stream's last event,
+// so the maximum is the stream's version.
+const streamVersionsSQL = `SELECT u.stream, (SELECT max(e.version) FROM cronactor_events e WHERE e.stream = u.stream)
+	FROM unnest($1::text[]) AS u(stream)`
+
+// readStreamVersions reads the answers of a batch queued as BEGIN (or
+// SAVEPOINT) when began, the head row's lock when headFirst, then
+// streamVersionsSQL, and closes it.
+func readStreamVersions(br pgx.BatchResults, began, headFirst bool) (map[string]*streamState, error) {
+	defer br.Close()
+	if began {
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
+	}
+	if headFirst {
+		var pos int64
+		if err := br.QueryRow().Scan(&pos); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	heads := make(map[string]*streamState)
+	for rows.Next() {
+		var name string
+		var v *int64
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, err
+		}
+		h := &streamState{version: -1}
+		if v != nil {
+			h.version = *v
+		}
+		heads[name] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return heads, br.Close()
+}
+
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
@@ -193,7 +282,14 @@ type streamState struct{ version int64 }
 // commitTx runs the group's transaction; it sets each append's result or
 // its own error (a conflict), and returns the last position written (0:
 // none) or the error that failed the whole group.
-func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
+//
+// The streams' versions are read without a lock, and the head row, which
+// every appender holds while it inserts, is taken only for the insert and
+// the commit. An append of another transaction to one of the group's
+// streams in between makes the insert collide on (stream, version)
+// (collided): nothing is decided, and the group is decided again with
+// headFirst, which takes the head row before reading the versions.
+func (s *Store) commitTx(batch []*appendReq, headFirst bool) (_ uint64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
 	defer cancel()
 	writing := false
@@ -202,9 +298,10 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 			err = &notWritten{err}
 		}
 	}()
-	// BEGIN goes with the locks, COMMIT with the writes: two round trips
-	// for a group that conflicts nowhere. A connection given back in the
-	// middle of a transaction (any error below) is closed by the pool.
+	// BEGIN goes with the versions' read, COMMIT with the writes: two
+	// round trips for a group that conflicts nowhere. A connection given
+	// back in the middle of a transaction (any error below) is closed by
+	// the pool.
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return 0, err
@@ -212,96 +309,136 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 	defer conn.Release()
 	tx := conn.Conn()
 
-	// Lock the group's streams in name order (a row per stream, created
-	// empty if new), so two groups, of this process or another, wait for
-	// each other instead of deadlocking.
 	names := make([]string, 0, len(batch))
 	for _, r := range batch {
 		names = append(names, r.stream)
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	lock := &pgx.Batch{}
-	lock.Queue(`BEGIN`)
-	lock.Queue(`INSERT INTO cronactor_streams (stream, version) SELECT unnest($1::text[]), -1 ON CONFLICT (stream) DO NOTHING`, names)
-	lock.Queue(`SELECT stream, version FROM cronactor_streams WHERE stream = ANY($1::text[]) ORDER BY stream FOR UPDATE`, names)
-	heads := make(map[string]*streamState, len(names))
-	br := tx.SendBatch(ctx, lock)
-	for range 2 {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return 0, err
+
+	// The versions: remembered ones (checked below, with the writes), the
+	// others read.
+	base := make(map[string]int64, len(names))
+	remembered := make(map[string]bool, len(names))
+	var missing []string
+	for _, n := range names {
+		if v, ok := s.versions.get(n); ok && !headFirst {
+			base[n], remembered[n] = v, true
+		} else {
+			missing = append(missing, n)
 		}
 	}
-	rows, err := br.Query()
-	if err != nil {
-		br.Close()
-		return 0, err
+	inTx := false
+	read := func(streams []string) error {
+		b := &pgx.Batch{}
+		if !inTx {
+			b.Queue(`BEGIN`)
+			if headFirst {
+				// Every appender inserts only while it holds the head row:
+				// once it is ours, the versions read next are final.
+				b.Queue(`SELECT position FROM cronactor_head WHERE id = 1 FOR UPDATE`)
+			}
+		}
+		b.Queue(streamVersionsSQL, streams)
+		heads, err := readStreamVersions(tx.SendBatch(ctx, b), !inTx, !inTx && headFirst)
+		inTx = true
+		if err != nil {
+			return err
+		}
+		for n, h := range heads {
+			base[n] = h.version
+			delete(remembered, n)
+		}
+		return nil
 	}
-	for rows.Next() {
-		var name string
-		var v int64
-		if err := rows.Scan(&name, &v); err != nil {
-			rows.Close()
-			br.Close()
+	if len(missing) > 0 {
+		if err := read(missing); err != nil {
 			return 0, err
 		}
-		heads[name] = &streamState{version: v}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		br.Close()
-		return 0, err
-	}
-	if err := br.Close(); err != nil {
-		return 0, err
+		if afterVersionsRead != nil {
+			afterVersionsRead()
+		}
 	}
 
-	// Decide each append against its stream as the group leaves it.
+	// Decide each append against its stream as the group leaves it; an
+	// append refused against a remembered version is decided again, with
+	// the whole group, against its stream's version read.
 	var w writeSet
-	accepted := make([]*appendReq, 0, len(batch))
-	for _, r := range batch {
-		h := heads[r.stream]
-		var cur uint64
-		exists := h.version >= 0
-		if exists {
-			cur = uint64(h.version)
+	var accepted []*appendReq
+	for {
+		heads := make(map[string]*streamState, len(base))
+		for n, v := range base {
+			heads[n] = &streamState{version: v}
 		}
-		if r.expected.IsAny() || !r.expected.Allows(cur, exists) {
-			res, ok, err := s.retried(ctx, tx, r, cur, exists)
-			if err != nil {
-				return 0, err
+		w, accepted = writeSet{}, accepted[:0]
+		var stale []string
+		for _, r := range batch {
+			r.result, r.err = events.AppendResult{}, nil
+			h := heads[r.stream]
+			var cur uint64
+			exists := h.version >= 0
+			if exists {
+				cur = uint64(h.version)
 			}
-			if ok {
-				r.result = res
-				continue
+			if r.expected.IsAny() || !r.expected.Allows(cur, exists) {
+				res, ok, err := s.retried(ctx, tx, r, cur, exists)
+				if err != nil {
+					return 0, err
+				}
+				if ok {
+					r.result = res
+					continue
+				}
+				if !r.expected.IsAny() {
+					if remembered[r.stream] {
+						stale = append(stale, r.stream)
+					}
+					r.err = &events.VersionConflictError{Stream: r.stream, Expected: r.expected, Actual: cur, ActualExists: exists}
+					continue
+				}
 			}
-			if !r.expected.IsAny() {
-				r.err = &events.VersionConflictError{Stream: r.stream, Expected: r.expected, Actual: cur, ActualExists: exists}
-				continue
-			}
+			first := h.version + 1
+			w.add(r, first)
+			h.version = first + int64(len(r.evs)) - 1
+			accepted = append(accepted, r)
 		}
-		first := h.version + 1
-		w.add(r, first)
-		h.version = first + int64(len(r.evs)) - 1
-		accepted = append(accepted, r)
+		if len(stale) == 0 {
+			break
+		}
+		s.versions.forget(stale)
+		slices.Sort(stale)
+		if err := read(slices.Compact(stale)); err != nil {
+			return 0, err
+		}
 	}
 	if len(accepted) == 0 {
-		_, err := tx.Exec(ctx, "COMMIT")
-		return 0, err
+		if inTx {
+			_, err := tx.Exec(ctx, "COMMIT")
+			return 0, err
+		}
+		return 0, nil
 	}
-	touched := make([]string, 0, len(names))
-	versions := make([]int64, 0, len(names))
+	var checkNames []string
+	var checkVersions []int64
 	for _, n := range names {
-		touched = append(touched, n)
-		versions = append(versions, heads[n].version)
+		if remembered[n] {
+			checkNames = append(checkNames, n)
+			checkVersions = append(checkVersions, base[n])
+		}
 	}
 
 	// Take the positions last, so the head row, which serialises every
 	// appending transaction, is held only for the write and the commit.
 	total := int64(len(w.stream))
 	wb := &pgx.Batch{}
+	if !inTx {
+		wb.Queue(`BEGIN`)
+	}
 	wb.Queue(`UPDATE cronactor_head SET position = position + $1 WHERE id = 1 RETURNING position`, total)
+	if len(checkNames) > 0 {
+		// Under the head row: no version can move before the commit.
+		wb.Queue(`SELECT cronactor_check_versions($1::text[], $2::bigint[])`, checkNames, checkVersions)
+	}
 	wb.Queue(`INSERT INTO cronactor_events (position, stream, version, id, type, schema, at, at_nanos, causation_id, correlation_id, data)
 		SELECT h.position - $1 + e.ord, e.stream, e.version, e.id, e.type, e.schema, e.at, e.at_nanos, e.causation_id, e.correlation_id, e.data
 		FROM cronactor_head h,
@@ -309,18 +446,28 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 			WITH ORDINALITY AS e(stream, version, id, type, schema, at, at_nanos, causation_id, correlation_id, data, ord)
 		WHERE h.id = 1`,
 		total, w.stream, w.version, w.id, w.typ, w.schema, w.at, w.atNanos, w.causation, w.correlation, w.data)
-	wb.Queue(`UPDATE cronactor_streams AS s SET version = u.version
-		FROM unnest($1::text[], $2::bigint[]) AS u(stream, version) WHERE s.stream = u.stream AND s.version <> u.version`, touched, versions)
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
 	wb.Queue(`COMMIT`)
 	writing = true
-	br = tx.SendBatch(ctx, wb)
+	br := tx.SendBatch(ctx, wb)
+	if !inTx {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return 0, err
+		}
+	}
 	var headPos int64
 	if err := br.QueryRow().Scan(&headPos); err != nil {
 		br.Close()
 		return 0, err
 	}
-	for range 3 {
+	if len(checkNames) > 0 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return 0, err
+		}
+	}
+	for range 2 {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
 			return 0, err
@@ -338,25 +485,38 @@ func (s *Store) commitTx(batch []*appendReq) (_ uint64, err error) {
 			return 0, fmt.Errorf("commit (outcome unknown: a retry with the same event IDs is recognised): %w", err)
 		}
 	}
-	base := uint64(headPos) - uint64(total)
+	for n, v := range base {
+		if !remembered[n] {
+			s.versions.put(n, v)
+		}
+	}
 	for i, r := range accepted {
-		end := base + uint64(w.ends[i])
+		s.versions.put(r.stream, int64(w.version[w.ends[i]-1]))
+	}
+	first := uint64(headPos) - uint64(total)
+	for i, r := range accepted {
+		end := first + uint64(w.ends[i])
 		r.result = events.AppendResult{Version: uint64(w.version[w.ends[i]-1]), Position: events.Position{Commit: end, Prepare: end}}
 	}
 	return uint64(headPos), nil
 }
 
 // writeSet is the group's accepted events as columns.
+//
+// The IDs are [16]byte: pgx writes a uuid.UUID, a driver.Valuer, through
+// its text form (formatted, then parsed again), which took 18% of the
+// process's CPU in a Postgres wave (docs/performance.md, "Schema 2");
+// [16]byte it copies as the binary uuid.
 type writeSet struct {
 	stream      []string
 	version     []int64
-	id          []uuid.UUID
+	id          [][16]byte
 	typ         []string
 	schema      []int32
 	at          []time.Time
 	atNanos     []int16
-	causation   []uuid.UUID
-	correlation []uuid.UUID
+	causation   [][16]byte
+	correlation [][16]byte
 	data        [][]byte
 	ends        []int // per accepted append: index after its last event
 }
@@ -399,8 +559,8 @@ func joinTime(t time.Time, nanos int16) time.Time {
 
 // retried recognises a repeated append: the events stored right after the
 // expected version (for AnyVersion: the stream's last events) carry the
-// same IDs. It reads inside the group's transaction, under the stream's
-// lock.
+// same IDs. It reads inside the group's transaction; what it finds is
+// committed, so it holds whether or not the head row was taken yet.
 func (s *Store) retried(ctx context.Context, tx *pgx.Conn, r *appendReq, cur uint64, exists bool) (events.AppendResult, bool, error) {
 	if !exists {
 		return events.AppendResult{}, false, nil
@@ -432,7 +592,7 @@ func (s *Store) retried(ctx context.Context, tx *pgx.Conn, r *appendReq, cur uin
 	i := 0
 	var version, pos int64
 	for rows.Next() {
-		var id uuid.UUID
+		var id [16]byte
 		if err := rows.Scan(&id, &version, &pos); err != nil {
 			return events.AppendResult{}, false, err
 		}

@@ -3,8 +3,8 @@
 // process that opens it.
 //
 // Schema: Open creates and migrates its tables (cronactor_events, the
-// global log with a position and a unique (stream, version);
-// cronactor_streams, each stream's last version, the row an append locks;
+// global log with a position and a unique (stream, version), whose index
+// also gives each stream's version, its last event's;
 // cronactor_head, the one-row counter of the global log; cronactor_snapshot,
 // the snapshot table; cronactor_schema, the applied migrations). Migrations
 // run in one transaction under a transaction-level advisory lock, so several
@@ -21,10 +21,15 @@
 //
 // Group commit: a single committer goroutine per Store takes the appends
 // waiting at that moment (up to Options.MaxBatchEvents events) and decides
-// them in one transaction: it locks the batch's stream rows (SELECT … FOR
-// UPDATE, in stream order, so two processes cannot deadlock), checks each
+// them in one transaction: it takes the streams' versions from what it
+// remembers of its own writes (versions.go) or reads them, checks each
 // append's expected version in the order the appends came, and writes the
-// ones that pass. A conflict fails only its own append. Appends are
+// ones that pass, with the head row taken first and the remembered versions
+// checked under it. A conflict fails only its own append. Every appender
+// inserts only while it holds the head row, so a version another process
+// moved meanwhile makes the check or the unique (stream, version) refuse
+// the group, which is then decided again with the head row taken before
+// the read (commitTx). Appends are
 // answered after the commit returns, so an acknowledged append is durable
 // (synchronous_commit as the server has it: on by default). AppendAsync
 // (events.AsyncAppender) queues an append the same way and calls the

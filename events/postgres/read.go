@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -103,7 +102,9 @@ func (s *Store) queryOnce(ctx context.Context, sql string, args ...any) ([]event
 		var schema int32
 		var at time.Time
 		var nanos int16
-		var id, cause, corr uuid.UUID
+		// [16]byte, not uuid.UUID: pgx decodes it in place, where a
+		// uuid.UUID (an sql.Scanner) would go through its text form.
+		var id, cause, corr [16]byte
 		if err := rows.Scan(&pos, &r.Stream, &version, &id, &r.Type, &schema, &at, &nanos, &cause, &corr, &r.Data); err != nil {
 			return nil, s.readErr(ctx, err)
 		}

@@ -51,7 +51,7 @@ func (s *Store) resolve(batch []*appendReq, cause error) {
 		for _, r := range batch {
 			r.result, r.err = events.AppendResult{}, nil
 		}
-		last, err := s.commitTx(batch)
+		last, err := s.commitTx(batch, true)
 		if err == nil {
 			s.answered()
 			if last > 0 {

@@ -39,6 +39,31 @@ var migrations = []string{
 		key   bytea PRIMARY KEY,
 		value bytea NOT NULL
 	);`,
+	// 2: a stream's version is its last event's, read from
+	// cronactor_events' (stream, version) index: no second row written per
+	// append (docs/decisions/0021-postgres-store.md, amended). A process of
+	// an older build still running fails its appends on the missing table
+	// instead of writing versions from a stale row.
+	//
+	// cronactor_check_versions(streams, versions) raises SQLSTATE CA001
+	// unless each stream's last version is the one given (-1: no events):
+	// the committer's check of the versions it remembers (versionCache),
+	// in the same pipeline as its writes.
+	`DROP TABLE cronactor_streams;
+	CREATE FUNCTION cronactor_check_versions(streams text[], versions bigint[]) RETURNS void
+	LANGUAGE plpgsql AS $$
+	DECLARE
+		moved text;
+	BEGIN
+		SELECT u.stream INTO moved
+		FROM unnest(streams, versions) AS u(stream, version)
+		WHERE u.version IS DISTINCT FROM coalesce((SELECT max(e.version) FROM cronactor_events e WHERE e.stream = u.stream), -1)
+		LIMIT 1;
+		IF moved IS NOT NULL THEN
+			RAISE EXCEPTION 'cronactor: stream % moved', moved USING ERRCODE = 'CA001';
+		END IF;
+	END
+	$$;`,
 }
 
 // SchemaVersion is the schema version this package writes.
@@ -51,7 +76,13 @@ const migrateLock int64 = 0x63726f6e6163746f
 // migrate brings the database's schema to SchemaVersion in one transaction,
 // under a transaction-level advisory lock: processes opening at once wait
 // for each other, and the later ones find the work done.
-func migrate(ctx context.Context, pool *pgxpool.Pool) (err error) {
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return migrateTo(ctx, pool, len(migrations))
+}
+
+// migrateTo is migrate up to schema version target (tests start from an
+// older schema with it).
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, target int) (err error) {
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return err
@@ -85,7 +116,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (err error) {
 	if have > len(migrations) {
 		return fmt.Errorf("%w: the database is at schema version %d, this build knows up to %d", ErrSchemaTooNew, have, len(migrations))
 	}
-	for v := have; v < len(migrations); v++ {
+	for v := have; v < target; v++ {
 		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
 			return fmt.Errorf("migration %d: %w", v+1, err)
 		}

@@ -40,9 +40,10 @@ type Store struct {
 	opts   Options
 	log    *slog.Logger
 
-	intake  *intake
-	stopped chan struct{} // closed when the committer has ended
-	health  *health       // the server as the store's work found it (health.go)
+	intake   *intake
+	versions *versionCache // the committer's remembered stream versions (versions.go)
+	stopped  chan struct{} // closed when the committer has ended
+	health   *health       // the server as the store's work found it (health.go)
 
 	mu      sync.Mutex
 	closed  bool
@@ -93,15 +94,16 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		return nil, fmt.Errorf("postgres: read head: %w", classify(err))
 	}
 	s := &Store{
-		pool:    pool,
-		connCf:  cfg.ConnConfig.Copy(),
-		opts:    opts,
-		log:     opts.Logger,
-		intake:  newIntake(),
-		stopped: make(chan struct{}),
-		done:    make(chan struct{}),
-		notify:  make(chan struct{}),
-		health:  newHealth(),
+		pool:     pool,
+		connCf:   cfg.ConnConfig.Copy(),
+		opts:     opts,
+		log:      opts.Logger,
+		intake:   newIntake(),
+		versions: newVersionCache(),
+		stopped:  make(chan struct{}),
+		done:     make(chan struct{}),
+		notify:   make(chan struct{}),
+		health:   newHealth(),
 	}
 	s.head.Store(uint64(head))
 	bgCtx, cancel := context.WithCancel(context.Background())

@@ -2,11 +2,9 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/cronactor/cronactor/events"
-	"github.com/jackc/pgx/v5"
 )
 
 var _ events.Truncater = (*Store)(nil)
@@ -27,8 +25,9 @@ var truncateBatch = 4096
 // deleted, and the log's last event, the last of its stream, is never
 // deleted, so a reader cannot take a removal for the end of the log. A
 // stream read sees a contiguous run of versions, because the batches
-// remove from the oldest version up. Appends are not held: the stream's
-// version lives in cronactor_streams, which a removal does not lock.
+// remove from the oldest version up. Appends are not held: they read the
+// stream's version as its last event's, which a removal never deletes nor
+// locks.
 func (s *Store) TruncateBefore(ctx context.Context, stream string, before uint64) error {
 	if err := events.ValidateStream(stream); err != nil {
 		return err
@@ -42,15 +41,15 @@ func (s *Store) TruncateBefore(ctx context.Context, stream string, before uint64
 	defer s.release()
 	// The stream's last version as committed; a concurrent append only
 	// raises it, so a cut at or below it stays valid.
-	var last int64
-	err := s.pool.QueryRow(ctx, `SELECT version FROM cronactor_streams WHERE stream = $1`, stream).Scan(&last)
+	var last *int64
+	err := s.pool.QueryRow(ctx, `SELECT max(version) FROM cronactor_events WHERE stream = $1`, stream).Scan(&last)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows) || (err == nil && last < 0):
+	case err == nil && last == nil:
 		return fmt.Errorf("%w: %q", events.ErrStreamNotFound, stream)
 	case err != nil:
 		return fmt.Errorf("postgres: truncate %q: %w", stream, s.readErr(ctx, err))
-	case before > uint64(last):
-		return fmt.Errorf("%w: %q before version %d (its last is %d)", events.ErrTruncateRange, stream, before, last)
+	case before > uint64(*last):
+		return fmt.Errorf("%w: %q before version %d (its last is %d)", events.ErrTruncateRange, stream, before, *last)
 	}
 	for {
 		if err := ctx.Err(); err != nil {

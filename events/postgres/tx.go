@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cronactor/cronactor/events"
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -17,9 +16,10 @@ import (
 // AppendTx writes events in a transaction the caller owns, so they exist
 // exactly when that transaction commits: an embedder creates a task in the
 // same transaction as its own rows (package actors/scheduler/pgtx builds
-// the task's events). It keeps the store's one order: like the committer,
-// it locks its streams' rows (in name order) and takes its positions from
-// the head row as its last statements, and PostgreSQL makes the
+// the task's events). It keeps the store's one order: it takes the head
+// row, reads its streams' versions under it (every appender inserts only
+// while it holds that row), and takes its positions from it, and
+// PostgreSQL makes the
 // transaction visible before it releases the head row, so no follower can
 // skip its events or read them out of order, whenever the caller commits.
 //
@@ -29,9 +29,9 @@ import (
 // your transaction, right before Commit, and keep that short.
 
 // ErrTxAppended: a transaction called AppendTx a second time. One call
-// takes every stream's lock and then the head row; a second call would
-// lock more streams while holding the head row, which the committers lock
-// in the other order (a deadlock PostgreSQL breaks by aborting one side).
+// holds the head row from that call to the caller's COMMIT, the stretch
+// that should be short; a second call means the caller's work between the
+// two calls ran holding it, stopping every appender on the database.
 // Pass every stream to one call.
 var ErrTxAppended = errors.New("postgres: AppendTx was called in this transaction already; pass every stream to one call")
 
@@ -45,6 +45,9 @@ type TxAppend struct {
 // txMarker is the transaction-local setting AppendTx leaves behind to
 // recognise a second call in the same transaction.
 const txMarker = "cronactor.appended"
+
+// txSavepoint is the savepoint AppendTx takes the head row in.
+const txSavepoint = "cronactor_append"
 
 // AppendTx appends to each stream of appends inside tx, the caller's
 // transaction, and returns where each append's last event will be once tx
@@ -85,33 +88,15 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 	if marked == "on" {
 		return nil, ErrTxAppended
 	}
-	// The streams' rows first, in name order (as the committer takes
-	// them), then the versions under their locks.
-	lock := &pgx.Batch{}
-	lock.Queue(`INSERT INTO cronactor_streams (stream, version) SELECT unnest($1::text[]), -1 ON CONFLICT (stream) DO NOTHING`, names)
-	lock.Queue(`SELECT stream, version FROM cronactor_streams WHERE stream = ANY($1::text[]) ORDER BY stream FOR UPDATE`, names)
-	br := tx.SendBatch(ctx, lock)
-	heads := make(map[string]*streamState, len(names))
-	err := func() error {
-		defer br.Close()
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var name string
-			var v int64
-			if err := rows.Scan(&name, &v); err != nil {
-				return err
-			}
-			heads[name] = &streamState{version: v}
-		}
-		return rows.Err()
-	}()
+	// The head row first, then the versions, which no one can change
+	// while it is ours (every appender inserts only under it). Taken in a
+	// savepoint: a conflict rolls back to it, which gives the head row back
+	// at once, and tx stays usable.
+	read := &pgx.Batch{}
+	read.Queue(`SAVEPOINT ` + txSavepoint)
+	read.Queue(`SELECT position FROM cronactor_head WHERE id = 1 FOR UPDATE`)
+	read.Queue(streamVersionsSQL, names)
+	heads, err := readStreamVersions(tx.SendBatch(ctx, read), true, true)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: append in transaction: %w", classify(err))
 	}
@@ -125,19 +110,17 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 			cur = uint64(h.version)
 		}
 		if !a.Expected.Allows(cur, exists) {
-			return nil, &events.VersionConflictError{Stream: a.Stream, Expected: a.Expected, Actual: cur, ActualExists: exists}
+			conflict := &events.VersionConflictError{Stream: a.Stream, Expected: a.Expected, Actual: cur, ActualExists: exists}
+			if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT `+txSavepoint+`; RELEASE SAVEPOINT `+txSavepoint); err != nil {
+				return nil, fmt.Errorf("postgres: append in transaction: %w (after %w)", classify(err), conflict)
+			}
+			return nil, conflict
 		}
 		first := h.version + 1
 		w.add(&appendReq{stream: a.Stream, expected: a.Expected, evs: a.Events}, first)
 		h.version = first + int64(len(a.Events)) - 1
 	}
-	versions := make([]int64, len(names))
-	for i, n := range names {
-		versions[i] = heads[n].version
-	}
-
-	// The positions last: from here to the caller's COMMIT the head row
-	// is this transaction's.
+	// From here to the caller's COMMIT the head row is this transaction's.
 	total := int64(len(w.stream))
 	wb := &pgx.Batch{}
 	wb.Queue(`UPDATE cronactor_head SET position = position + $1 WHERE id = 1 RETURNING position`, total)
@@ -148,15 +131,14 @@ func AppendTx(ctx context.Context, tx pgx.Tx, appends ...TxAppend) ([]events.App
 			WITH ORDINALITY AS e(stream, version, id, type, schema, at, at_nanos, causation_id, correlation_id, data, ord)
 		WHERE h.id = 1`,
 		total, w.stream, w.version, w.id, w.typ, w.schema, w.at, w.atNanos, w.causation, w.correlation, w.data)
-	wb.Queue(`UPDATE cronactor_streams AS s SET version = u.version
-		FROM unnest($1::text[], $2::bigint[]) AS u(stream, version) WHERE s.stream = u.stream`, names, versions)
 	// Delivered at COMMIT, and only then: followers wake when the events
 	// are visible.
 	wb.Queue(`SELECT pg_notify($1, (SELECT position FROM cronactor_head WHERE id = 1)::text)`, notifyChannel)
-	// Marked only once the head row is taken: a call that met a conflict
-	// took stream locks only, and may be made again.
+	// Marked only once the appends are written: a call that met a conflict
+	// rolled back to its savepoint, and may be made again.
 	wb.Queue(`SELECT set_config('` + txMarker + `', 'on', true)`)
-	br = tx.SendBatch(ctx, wb)
+	wb.Queue(`RELEASE SAVEPOINT ` + txSavepoint)
+	br := tx.SendBatch(ctx, wb)
 	var headPos int64
 	err = func() error {
 		defer br.Close()
@@ -223,7 +205,9 @@ func scanRecorded(rows pgx.Rows) ([]events.Recorded, error) {
 		var schema int32
 		var at time.Time
 		var nanos int16
-		var id, cause, corr uuid.UUID
+		// [16]byte, not uuid.UUID: pgx decodes it in place, where a
+		// uuid.UUID (an sql.Scanner) would go through its text form.
+		var id, cause, corr [16]byte
 		if err := rows.Scan(&pos, &r.Stream, &version, &id, &r.Type, &schema, &at, &nanos, &cause, &corr, &r.Data); err != nil {
 			return nil, err
 		}
