@@ -94,28 +94,8 @@ func (s *Store) queryOnce(ctx context.Context, sql string, args ...any) ([]event
 	if err != nil {
 		return nil, s.readErr(ctx, err)
 	}
-	defer rows.Close()
-	var out []events.Recorded
-	for rows.Next() {
-		var r events.Recorded
-		var pos, version int64
-		var schema int32
-		var at time.Time
-		var nanos int16
-		// [16]byte, not uuid.UUID: pgx decodes it in place, where a
-		// uuid.UUID (an sql.Scanner) would go through its text form.
-		var id, cause, corr [16]byte
-		if err := rows.Scan(&pos, &r.Stream, &version, &id, &r.Type, &schema, &at, &nanos, &cause, &corr, &r.Data); err != nil {
-			return nil, s.readErr(ctx, err)
-		}
-		r.Position = events.Position{Commit: uint64(pos), Prepare: uint64(pos)}
-		r.Version = uint64(version)
-		r.ID, r.CausationID, r.CorrelationID = id, cause, corr
-		r.Schema = int(schema)
-		r.At = joinTime(at, nanos)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanRecorded(rows)
+	if err != nil {
 		return nil, s.readErr(ctx, err)
 	}
 	return out, nil
