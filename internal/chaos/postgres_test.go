@@ -10,14 +10,10 @@ import (
 	"github.com/cronactor/cronactor/events/postgres/pgtest"
 )
 
-// The kill run on the Postgres store: 40 tasks, the daemon killed with
-// SIGKILL several times and Postgres itself stopped (as a crash) and
-// started again in the middle, then the log is checked: nothing
-// acknowledged lost, no run started twice, every run one outcome.
-func TestChaosKillOnPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the chaos harness runs the real daemon")
-	}
+// postgresRig starts a throwaway Postgres with a database for the run,
+// builds the daemon, and gives a context bounding the test (10 min).
+func postgresRig(t *testing.T) (*pgtest.Server, string, string, context.Context) {
+	t.Helper()
 	pg := pgtest.Start(t)
 	url, err := pg.CreateDatabase("chaos")
 	if err != nil {
@@ -28,11 +24,23 @@ func TestChaosKillOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	bin, err := Build(ctx, root, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pg, url, bin, ctx
+}
+
+// The kill run on the Postgres store: 40 tasks, the daemon killed with
+// SIGKILL several times and Postgres itself stopped (as a crash) and
+// started again in the middle, then the log is checked: nothing
+// acknowledged lost, no run started twice, every run one outcome.
+func TestChaosKillOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the chaos harness runs the real daemon")
+	}
+	pg, url, bin, ctx := postgresRig(t)
 	restart := func() error {
 		if err := pg.Stop(); err != nil {
 			return err
@@ -66,21 +74,7 @@ func TestChaosFaultsOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the chaos harness runs the real daemon")
 	}
-	pg := pgtest.Start(t)
-	url, err := pg.CreateDatabase("chaos")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	bin, err := Build(ctx, root, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pg, url, bin, ctx := postgresRig(t)
 	t.Run("faults", func(t *testing.T) {
 		rs := Faults(ctx, FaultConfig{Bin: bin, Dir: t.TempDir(), Postgres: url, PostgresStop: pg.Stop, PostgresStart: pg.Restart,
 			Only: onlyCases("disk_full", "pg_outage", "pg_conn_kill")})
