@@ -638,7 +638,7 @@ func runHistory(ctx context.Context, env *cliEnv, args []string) error {
 // the daemon keeps marks of long streams (projections/audit), the CLI
 // none. Past it they fold history.Lookback events before it, and say so.
 // A variable for the tests.
-var cliMaxFold = 20000
+var cliMaxFold = audit.DefaultMaxFold
 
 // notExact is what `history` and `explain` say on stderr when they folded a
 // look-back.

@@ -83,7 +83,7 @@ type Config struct {
 }
 
 // DefaultAuditMaxFold is Config.AuditMaxFold's default.
-const DefaultAuditMaxFold = 20000
+const DefaultAuditMaxFold = audit.DefaultMaxFold
 
 // maxBody bounds a request body (a 64 KiB payload plus the rest).
 const maxBody = 256 << 10

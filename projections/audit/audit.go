@@ -31,6 +31,11 @@ import (
 // ErrNotFound: the task's stream has no events.
 var ErrNotFound = errors.New("audit: task not found")
 
+// DefaultMaxFold is the Reader.MaxFold the daemon's API and the CLI use:
+// a first read deep in a stream folds at most this many events before what
+// it shows (a fold of a 1,000,000-event stream takes tens of seconds).
+const DefaultMaxFold = 20000
+
 // MaxExplainEvents bounds the events an explanation folds on each side of
 // the time asked about (besides the look-back): a window wider than that
 // many decisions lists the nearest ones.
